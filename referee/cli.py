@@ -1,0 +1,46 @@
+"""The `referee` command: run, replay, state, check-buttons (DESIGN.md, "Command line")."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .rules import ScriptError, parse_script, replay, report
+
+EXIT_BAD_INPUT = 2
+
+
+def _replay(args: argparse.Namespace) -> int:
+    path: Path = args.script
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        print(f"{path}: cannot read the script: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        script = parse_script(text)
+    except ScriptError as err:
+        print(err.where(str(path)), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
+    print(json.dumps(report(script.settings, state), indent=2))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="referee", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    rep = commands.add_parser("replay", help="play a script through the rules and print the state")
+    rep.add_argument("script", type=Path, metavar="SCRIPT")
+    rep.set_defaults(func=_replay)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

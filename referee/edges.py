@@ -1,0 +1,71 @@
+"""Raw button edges and the one thread-safe queue that carries them to the main loop.
+
+Input threads (gpiozero's callbacks, the serial reader, the terminal reader) only ever
+`put` here; the main loop owns everything else (DESIGN.md, "One picture").
+"""
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, 9))
+JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", "UNDO")
+BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A button went down or up at t_ns on the daemon's monotonic clock (CLOCK_MONOTONIC)."""
+
+    button: str  # one of BUTTONS
+    t_ns: int
+    down: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """An input source's lasting condition changed: the board was unplugged, came back..."""
+
+    source: str
+    text: str
+    ok: bool
+
+
+InboxItem = Edge | SourceStatus
+
+
+class Inbox:
+    """A queue the main loop sleeps on; `wake` lets a screen's own event loop be woken too."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[InboxItem] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._wake: Callable[[], None] | None = None
+
+    def put(self, item: InboxItem) -> None:
+        self._queue.put(item)
+        with self._lock:
+            wake = self._wake
+        if wake is not None:
+            wake()
+
+    def set_wake(self, wake: Callable[[], None] | None) -> None:
+        with self._lock:
+            self._wake = wake
+
+    def get(self, timeout_s: float | None) -> list[InboxItem]:
+        """Wait up to timeout_s (None: forever) for an item; return it and all queued after it."""
+        try:
+            items = [self._queue.get(timeout=timeout_s)]
+        except queue.Empty:
+            return []
+        return items + self.drain()
+
+    def drain(self) -> list[InboxItem]:
+        items: list[InboxItem] = []
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                return items

@@ -1,0 +1,500 @@
+"""Every transition of a game lives in this module; nothing else makes a new State.
+
+The engine is sans-IO (DESIGN.md): no clock, no threads, no files. `step` takes the
+settings, a state and one input, and returns the next state and the effects to show:
+
+    state, effects = step(settings, state, Press(player=2, t_ns=12_300_000))
+
+Time comes in with the inputs. Timers are deadlines in the state: before an input at
+time t is handled, every deadline <= t fires, each at its own deadline (RULES.md, "Same
+instant"). The input is then dispatched on (phase, kind) through `_TRANSITIONS`; a pair
+that is not there means nothing now, and the very same State object comes back with an
+`Ignored` effect saying why.
+
+Undo: each state holds `previous`, the state just before the latest undo step, and
+`step`, what that step was. A step's new state points back at the state it replaced;
+a change that is not a step (lobby and super-round joins, photo-finish presses) keeps
+the old pointer, so undo takes those back together with the step before them.
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from .effects import (
+    CallOpened,
+    ClaimJudged,
+    CoCaller,
+    CountdownResumed,
+    CountdownStarted,
+    Effect,
+    GameOver,
+    GameStarted,
+    Ignored,
+    Joined,
+    Judged,
+    Left,
+    Locked,
+    NoSetClaimed,
+    PhotoFinish,
+    RoundEnded,
+    SuperCancelled,
+    SuperOpened,
+    TimeUp,
+    TurnStarted,
+    Undone,
+    Unlocked,
+    seat,
+)
+from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .settings import DECK, NS_PER_S, RuleSet, Settings
+from .state import Call, Judgement, Phase, Place, Player, Solo, State, SuperRound
+
+SOLO_START = 100
+SOLO_HALF_LIFE_NS = 15 * NS_PER_S
+SOLO_PENALTY = 25
+SUPER_PRIZE = 3
+SUPER_PENALTY = 2
+
+
+@dataclass(frozen=True)
+class _Change:
+    state: State
+    effects: tuple[Effect, ...]
+    step: str | None = None  # set when undo can take this change back: what it was
+
+
+def _ignore(state: State, reason: str) -> _Change:
+    return _Change(state, (Ignored(reason),))
+
+
+def new_game(settings: Settings, *, lobby: bool = True, t_ns: int = 0) -> State:
+    """A game in the lobby, or (as a replay's `config` line does) with every seat playing."""
+    if lobby:
+        return State(phase=Phase.LOBBY, players=())
+    players = tuple(Player(i) for i in range(1, settings.players + 1))
+    solo = Solo(ref_ns=t_ns) if settings.rules is RuleSet.SOLO else None
+    return State(phase=Phase.OPEN, players=players, solo=solo)
+
+
+def step(settings: Settings, state: State, inp: Input) -> tuple[State, list[Effect]]:
+    effects: list[Effect] = []
+    while (deadline := state.deadline) is not None and deadline <= inp.t_ns:
+        state = _apply(state, _expire(settings, state, deadline), effects)
+    if not isinstance(inp, Tick):
+        handler = _TRANSITIONS.get((state.phase, type(inp)))
+        change = handler(settings, state, inp) if handler else _ignore(state, _why(state, inp))
+        state = _apply(state, change, effects)
+    return state, effects
+
+
+def replay(settings: Settings, inputs: Iterable[Input], *, lobby: bool = True) -> State:
+    state = new_game(settings, lobby=lobby)
+    for inp in inputs:
+        state, _ = step(settings, state, inp)
+    return state
+
+
+def _apply(before: State, change: _Change, effects: list[Effect]) -> State:
+    effects.extend(change.effects)
+    if change.step is None:
+        return change.state
+    return replace(change.state, previous=before, step=change.step)
+
+
+def _why(state: State, inp: Input) -> str:
+    """The reason an input means nothing in this phase."""
+    if state.phase is Phase.OVER:
+        return "the game is over (UNDO takes back the end)"
+    match inp:
+        case Verdict():
+            return "no call to judge"
+        case Undo():
+            return "nothing to undo in the lobby"
+        case Super() if state.phase in (Phase.CALL, Phase.SUPER_CALL):
+            return "a call is being judged"
+        case Super():
+            return "the super round's countdown is running"
+    # A test walks every phase with every input, so this means a table above is incomplete.
+    raise AssertionError(f"no transition and no reason for {inp} in phase {state.phase}")
+
+
+# --- seats -------------------------------------------------------------------------------
+
+
+def _seat_problem(settings: Settings, state: State, player: int) -> str | None:
+    if not 1 <= player <= settings.players:
+        return f"there is no seat {player}: the seats are 1 to {settings.players}"
+    if state.phase is not Phase.LOBBY and state.player(player) is None:
+        return f"{seat(player)} did not join this game"
+    return None
+
+
+def _with_player(state: State, player: int, points: int, **changes: bool) -> State:
+    players = tuple(
+        replace(p, points=p.points + points, **changes) if p.id == player else p
+        for p in state.players
+    )
+    return replace(state, players=players)
+
+
+def _locked_reason(player: int) -> str:
+    return f"{seat(player)} is locked: no point to give, until another player's SET is valid"
+
+
+# --- lobby -------------------------------------------------------------------------------
+
+
+def _lobby_press(settings: Settings, state: State, inp: Press) -> _Change:
+    if problem := _seat_problem(settings, state, inp.player):
+        return _ignore(state, problem)
+    if state.player(inp.player):
+        players = tuple(p for p in state.players if p.id != inp.player)
+        return _Change(replace(state, players=players), (Left(inp.player),))
+    players = tuple(sorted((*state.players, Player(inp.player)), key=lambda p: p.id))
+    return _Change(replace(state, players=players), (Joined(inp.player),))
+
+
+def _start(settings: Settings, state: State, inp: Super) -> _Change:
+    if len(state.players) < settings.min_players:
+        need = "one player" if settings.min_players == 1 else "two players"
+        return _ignore(state, f"the game needs {need}: press a buzzer to join")
+    solo = Solo(ref_ns=inp.t_ns) if settings.rules is RuleSet.SOLO else None
+    started = replace(state, phase=Phase.OPEN, solo=solo)
+    return _Change(started, (GameStarted(tuple(p.id for p in state.players)),), "the start")
+
+
+# --- calls -------------------------------------------------------------------------------
+
+
+def _pointout(settings: Settings, t_ns: int) -> int | None:
+    return t_ns + settings.pointout_ns if settings.pointout_ns else None
+
+
+def _open_press(settings: Settings, state: State, inp: Press) -> _Change:
+    if problem := _seat_problem(settings, state, inp.player):
+        return _ignore(state, problem)
+    if state.locked and inp.player in state.locked:
+        return _ignore(state, _locked_reason(inp.player))
+    call = Call(callers=(inp.player,), presses=((inp.player, inp.t_ns),))
+    opened = replace(
+        state,
+        phase=Phase.CALL,
+        calls=(*state.calls, call),
+        pointout_deadline=_pointout(settings, inp.t_ns),
+    )
+    return _Change(opened, (CallOpened(inp.player),), f"{seat(inp.player)}'s call")
+
+
+def _order(presses: Iterable[tuple[int, int]], first: int) -> tuple[tuple[int, int], ...]:
+    """The photo finish: the first caller first, then by time, equal times by seat."""
+    return tuple(sorted(presses, key=lambda pt: (pt[0] != first, pt[1], pt[0])))
+
+
+def _may_call(state: State, player: int) -> bool:
+    if state.phase is Phase.SUPER_CALL:
+        assert state.super_round is not None
+        return player in state.super_round.participants
+    return player not in state.locked
+
+
+def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
+    if problem := _seat_problem(settings, state, inp.player):
+        return _ignore(state, problem)
+    call = state.pending
+    if call is None:
+        return _ignore(state, "the no-SET claim is being judged")
+    if any(p == inp.player for p, _ in call.presses):
+        return _ignore(state, f"{seat(inp.player)} already pressed in this call")
+    offset = call.offset_ns(inp.t_ns)
+    press = (inp.player, inp.t_ns)
+    if not call.verdicts and offset <= settings.tie_ns and _may_call(state, inp.player):
+        stamps = dict((*call.presses, press))
+        callers = tuple(sorted((*call.callers, inp.player), key=lambda p: (stamps[p], p)))
+        joined = replace(call, callers=callers, presses=_order(stamps.items(), callers[0]))
+        return _Change(
+            replace(state, calls=(*state.calls[:-1], joined)),
+            (CoCaller(inp.player, offset),),
+            f"{seat(inp.player)} joining the call",
+        )
+    noted = replace(call, presses=_order((*call.presses, press), call.callers[0]))
+    return _Change(replace(state, calls=(*state.calls[:-1], noted)), (PhotoFinish(*press),))
+
+
+def _cards_out(settings: Settings, state: State) -> int:
+    """Cards no longer in play: point cards and bank, with the bank's share of a pending call."""
+    if settings.rules is not RuleSet.SUPER:
+        # Points here count SETs or score, not cards; each call with a valid SET took three.
+        return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
+    call = state.pending
+    reserved = 0
+    if call is not None and not call.super_round and call.valid_count:
+        reserved = 3 - min(call.valid_count, 3)
+    return sum(p.points for p in state.players) + state.bank + reserved
+
+
+def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
+    if state.claim:
+        return _judge_claim(state, inp)
+    call = state.pending
+    assert call is not None and call.turn is not None
+    if inp.valid and not call.valid_count and _cards_out(settings, state) + 3 > DECK:
+        return _ignore(state, f"the deck holds only {DECK} cards: this SET cannot be valid")
+    judgement = Judgement.VALID if inp.valid else Judgement.INVALID
+    return _verdict(settings, state, judgement, inp.t_ns)
+
+
+def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) -> _Change:
+    """Score the co-caller whose turn it is; start the next turn or end the call."""
+    call = state.pending
+    assert call is not None and call.turn is not None
+    player = call.turn
+    who = state.player(player)
+    assert who is not None
+    effects: list[Effect] = []
+    sr = state.super_round
+    if judgement is Judgement.VALID:
+        delta = _valid_points(settings, state, call)
+        state = _with_player(state, player, delta)
+        if settings.rules is RuleSet.SOLO:
+            assert state.solo is not None
+            state = replace(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
+        effects.append(Judged(player, judgement, delta))
+        if state.locked:
+            effects.append(Unlocked(state.locked))
+            state = replace(state, players=tuple(replace(p, locked=False) for p in state.players))
+    else:
+        fine = _fine(settings, call)
+        pay = fine if settings.rules is RuleSet.OFFICIAL else min(fine, who.points)
+        lock = settings.rules is RuleSet.SUPER and who.points == 0
+        state = _with_player(state, player, -pay, locked=lock or who.locked)
+        if settings.rules is RuleSet.SUPER:
+            state = replace(state, bank=state.bank + pay)
+        effects.append(Judged(player, judgement, -pay))
+        if lock:
+            effects.append(Locked(player))
+        if sr is not None and call.super_round:
+            sr = replace(
+                sr,
+                participants=tuple(p for p in sr.participants if p != player),
+                dropped=(*sr.dropped, player),
+            )
+            state = replace(state, super_round=sr)
+    call = replace(call, verdicts=(*call.verdicts, judgement))
+    state = replace(state, calls=(*state.calls[:-1], call))
+    what = f"the verdict on {seat(player)}"
+    if judgement is Judgement.TIMEOUT:
+        what = f"{seat(player)}'s point-out time running out"
+    if call.turn is not None:
+        turn = replace(state, pointout_deadline=_pointout(settings, t_ns))
+        return _Change(turn, (*effects, TurnStarted(call.turn)), what)
+    ended, more = _end_call(settings, state, call, t_ns)
+    return _Change(ended, (*effects, *more), what)
+
+
+def _valid_points(settings: Settings, state: State, call: Call) -> int:
+    match settings.rules:
+        case RuleSet.OFFICIAL:
+            return 1
+        case RuleSet.SOLO:
+            assert state.solo is not None
+            return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
+    if call.super_round:
+        return 0 if call.valid_count else SUPER_PRIZE
+    return 1 if call.valid_count < 3 else 0
+
+
+def _fine(settings: Settings, call: Call) -> int:
+    if settings.rules is RuleSet.SOLO:
+        return SOLO_PENALTY
+    return SUPER_PENALTY if call.super_round else 1
+
+
+def _end_call(
+    settings: Settings, state: State, call: Call, t_ns: int
+) -> tuple[State, tuple[Effect, ...]]:
+    """Every co-caller has a verdict: back to open play, or on with the super round."""
+    state = replace(state, pointout_deadline=None)
+    if not call.super_round:
+        bank = state.bank
+        if settings.rules is RuleSet.SUPER and call.valid_count:
+            bank += 3 - min(call.valid_count, 3)
+        return replace(state, phase=Phase.OPEN, bank=bank), ()
+    sr = state.super_round
+    assert sr is not None and sr.countdown_left_ns is not None
+    if call.valid_count or not sr.participants:
+        return replace(state, phase=Phase.OPEN, super_round=None), (RoundEnded(),)
+    deadline = t_ns + sr.countdown_left_ns
+    resumed = replace(sr, countdown_deadline=deadline, countdown_left_ns=None)
+    state = replace(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
+    return state, (CountdownResumed(deadline),)
+
+
+def solo_increment(solo: Solo, t_ns: int) -> int:
+    """What a valid SET pressed at t_ns scores: 100 halving every 15 s, rounded half up, >= 1."""
+    value = SOLO_START * 2 ** (-(t_ns - solo.ref_ns) / SOLO_HALF_LIFE_NS)
+    return max(1, int(value + 0.5))
+
+
+# --- super rounds and the solo no-SET claim -----------------------------------------------
+
+
+def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
+    match settings.rules:
+        case RuleSet.OFFICIAL:
+            return _ignore(state, "the official rules have no super rounds")
+        case RuleSet.SOLO:
+            claim = replace(state, phase=Phase.CALL, claim=True)
+            return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
+    joining = replace(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
+    return _Change(joining, (SuperOpened(),), "the super round's call")
+
+
+def _judge_claim(state: State, inp: Verdict) -> _Change:
+    back = replace(state, phase=Phase.OPEN, claim=False)
+    if not inp.valid:
+        assert back.solo is not None
+        back = replace(back, solo=replace(back.solo, zeroed=True))
+    return _Change(back, (ClaimJudged(upheld=inp.valid),), "the verdict on the no-SET claim")
+
+
+def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
+    if problem := _seat_problem(settings, state, inp.player):
+        return _ignore(state, problem)
+    if inp.player in state.locked:
+        return _ignore(state, _locked_reason(inp.player))
+    sr = state.super_round
+    assert sr is not None
+    if inp.player in sr.participants:
+        who = tuple(p for p in sr.participants if p != inp.player)
+        effect: Effect = Left(inp.player, super_round=True)
+    else:
+        who = tuple(sorted((*sr.participants, inp.player)))
+        effect = Joined(inp.player, super_round=True)
+    return _Change(replace(state, super_round=replace(sr, participants=who)), (effect,))
+
+
+def _flip(settings: Settings, state: State, inp: Super) -> _Change:
+    sr = state.super_round
+    assert sr is not None
+    if not sr.participants:
+        cancelled = replace(state, phase=Phase.OPEN, super_round=None)
+        return _Change(cancelled, (SuperCancelled(),), "cancelling the super round")
+    deadline = inp.t_ns + settings.super_ns
+    running = replace(
+        state, phase=Phase.SUPER_COUNTDOWN, super_round=replace(sr, countdown_deadline=deadline)
+    )
+    return _Change(running, (CountdownStarted(sr.participants, deadline),), "the flip")
+
+
+def _countdown_press(settings: Settings, state: State, inp: Press) -> _Change:
+    if problem := _seat_problem(settings, state, inp.player):
+        return _ignore(state, problem)
+    sr = state.super_round
+    assert sr is not None and sr.countdown_deadline is not None
+    if inp.player not in sr.participants:
+        who = ", ".join(seat(p) for p in sr.participants)
+        return _ignore(state, f"only {who} may call in this super round")
+    paused = replace(
+        sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns
+    )
+    call = Call(callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=True)
+    calling = replace(
+        state,
+        phase=Phase.SUPER_CALL,
+        calls=(*state.calls, call),
+        super_round=paused,
+        pointout_deadline=_pointout(settings, inp.t_ns),
+    )
+    return _Change(
+        calling, (CallOpened(inp.player, super_round=True),), f"{seat(inp.player)}'s call"
+    )
+
+
+# --- timers ------------------------------------------------------------------------------
+
+
+def _expire(settings: Settings, state: State, deadline: int) -> _Change:
+    if state.pointout_deadline is not None:
+        return _verdict(settings, state, Judgement.TIMEOUT, deadline)
+    sr = state.super_round
+    assert sr is not None
+    paid = tuple(p for p in sr.participants if (who := state.player(p)) and who.points > 0)
+    for p in paid:
+        state = _with_player(state, p, -1)
+    over = replace(state, phase=Phase.OPEN, super_round=None, bank=state.bank + len(paid))
+    return _Change(over, (TimeUp(paid),), "the super round's time running out")
+
+
+# --- undo and end ------------------------------------------------------------------------
+
+
+def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
+    restored = state.previous
+    if restored is None:
+        return _ignore(state, "nothing to undo")
+    # A timer running in the restored state starts again in full; a paused one keeps its rest.
+    if restored.pointout_deadline is not None:
+        restored = replace(restored, pointout_deadline=_pointout(settings, inp.t_ns))
+    sr = restored.super_round
+    if sr is not None and sr.countdown_deadline is not None:
+        sr = replace(sr, countdown_deadline=inp.t_ns + settings.super_ns)
+        restored = replace(restored, super_round=sr)
+    return _Change(restored, (Undone(state.step),))
+
+
+def _end(settings: Settings, state: State, inp: End) -> _Change:
+    call = state.pending
+    bank = state.bank
+    if settings.rules is RuleSet.SUPER and call and not call.super_round and call.valid_count:
+        bank += 3 - min(call.valid_count, 3)
+    players = state.players
+    if settings.rules is RuleSet.SOLO and state.solo and state.solo.sets and inp.left:
+        sets = state.solo.sets
+        players = tuple(
+            # score + left * score / (3 * sets), rounded half up, in whole numbers.
+            replace(p, points=p.points + (2 * inp.left * p.points + 3 * sets) // (6 * sets))
+            for p in players
+        )
+    ranking = rank(players)
+    over = replace(
+        state,
+        phase=Phase.OVER,
+        players=players,
+        bank=bank,
+        pointout_deadline=None,
+        super_round=None,
+        claim=False,
+        ranking=ranking,
+    )
+    return _Change(over, (GameOver(ranking),), "the end of the game")
+
+
+def rank(players: Iterable[Player]) -> tuple[Place, ...]:
+    """Standard competition ranking (1, 1, 3): equal points share a place."""
+    ordered = sorted(players, key=lambda p: (-p.points, p.id))
+    return tuple(
+        Place(1 + sum(1 for o in ordered if o.points > p.points), p.id, p.points) for p in ordered
+    )
+
+
+_Handler = Callable[..., _Change]  # each takes the input type it is keyed on
+
+_LIVE = (Phase.OPEN, Phase.CALL, Phase.SUPER_JOIN, Phase.SUPER_COUNTDOWN, Phase.SUPER_CALL)
+
+_TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
+    (Phase.LOBBY, Press): _lobby_press,
+    (Phase.LOBBY, Super): _start,
+    (Phase.LOBBY, End): _end,
+    (Phase.OPEN, Press): _open_press,
+    (Phase.OPEN, Super): _open_super,
+    (Phase.CALL, Press): _call_press,
+    (Phase.CALL, Verdict): _judge,
+    (Phase.SUPER_JOIN, Press): _join_press,
+    (Phase.SUPER_JOIN, Super): _flip,
+    (Phase.SUPER_COUNTDOWN, Press): _countdown_press,
+    (Phase.SUPER_CALL, Press): _call_press,
+    (Phase.SUPER_CALL, Verdict): _judge,
+    (Phase.OVER, Undo): _undo,
+    **{(phase, Undo): _undo for phase in _LIVE},
+    **{(phase, End): _end for phase in _LIVE},
+}

@@ -1,0 +1,62 @@
+"""The inputs the rules engine understands, each stamped with the time it happened.
+
+Times are integer nanoseconds of the game's clock (0 at the start of the game). A
+press carries the time of its button's first edge, never the time software saw it.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Press:
+    player: int
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    valid: bool
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Super:
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Undo:
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class End:
+    t_ns: int
+    left: int = 0  # solo: cards left on the table, scored at the end
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Only moves time on, so that timers can fire."""
+
+    t_ns: int
+
+
+Input = Press | Verdict | Super | Undo | End | Tick
+
+
+def words(inp: Input) -> str:
+    """The input as a replay script writes it, without its time: `press 2`, `valid`."""
+    match inp:
+        case Press(player=p):
+            return f"press {p}"
+        case Verdict(valid=v):
+            return "valid" if v else "invalid"
+        case Super():
+            return "super"
+        case Undo():
+            return "undo"
+        case End(left=left):
+            return f"end left={left}" if left else "end"
+        case Tick():
+            return "tick"

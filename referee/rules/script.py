@@ -1,0 +1,123 @@
+"""Replay scripts (RULES.md, "Replay scripts"): text in, settings and timed inputs out.
+
+    config players=4 rules=super tie_ms=5
+    0.000 press 2        # seconds since the start, never decreasing
+    1.5 valid
+
+The grammar of an input's words (`press 2`, `end left=3`) is also how the store keeps
+inputs, so one parser reads both.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .settings import NS_PER_S, RULE_KEYS, Settings, settings_from
+
+_BARE: dict[str, Callable[[int], Input]] = {
+    "valid": lambda t: Verdict(True, t),
+    "invalid": lambda t: Verdict(False, t),
+    "super": Super,
+    "undo": Undo,
+    "tick": Tick,
+}
+KINDS = ("press", *_BARE, "end")
+
+
+class ScriptError(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+    def where(self, filename: str) -> str:
+        return f"{filename}:{self.line}: {self.message}"
+
+
+@dataclass
+class Script:
+    settings: Settings = field(default_factory=Settings)
+    lobby: bool = True  # a script that starts with a `config` line skips the lobby
+    inputs: list[tuple[int, Input]] = field(default_factory=list)  # (line number, input)
+
+
+def parse_input(words: list[str], t_ns: int) -> Input:
+    """One input from its words; ValueError says what is wrong with them."""
+    kind, args = words[0], words[1:]
+    if kind == "press":
+        if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:
+            raise ValueError("press needs one player number, 1 or more: 'press 2'")
+        return Press(int(args[0]), t_ns)
+    if kind == "end":
+        if not args:
+            return End(t_ns)
+        name, _, value = args[0].partition("=")
+        if len(args) != 1 or name != "left" or not value.isdigit():
+            raise ValueError("end takes nothing or left=N, the cards left on the table")
+        return End(t_ns, left=int(value))
+    if kind not in _BARE:
+        raise ValueError(f"unknown input {kind!r} (known: {', '.join(KINDS)})")
+    if args:
+        raise ValueError(f"{kind} takes no arguments, got {' '.join(args)!r}")
+    return _BARE[kind](t_ns)
+
+
+def parse_time(text: str) -> int:
+    """Seconds since the start, as written in a script, to nanoseconds."""
+    try:
+        seconds = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"{text!r} is not a time in seconds") from None
+    if not seconds.is_finite() or seconds < 0:
+        raise ValueError(f"{text!r} is not a time in seconds since the start")
+    return int((seconds * NS_PER_S).to_integral_value())
+
+
+def _config(words: list[str]) -> Settings:
+    values: dict[str, bool | int | float | str] = {}
+    for word in words:
+        name, eq, text = word.partition("=")
+        if not eq or not text:
+            raise ValueError(f"config wants key=value, got {word!r}")
+        key = RULE_KEYS.get(name)
+        if key is None:
+            raise ValueError(f"unknown config key {name!r} (known: {', '.join(RULE_KEYS)})")
+        try:
+            if key.kind is bool:
+                if text not in ("true", "false"):
+                    raise ValueError
+                values[name] = text == "true"
+            else:
+                values[name] = key.kind(text)
+        except ValueError:
+            raise ValueError(f"{name} must be {key.allowed}, not {text!r}") from None
+    return settings_from(values)
+
+
+def parse_script(text: str) -> Script:
+    script = Script()
+    last_ns = 0
+    seen_input = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        words = raw.partition("#")[0].split()
+        if not words:
+            continue
+        try:
+            if words[0] == "config":
+                if seen_input or not script.lobby:
+                    raise ValueError("config must come before every input, once")
+                script.settings = _config(words[1:])
+                script.lobby = False
+                continue
+            if len(words) < 2:
+                raise ValueError(f"expected 'TIME INPUT', got {raw.strip()!r}")
+            t_ns = parse_time(words[0])
+            if t_ns < last_ns:
+                raise ValueError(f"time {words[0]} goes back (the line before was later)")
+            script.inputs.append((number, parse_input(words[1:], t_ns)))
+            last_ns = t_ns
+            seen_input = True
+        except ValueError as err:
+            raise ScriptError(number, str(err)) from None
+    return script

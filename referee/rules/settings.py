@@ -1,0 +1,103 @@
+"""The settings that change what the rules decide (RULES.md, the *(config)* values).
+
+The same keys serve a replay script's `config` line and the `[rules]` table of the
+TOML settings file, so both say the same thing in the same words.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+MAX_SEATS = 8
+DECK = 81
+
+
+class RuleSet(StrEnum):
+    SUPER = "super"
+    OFFICIAL = "official"
+    SOLO = "solo"
+
+
+@dataclass(frozen=True)
+class Settings:
+    rules: RuleSet = RuleSet.SUPER
+    players: int = 4  # seats (buzzers) at the table
+    pointout_ns: int = 10 * NS_PER_S  # 0 turns the point-out timer off
+    tie_ns: int = 0
+    super_ns: int = 10 * NS_PER_S
+    must_use_flipped: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.players <= MAX_SEATS:
+            raise ValueError(f"players must be 1 to {MAX_SEATS}, not {self.players}")
+        if self.rules is RuleSet.SOLO and self.players != 1:
+            raise ValueError("rules=solo needs players=1")
+        if self.rules is not RuleSet.SOLO and self.players < 2:
+            raise ValueError(f"rules={self.rules} needs players=2 to {MAX_SEATS}")
+        if self.pointout_ns < 0:
+            raise ValueError("pointout_s cannot be negative")
+        if self.tie_ns < 0:
+            raise ValueError("tie_ms cannot be negative")
+        if self.super_ns <= 0:
+            raise ValueError("super_s must be more than 0")
+
+    @property
+    def min_players(self) -> int:
+        return 1 if self.rules is RuleSet.SOLO else 2
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    kind: type  # bool, int, float or str, as TOML types it
+    allowed: str
+    default: bool | int | float | str
+
+
+RULE_KEYS: dict[str, Key] = {
+    k.name: k
+    for k in (
+        Key("rules", str, "super, official or solo", "super"),
+        Key("players", int, f"a whole number of seats, 2 to {MAX_SEATS} (1 for solo)", 4),
+        Key("pointout_s", float, "seconds to show a SET, 0 for no limit", 10.0),
+        Key("tie_ms", float, "milliseconds, 0 or more", 0.0),
+        Key("super_s", float, "seconds of the super round's countdown, more than 0", 10.0),
+        Key("must_use_flipped", bool, "true or false", False),
+    )
+}
+
+
+def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
+    """Settings from rule keys already of their kind; ValueError names what is wrong."""
+    for name in values:
+        if name not in RULE_KEYS:
+            raise ValueError(f"unknown key {name!r} (known: {', '.join(RULE_KEYS)})")
+    v = {name: values.get(name, key.default) for name, key in RULE_KEYS.items()}
+    try:
+        rules = RuleSet(str(v["rules"]))
+    except ValueError:
+        raise ValueError(
+            f"rules must be {RULE_KEYS['rules'].allowed}, not {v['rules']!r}"
+        ) from None
+    return Settings(
+        rules=rules,
+        players=int(v["players"]),
+        pointout_ns=round(float(v["pointout_s"]) * NS_PER_S),
+        tie_ns=round(float(v["tie_ms"]) * NS_PER_MS),
+        super_ns=round(float(v["super_s"]) * NS_PER_S),
+        must_use_flipped=bool(v["must_use_flipped"]),
+    )
+
+
+def settings_values(settings: Settings) -> dict[str, bool | int | float | str]:
+    """The rule keys of these settings: what `settings_from` turns back into them."""
+    return {
+        "rules": settings.rules.value,
+        "players": settings.players,
+        "pointout_s": settings.pointout_ns / NS_PER_S,
+        "tie_ms": settings.tie_ns / NS_PER_MS,
+        "super_s": settings.super_ns / NS_PER_S,
+        "must_use_flipped": settings.must_use_flipped,
+    }

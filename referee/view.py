@@ -1,0 +1,34 @@
+"""What the outputs show: the game's state, the time, and the box's own conditions.
+
+The app builds a View after every change; the screen, the terminal and the lights draw
+it and nothing else, so they never need the engine, the store or the inputs.
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .rules import Settings, State
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A lasting condition of the box: a stuck button, an unplugged board, storage trouble."""
+
+    text: str
+    severity: Severity = Severity.WARNING
+
+
+@dataclass(frozen=True)
+class View:
+    settings: Settings
+    state: State
+    now_ns: int  # the game clock, on which the state's deadlines are set
+    messages: tuple[str, ...] = ()  # the latest effects' texts, newest last
+    notices: tuple[Notice, ...] = ()
+    source: str = ""  # where the buttons come from, e.g. "GPIO (lgpio: kernel edge times)"

@@ -1,0 +1,14 @@
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SCENARIOS = SHARED / "scenarios"
+
+
+@pytest.fixture
+def scenarios_dir() -> Path:
+    if not SCENARIOS.is_dir():
+        pytest.fail(f"the shared scenarios are missing: expected them at {SCENARIOS}")
+    return SCENARIOS
