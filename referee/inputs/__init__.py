@@ -1,0 +1,19 @@
+"""Where button edges come from: GPIO, the serial button board, or a keyboard.
+
+Every source turns its buttons into `Edge`s on the daemon's monotonic clock and puts
+them in the `Inbox`; it never decides anything (the arbiter does).
+"""
+
+from typing import Protocol
+
+from referee.edges import Inbox
+
+
+class InputSource(Protocol):
+    name: str  # shown on the screen and in the log, e.g. "GPIO (lgpio: kernel edge times)"
+    resolution_ns: int  # presses closer than this cannot be ordered honestly
+    latency_ns: int  # how late an edge can reach the inbox; the arbiter settles at least this
+
+    def start(self, inbox: Inbox) -> None: ...
+
+    def close(self) -> None: ...
