@@ -1,0 +1,131 @@
+"""Random games through the engine, checking RULES.md's invariants after every input."""
+
+from dataclasses import replace
+
+from hypothesis import event
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from referee.rules import (
+    NS_PER_MS,
+    NS_PER_S,
+    End,
+    Input,
+    Phase,
+    Press,
+    RuleSet,
+    Settings,
+    State,
+    Super,
+    Tick,
+    Undo,
+    Verdict,
+    new_game,
+    replay,
+    step,
+)
+
+KINDS = ["press"] * 10 + ["valid", "invalid"] * 3 + ["super"] * 4 + ["undo"] * 2 + ["tick", "end"]
+GAPS = st.sampled_from([0, 0, NS_PER_MS, 3 * NS_PER_MS, NS_PER_S // 2, 4 * NS_PER_S, 12 * NS_PER_S])
+
+
+def timers_aside(state: State) -> State:
+    """The state with its running timers' deadlines blurred to "running"."""
+    sr = state.super_round
+    if sr is not None and sr.countdown_deadline is not None:
+        sr = replace(sr, countdown_deadline=0)
+    return replace(
+        state,
+        pointout_deadline=None if state.pointout_deadline is None else 0,
+        super_round=sr,
+    )
+
+
+class Game(RuleBasedStateMachine):
+    @initialize(
+        rules=st.sampled_from(list(RuleSet)),
+        players=st.integers(2, 5),
+        tie_ms=st.sampled_from([0, 5]),
+        pointout_s=st.sampled_from([0, 10]),
+        lobby=st.sampled_from([False, False, False, True]),
+    )
+    def start(self, rules: RuleSet, players: int, tie_ms: int, pointout_s: int, lobby: bool):
+        self.settings = Settings(
+            rules=rules,
+            players=1 if rules is RuleSet.SOLO else players,
+            tie_ns=tie_ms * NS_PER_MS,
+            pointout_ns=pointout_s * NS_PER_S,
+        )
+        self.lobby = lobby
+        self.state = new_game(self.settings, lobby=lobby)
+        self.inputs: list[Input] = []
+        self.now = 0
+
+    def feed(self, gap: int, make) -> None:
+        self.now += gap
+        inp: Input = make(self.now)
+        # Timers due by now fire first; what the input itself does is then a step of its own.
+        before, _ = step(self.settings, self.state, Tick(self.now))
+        after, effects = step(self.settings, before, inp)
+        if after is before:
+            assert isinstance(inp, Tick) or effects, "an ignored input must say why"
+        elif after.previous is before and not isinstance(inp, Undo):
+            undone, _ = step(self.settings, after, Undo(self.now))
+            assert timers_aside(undone) == timers_aside(before)
+        event(f"reached {after.phase}")
+        self.inputs.append(inp)
+        self.state = after
+
+    # Weighted so that games get deep (super rounds, ties, timeouts) before they end.
+    @rule(gap=GAPS, kind=st.sampled_from(KINDS), player=st.integers(1, 6), left=st.integers(0, 12))
+    def act(self, gap: int, kind: str, player: int, left: int) -> None:
+        makers = {
+            "press": lambda t: Press(player, t),
+            "valid": lambda t: Verdict(True, t),
+            "invalid": lambda t: Verdict(False, t),
+            "super": Super,
+            "undo": Undo,
+            "end": lambda t: End(t, left),
+            "tick": Tick,
+        }
+        self.feed(gap, makers[kind])
+
+    @rule(gap=GAPS, joining=st.lists(st.integers(1, 5), min_size=1, max_size=3))
+    def super_round(self, gap: int, joining: list[int]) -> None:
+        """SUPER, joins, SUPER: the way into a countdown, which random inputs rarely find."""
+        self.feed(gap, Super)
+        for player in joining:
+            self.feed(0, lambda t, p=player: Press(p, t))
+        self.feed(NS_PER_S, Super)
+
+    @invariant()
+    def no_points_below_zero_under_super(self) -> None:
+        if self.settings.rules is RuleSet.SUPER:
+            assert all(p.points >= 0 for p in self.state.players)
+
+    @invariant()
+    def the_deck_holds_81_cards(self) -> None:
+        if self.settings.rules is RuleSet.SUPER:
+            assert sum(p.points for p in self.state.players) + self.state.bank <= 81
+
+    @invariant()
+    def replay_equals_the_live_state(self) -> None:
+        assert replay(self.settings, self.inputs, lobby=self.lobby) == self.state
+
+    @invariant()
+    def locked_players_are_only_under_super(self) -> None:
+        if self.settings.rules is not RuleSet.SUPER:
+            assert self.state.locked == ()
+
+    @invariant()
+    def a_pending_call_has_a_timer_unless_switched_off(self) -> None:
+        call = self.state.pending
+        if call is not None and self.settings.pointout_ns:
+            assert self.state.pointout_deadline is not None
+        if self.state.phase is Phase.OPEN:
+            assert self.state.pointout_deadline is None and self.state.super_round is None
+
+
+Game.TestCase.settings = hyp_settings(max_examples=200, stateful_step_count=50, deadline=None)
+test_random_games = Game.TestCase
