@@ -1,0 +1,159 @@
+"""Raw edges in, decided button presses out, in the order the buttons were really pressed.
+
+DESIGN.md, "The arbiter". Like the rules engine it reads no clock: the main loop passes
+`now_ns` in, so tests can replay any interleaving of edges and callbacks exactly.
+
+- A press's time is its first edge. Edges within `debounce` after a change of level
+  are bounce; when the window ends the level the button was left at is what counts,
+  so a tap shorter than the window still ends in a release.
+- Every decision waits `settle` after its time before it is released, then decisions
+  go out ordered by time, so a callback that arrives late (Python busy drawing) still
+  takes its place. The engine's clock therefore runs `settle` behind the wall clock:
+  `horizon(now)` is the time up to which everything is decided.
+- UNDO: released before `end_hold` it is an undo at its release; held that long it is
+  END (the end of the game) at the moment the hold completes.
+- A button down longer than `stuck` is stuck: it is ignored and reported until it is
+  released; a button already down when the box starts is stuck from the start.
+- A decision whose time falls before one already released (an edge later than the
+  settle window allows) is moved up to keep the order, counted and logged.
+"""
+
+import heapq
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .edges import Edge
+from .inputs.keyboard import END
+
+log = logging.getLogger(__name__)
+
+UNDO = "UNDO"
+
+
+class Timing(Protocol):
+    debounce_ns: int
+    settle_ns: int
+    stuck_ns: int
+    end_hold_ns: int
+
+
+@dataclass(frozen=True, order=True)
+class Decision:
+    """A decided press: P1..P8, VALID, INVALID, SUPER, UNDO (a short press) or END."""
+
+    t_ns: int
+    button: str
+
+
+@dataclass
+class _Button:
+    down: bool = False  # the debounced level
+    raw_down: bool = False  # the level the latest edge left it at
+    raw_ns: int = 0
+    quiet_until: int = 0  # edges before this are bounce
+    since_ns: int = 0  # when the debounced level last changed
+    stuck: bool = False
+    held_to_end: bool = False  # UNDO was held long enough to end the game
+    bounces: int = 0
+    presses: int = 0
+
+
+@dataclass
+class Arbiter:
+    timing: Timing
+    late: int = 0  # decisions that had to be moved to keep the order
+    _buttons: dict[str, _Button] = field(default_factory=dict)
+    _pending: list[Decision] = field(default_factory=list)  # a heap, by time
+    _released_ns: int = 0
+
+    def held_at_start(self, button: str, now_ns: int) -> None:
+        """The button was already down when the box started: stuck until released."""
+        b = self._buttons.setdefault(button, _Button())
+        b.down = b.raw_down = b.stuck = True
+        b.since_ns = b.raw_ns = now_ns
+        log.warning("%s is held down at start: ignored until it is released", button)
+
+    def take(self, edge: Edge) -> None:
+        b = self._buttons.setdefault(edge.button, _Button())
+        b.raw_down, b.raw_ns = edge.down, edge.t_ns
+        if edge.t_ns < b.quiet_until:
+            b.bounces += 1
+        elif edge.down != b.down:
+            self._change(edge.button, b, edge.t_ns)
+
+    def decide(self, now_ns: int) -> list[Decision]:
+        """Every decision whose settle window has passed by now, in time order."""
+        for name, b in self._buttons.items():
+            if b.raw_down != b.down and now_ns >= b.quiet_until:
+                self._change(name, b, b.quiet_until)
+            if b.down and not b.stuck:
+                if name == UNDO and not b.held_to_end and now_ns >= b.since_ns + self._hold:
+                    b.held_to_end = True
+                    heapq.heappush(self._pending, Decision(b.since_ns + self._hold, END))
+                if now_ns >= b.since_ns + self.timing.stuck_ns:
+                    b.stuck = True
+                    log.warning("%s held down for over %.0f s: stuck, ignored", name, self._stuck_s)
+        out: list[Decision] = []
+        while self._pending and self._pending[0].t_ns + self.timing.settle_ns <= now_ns:
+            decision = heapq.heappop(self._pending)
+            if decision.t_ns < self._released_ns:
+                self.late += 1
+                log.warning(
+                    "%s arrived %.1f ms after a later press was decided; raise settle_ms",
+                    decision.button,
+                    (self._released_ns - decision.t_ns) / 1e6,
+                )
+                decision = Decision(self._released_ns, decision.button)
+            self._released_ns = decision.t_ns
+            out.append(decision)
+        return out
+
+    def horizon(self, now_ns: int) -> int:
+        """The time up to which every input is decided: the engine's clock."""
+        return max(self._released_ns, now_ns - self.timing.settle_ns)
+
+    def next_wakeup_ns(self) -> int | None:
+        """When `decide` next has something to do, if no edge comes first."""
+        times = [d.t_ns + self.timing.settle_ns for d in self._pending[:1]]
+        for name, b in self._buttons.items():
+            if b.raw_down != b.down:
+                times.append(b.quiet_until)
+            if b.down and not b.stuck:
+                times.append(b.since_ns + self.timing.stuck_ns)
+                if name == UNDO and not b.held_to_end:
+                    times.append(b.since_ns + self._hold)
+        return min(times, default=None)
+
+    @property
+    def stuck(self) -> tuple[str, ...]:
+        return tuple(name for name, b in self._buttons.items() if b.stuck)
+
+    def counts(self, button: str) -> tuple[int, int]:
+        """(presses, bounces) seen on a button: what check-buttons shows."""
+        b = self._buttons.get(button, _Button())
+        return b.presses, b.bounces
+
+    @property
+    def _hold(self) -> int:
+        return self.timing.end_hold_ns
+
+    @property
+    def _stuck_s(self) -> float:
+        return self.timing.stuck_ns / 1e9
+
+    def _change(self, name: str, b: _Button, t_ns: int) -> None:
+        b.down = not b.down
+        b.since_ns = t_ns
+        b.quiet_until = t_ns + self.timing.debounce_ns
+        if b.down:
+            b.presses += 1
+            if name != UNDO:
+                heapq.heappush(self._pending, Decision(t_ns, name))
+            return
+        if b.stuck:
+            b.stuck = False
+            log.info("%s released: no longer stuck", name)
+        elif name == UNDO and not b.held_to_end:
+            heapq.heappush(self._pending, Decision(t_ns, UNDO))
+        b.held_to_end = False
