@@ -32,7 +32,14 @@ class SourceStatus:
     ok: bool
 
 
-InboxItem = Edge | SourceStatus
+@dataclass(frozen=True, slots=True)
+class Quit:
+    """Stop the main loop: SIGTERM, the window closed, `q` on the terminal."""
+
+    reason: str
+
+
+InboxItem = Edge | SourceStatus | Quit
 
 
 class Inbox:

@@ -1,4 +1,21 @@
-"""The keyboard as the box's buttons: keys 1-8 are the buzzers, v x s u the judge buttons."""
+"""The keyboard as the box's buttons: keys 1-8 are the buzzers, v x s u the judge buttons.
+
+`TerminalKeys` reads a terminal in cbreak mode; the pygame window reads its own keys
+(outputs/display.py) through the same KEYMAP.
+"""
+
+import logging
+import os
+import selectors
+import termios
+import threading
+import time
+import tty
+from collections.abc import Callable
+
+from referee.edges import Edge, Inbox, Quit
+
+log = logging.getLogger(__name__)
 
 # `e` has no button on the box (there, UNDO held down ends the game): it is an END edge.
 END = "END"
@@ -11,6 +28,58 @@ KEYMAP: dict[str, str] = {
     "u": "UNDO",
     "e": END,
 }
+QUIT_KEY = "q"
 
 # A USB keyboard is polled every 8 ms (125 Hz): two keys closer than that cannot be ordered.
 KEYBOARD_RESOLUTION_NS = 8_000_000
+
+
+class TerminalKeys:
+    """Keys typed in a terminal. A terminal reports no key-up, so each key is a tap."""
+
+    name = "keyboard"
+    resolution_ns = KEYBOARD_RESOLUTION_NS
+    latency_ns = 1_000_000
+
+    def __init__(self, fd: int, clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self._fd = fd
+        self._clock = clock
+        self._saved: list[object] | None = None
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = None
+
+    def start(self, inbox: Inbox) -> None:
+        if os.isatty(self._fd):
+            self._saved = termios.tcgetattr(self._fd)
+            tty.setcbreak(self._fd)  # keys arrive one by one, unechoed; Ctrl-C still interrupts
+        self._thread = threading.Thread(target=self._read, args=(inbox,), daemon=True)
+        self._thread.start()
+
+    def _read(self, inbox: Inbox) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._fd, selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in sel.select()}
+                if self._wake_r in ready:
+                    return
+                data = os.read(self._fd, 64)
+                t_ns = self._clock()
+                if not data:
+                    inbox.put(Quit("the terminal closed"))
+                    return
+                for key in data.decode(errors="replace").lower():
+                    if key == QUIT_KEY:
+                        inbox.put(Quit("q pressed"))
+                    elif button := KEYMAP.get(key):
+                        inbox.put(Edge(button, t_ns, True))
+                        inbox.put(Edge(button, t_ns, False))
+
+    def close(self) -> None:
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if self._saved is not None:
+            termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)  # type: ignore[arg-type]
+        os.close(self._wake_r)
+        os.close(self._wake_w)

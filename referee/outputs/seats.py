@@ -1,0 +1,32 @@
+"""How every output tells the seats apart: number, symbol and colour, never colour alone.
+
+The colours are Okabe and Ito's palette, chosen to stay distinct for colour-blind
+players; the symbols all exist in the shipped font.
+"""
+
+SYMBOLS = ("●", "▲", "■", "◆", "★", "✚", "♥", "♣")
+
+# (r, g, b) for seats 1-8.
+COLOURS: tuple[tuple[int, int, int], ...] = (
+    (230, 159, 0),  # orange
+    (86, 180, 233),  # sky blue
+    (0, 158, 115),  # bluish green
+    (240, 228, 66),  # yellow
+    (0, 114, 178),  # blue
+    (213, 94, 0),  # vermillion
+    (204, 121, 167),  # reddish purple
+    (200, 200, 200),  # light grey
+)
+
+
+def symbol(player: int) -> str:
+    return SYMBOLS[(player - 1) % len(SYMBOLS)]
+
+
+def colour(player: int) -> tuple[int, int, int]:
+    return COLOURS[(player - 1) % len(COLOURS)]
+
+
+def label(player: int) -> str:
+    """ "P3 ■": the number first, so it reads aloud the same as the screen."""
+    return f"P{player} {symbol(player)}"
