@@ -14,8 +14,8 @@ DESIGN.md, "The arbiter". Like the rules engine it reads no clock: the main loop
   END (the end of the game) at the moment the hold completes.
 - A button down longer than `stuck` is stuck: it is ignored and reported until it is
   released; a button already down when the box starts is stuck from the start.
-- A decision whose time falls before one already released (an edge later than the
-  settle window allows) is moved up to keep the order, counted and logged.
+- A decision whose time falls before the horizon (an edge later than the settle
+  window allows) is moved up to the horizon to keep the order, counted and logged.
 """
 
 import heapq
@@ -65,7 +65,7 @@ class Arbiter:
     late: int = 0  # decisions that had to be moved to keep the order
     _buttons: dict[str, _Button] = field(default_factory=dict)
     _pending: list[Decision] = field(default_factory=list)  # a heap, by time
-    _released_ns: int = 0
+    horizon: int = 0  # everything up to here is decided: the engine's clock
 
     def held_at_start(self, button: str, now_ns: int) -> None:
         """The button was already down when the box started: stuck until released."""
@@ -97,21 +97,17 @@ class Arbiter:
         out: list[Decision] = []
         while self._pending and self._pending[0].t_ns + self.timing.settle_ns <= now_ns:
             decision = heapq.heappop(self._pending)
-            if decision.t_ns < self._released_ns:
+            if decision.t_ns < self.horizon:
                 self.late += 1
                 log.warning(
-                    "%s arrived %.1f ms after a later press was decided; raise settle_ms",
+                    "%s came %.1f ms later than the settle window allows; raise settle_ms",
                     decision.button,
-                    (self._released_ns - decision.t_ns) / 1e6,
+                    (self.horizon - decision.t_ns) / 1e6,
                 )
-                decision = Decision(self._released_ns, decision.button)
-            self._released_ns = decision.t_ns
+                decision = Decision(self.horizon, decision.button)
             out.append(decision)
+        self.horizon = max(self.horizon, now_ns - self.timing.settle_ns)
         return out
-
-    def horizon(self, now_ns: int) -> int:
-        """The time up to which every input is decided: the engine's clock."""
-        return max(self._released_ns, now_ns - self.timing.settle_ns)
 
     def next_wakeup_ns(self) -> int | None:
         """When `decide` next has something to do, if no edge comes first."""

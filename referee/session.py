@@ -1,0 +1,113 @@
+"""One game at the table: the engine's state, the ledger that keeps it, and the game clock.
+
+Every input is written to the ledger before `play` returns its effects, so nothing is
+shown that a power cut could lose. The game clock is the daemon's monotonic clock
+shifted so that a game starts at 0 and a resumed game carries on from its last input:
+the time the box was off does not count (timers continue where they stood then).
+"""
+
+import logging
+from dataclasses import replace
+
+from .arbiter import Decision
+from .inputs.keyboard import END
+from .rules import (
+    Effect,
+    End,
+    Input,
+    Phase,
+    Press,
+    Settings,
+    State,
+    Super,
+    Tick,
+    Undo,
+    Verdict,
+    new_game,
+    step,
+    words,
+)
+from .store import Ledger, Store
+
+log = logging.getLogger(__name__)
+
+_JUDGES = {
+    "VALID": lambda t: Verdict(True, t),
+    "INVALID": lambda t: Verdict(False, t),
+    "SUPER": Super,
+    "UNDO": Undo,
+    END: End,
+}
+
+
+class Session:
+    def __init__(self, store: Store, rules: Settings, *, tie_floor_ns: int, now_ns: int) -> None:
+        """Resume the store's latest game, or start one in the lobby. now_ns: monotonic."""
+        self.store = store
+        # The tie window never goes below what the input can resolve (DESIGN.md, arbiter).
+        self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
+        game = store.latest_game()
+        if game is None:
+            self._new_game(now_ns)
+            return
+        self.settings = game.settings
+        self.state = game.state()
+        self.ledger = Ledger(store, game.id)
+        last_ns = game.inputs[-1].t_ns if game.inputs else 0
+        self.origin_ns = now_ns - last_ns
+        self.last_ns = last_ns
+        log.info(
+            "resumed game %d (%d inputs, phase %s)", game.id, len(game.inputs), self.state.phase
+        )
+        if self.settings != self.rules:
+            log.info("the settings changed since this game started: they apply to the next one")
+
+    def _new_game(self, now_ns: int) -> None:
+        self.settings = self.rules
+        self.state = new_game(self.settings, lobby=True)
+        self.ledger = Ledger(self.store, self.store.new_game(self.settings, lobby=True))
+        self.origin_ns = now_ns
+        self.last_ns = 0
+        log.info(
+            "game %d: %s rules, %d seats",
+            self.ledger.game_id,
+            self.settings.rules,
+            self.settings.players,
+        )
+
+    def game_ns(self, mono_ns: int) -> int:
+        return mono_ns - self.origin_ns
+
+    def mono_ns(self, game_ns: int) -> int:
+        return game_ns + self.origin_ns
+
+    def play(self, decision: Decision) -> list[Effect]:
+        """A decided button press: its input goes to the engine and the ledger."""
+        t_ns = self.game_ns(decision.t_ns)
+        if decision.button == "SUPER" and self.state.phase is Phase.OVER:
+            self._new_game(decision.t_ns)
+            return []
+        if decision.button.startswith("P"):
+            inp: Input = Press(int(decision.button[1:]), t_ns)
+        else:
+            inp = _JUDGES[decision.button](t_ns)
+        return self._feed(inp)
+
+    def tick(self, mono_ns: int) -> list[Effect]:
+        """Let the game's timers fire up to now; only a tick that fired one is kept."""
+        return self._feed(Tick(self.game_ns(mono_ns)))
+
+    @property
+    def deadline_mono_ns(self) -> int | None:
+        deadline = self.state.deadline
+        return None if deadline is None else self.mono_ns(deadline)
+
+    def _feed(self, inp: Input) -> list[Effect]:
+        if inp.t_ns < self.last_ns:
+            raise ValueError(f"{words(inp)} at {inp.t_ns} ns comes before {self.last_ns} ns")
+        state, effects = step(self.settings, self.state, inp)
+        if not isinstance(inp, Tick) or state is not self.state:
+            self.ledger.append(inp)  # durable (or queued and shown as trouble) before shown
+        self.state: State = state
+        self.last_ns = inp.t_ns
+        return effects
