@@ -193,7 +193,7 @@ class Store:
 
     def append(self, game_id: int, inp: Input) -> None:
         """Add an input to a game; it is on the disk when this returns, or StoreError."""
-        text = storable_words(inp)
+        text = _storable_words(inp)
         try:
             with self._writing() as conn:
                 conn.execute(
@@ -321,7 +321,7 @@ class Store:
             ) from err
 
 
-def storable_words(inp: Input) -> str:
+def _storable_words(inp: Input) -> str:
     """The input's words, checked to read back as the very same input.
 
     What could not be read back would make the whole game unreadable, so it is refused
@@ -371,7 +371,7 @@ class Ledger:
 
     def append(self, inp: Input) -> bool:
         """Save the input after those still waiting; True if all of them are on the disk now."""
-        storable_words(inp)  # a bad input raises here, before it can block those after it
+        _storable_words(inp)  # a bad input raises here, before it can block those after it
         self._unsaved.append(inp)
         return self.flush()
 
