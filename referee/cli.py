@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from .rules import ScriptError, parse_script, replay, report
+from .store import Store, StoreError, default_store_path
 
 EXIT_BAD_INPUT = 2
 
@@ -27,12 +28,35 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _state(args: argparse.Namespace) -> int:
+    path: Path = args.store or default_store_path()
+    try:
+        with Store.open_readonly(path) as store:
+            game = store.latest_game()
+    except StoreError as err:
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if game is None:
+        print(f"{path}: no game in this store yet", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(json.dumps(report(game.settings, game.state()), indent=2))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = commands.add_parser("replay", help="play a script through the rules and print the state")
     rep.add_argument("script", type=Path, metavar="SCRIPT")
     rep.set_defaults(func=_replay)
+    sta = commands.add_parser("state", help="print the latest game in the store as replay does")
+    sta.add_argument(
+        "--store",
+        type=Path,
+        metavar="FILE",
+        help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
+    )
+    sta.set_defaults(func=_state)
     return top
 
 
