@@ -29,7 +29,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _state(args: argparse.Namespace) -> int:
-    path: Path = args.store or default_store_path()
+    path: Path = args.store or default_store_path(reading=True)
     try:
         with Store.open_readonly(path) as store:
             game = store.latest_game()

@@ -7,6 +7,7 @@ the time the box was off does not count (timers continue where they stood then).
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from .arbiter import Decision
@@ -31,7 +32,7 @@ from .store import Ledger, Store
 
 log = logging.getLogger(__name__)
 
-_JUDGES = {
+_JUDGES: dict[str, Callable[[int], Input]] = {
     "VALID": lambda t: Verdict(True, t),
     "INVALID": lambda t: Verdict(False, t),
     "SUPER": Super,
@@ -41,6 +42,12 @@ _JUDGES = {
 
 
 class Session:
+    settings: Settings
+    state: State
+    ledger: Ledger
+    origin_ns: int  # the monotonic time at the game clock's 0
+    last_ns: int  # the game time of the latest input
+
     def __init__(self, store: Store, rules: Settings, *, tie_floor_ns: int, now_ns: int) -> None:
         """Resume the store's latest game, or start one in the lobby. now_ns: monotonic."""
         self.store = store
@@ -108,6 +115,6 @@ class Session:
         state, effects = step(self.settings, self.state, inp)
         if not isinstance(inp, Tick) or state is not self.state:
             self.ledger.append(inp)  # durable (or queued and shown as trouble) before shown
-        self.state: State = state
+        self.state = state
         self.last_ns = inp.t_ns
         return effects

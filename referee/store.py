@@ -29,8 +29,16 @@ from typing import Self
 
 import platformdirs
 
-from .rules import Input, Settings, State, parse_input, replay, settings_from, words
-from .rules.settings import settings_values
+from .rules import (
+    Input,
+    Settings,
+    State,
+    parse_input,
+    replay,
+    settings_from,
+    settings_values,
+    words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +85,23 @@ class StoreError(Exception):
         self.reason = reason
 
 
-def default_store_path() -> Path:
-    """systemd's StateDirectory when the daemon runs as a unit, else the user's data dir."""
+# Where the systemd unit's StateDirectory=referee keeps the box's ledger.
+SERVICE_STORE = Path("/var/lib/referee/referee.db")
+
+
+def default_store_path(*, reading: bool = False) -> Path:
+    """systemd's StateDirectory when the daemon runs as a unit, else the user's data dir.
+
+    To read (`referee state` from a login shell on the box), the installed service's
+    ledger is the one meant when the user has none of their own.
+    """
     state_directory = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
     if state_directory:
         return Path(state_directory) / "referee.db"
-    return platformdirs.user_data_path("referee") / "referee.db"
+    mine = platformdirs.user_data_path("referee") / "referee.db"
+    if reading and not mine.exists() and SERVICE_STORE.exists():
+        return SERVICE_STORE
+    return mine
 
 
 @dataclass(frozen=True)
@@ -311,10 +330,7 @@ class Store:
 
     def _input(self, game_id: int, input_id: int, t_ns: int, text: str) -> Input:
         try:
-            parts = str(text).split()
-            if not parts:  # parse_input wants at least the input's kind
-                raise ValueError("an input with no words")
-            return parse_input(parts, t_ns)
+            return parse_input(str(text).split(), t_ns)
         except ValueError as err:
             raise StoreError(
                 self.path, f"game {game_id}, input {input_id} ({text!r}): {err}"

@@ -5,7 +5,15 @@ from .engine import new_game, rank, replay, solo_increment, step
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
 from .script import Script, ScriptError, parse_input, parse_script, parse_time
-from .settings import NS_PER_MS, NS_PER_S, RULE_KEYS, RuleSet, Settings, settings_from
+from .settings import (
+    NS_PER_MS,
+    NS_PER_S,
+    RULE_KEYS,
+    RuleSet,
+    Settings,
+    settings_from,
+    settings_values,
+)
 from .state import Call, Judgement, Phase, Player, State, SuperRound
 
 __all__ = [
@@ -39,6 +47,7 @@ __all__ = [
     "replay",
     "report",
     "settings_from",
+    "settings_values",
     "solo_increment",
     "step",
     "words",

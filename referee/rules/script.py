@@ -44,6 +44,8 @@ class Script:
 
 def parse_input(words: list[str], t_ns: int) -> Input:
     """One input from its words; ValueError says what is wrong with them."""
+    if not words:
+        raise ValueError("no input")
     kind, args = words[0], words[1:]
     if kind == "press":
         if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:

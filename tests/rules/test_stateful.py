@@ -1,6 +1,8 @@
 """Random games through the engine, checking RULES.md's invariants after every input."""
 
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import event
 from hypothesis import settings as hyp_settings
@@ -25,6 +27,7 @@ from referee.rules import (
     replay,
     step,
 )
+from referee.store import Store
 
 KINDS = ["press"] * 10 + ["valid", "invalid"] * 3 + ["super"] * 4 + ["undo"] * 2 + ["tick", "end"]
 GAPS = st.sampled_from([0, 0, NS_PER_MS, 3 * NS_PER_MS, NS_PER_S // 2, 4 * NS_PER_S, 12 * NS_PER_S])
@@ -129,3 +132,34 @@ class Game(RuleBasedStateMachine):
 
 Game.TestCase.settings = hyp_settings(max_examples=200, stateful_step_count=50, deadline=None)
 test_random_games = Game.TestCase
+
+
+class StoredGame(Game):
+    """The same games, every input also written to a real store, as the daemon does."""
+
+    def feed(self, gap: int, make) -> None:
+        if not hasattr(self, "store"):  # opened here: initialize rules run in any order
+            self.folder = tempfile.TemporaryDirectory()
+            self.store = Store.open(Path(self.folder.name) / "referee.db")
+            self.game_id = self.store.new_game(self.settings, lobby=self.lobby)
+        before = self.state
+        super().feed(gap, make)
+        inp = self.inputs[-1]
+        # Like the daemon, keep a tick only when it changed something.
+        if not isinstance(inp, Tick) or self.state is not before:
+            self.store.append(self.game_id, inp)
+
+    @invariant()
+    def the_stored_game_replays_to_the_live_state(self) -> None:
+        if hasattr(self, "store"):
+            game = self.store.latest_game()
+            assert game is not None and game.state() == self.state
+
+    def teardown(self) -> None:
+        if hasattr(self, "store"):
+            self.store.close()
+            self.folder.cleanup()
+
+
+StoredGame.TestCase.settings = hyp_settings(max_examples=30, stateful_step_count=40, deadline=None)
+test_random_games_through_the_store = StoredGame.TestCase
