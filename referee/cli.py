@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+from .config import ConfigError, example_config, load_config, render_config
 from .rules import ScriptError, parse_script, replay, report
 from .store import Store, StoreError, default_store_path
 
@@ -43,6 +44,19 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config(args: argparse.Namespace) -> int:
+    if args.example:
+        print(example_config(), end="")
+        return 0
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(render_config(config), end="")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -57,6 +71,11 @@ def parser() -> argparse.ArgumentParser:
         help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
     )
     sta.set_defaults(func=_state)
+    cfg = commands.add_parser("config", help="check the settings file and print the settings")
+    which = cfg.add_mutually_exclusive_group()
+    which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")
+    which.add_argument("--example", action="store_true", help="print every key and its default")
+    cfg.set_defaults(func=_config)
     return top
 
 
