@@ -176,6 +176,8 @@ def _choices(enum: type[StrEnum]) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """A key of the file: its name, kind, default and description, and how it is checked."""
+
     key: Key
     parse: Callable[[Any], Any] = _as_is  # the value to use; ValueError: not allowed
     pin: bool = False  # a pin name, where a TOML integer is a GPIO number too
@@ -246,7 +248,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         _setting(
             "resolution_us",
             100.0,
-            "microseconds within which presses are too close to call, 0 to 100000",
+            "microseconds within which GPIO presses are too close to call, 0 to 100000",
             _within(0, 100_000),
         ),
         _setting(
@@ -425,8 +427,6 @@ def _read_file(source: _Source) -> dict[str, dict[str, Any]]:
     """The values the file gives, section by section, in the file's order."""
     given: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
     for section, table in source.doc.items():
-        if section in SECTIONS and not isinstance(table, dict):
-            raise source.error(f"must be a table of keys; got {_toml(table)}", section)
         if section not in SECTIONS:
             if not isinstance(table, dict) and (home := _home(section)):
                 line = source.line("", section)
@@ -434,6 +434,8 @@ def _read_file(source: _Source) -> dict[str, dict[str, Any]]:
                     f"{section} is outside any section; put it under [{home}]", source.path, line
                 )
             raise source.error(_unknown("section", section, list(SECTIONS), "[{}]".format), section)
+        if not isinstance(table, dict):
+            raise source.error(f"must be a table of keys; got {_toml(table)}", section)
         for name, raw in table.items():
             if name not in SECTIONS[section]:
                 what = _unknown("key", name, list(SECTIONS[section]), str, _home(name))
@@ -453,7 +455,7 @@ def _rules_problem(values: Mapping[str, Any]) -> str | None:
 def _rules(given: dict[str, Any], source: _Source) -> Settings:
     """The rule keys as the engine's Settings; a wrong one named by what settings_from says."""
     for name, value in given.items():
-        # Wrong whatever the rule set and players: wrong in itself, whatever the others say.
+        # A value that no rule set and number of players can go with is wrong in itself.
         companions = (
             {"rules": r.value, "players": n} for r in RuleSet for n in range(1, MAX_SEATS + 1)
         )
