@@ -447,7 +447,7 @@ def _read_file(source: _Source) -> dict[str, dict[str, Any]]:
 def _rules_problem(values: Mapping[str, Any]) -> str | None:
     try:
         settings_from(values)
-    except (ValueError, OverflowError) as err:  # OverflowError: a float too big for ns
+    except ValueError as err:
         return str(err)
     return None
 
@@ -593,6 +593,10 @@ def default_config() -> Config:
 def load_config(path: Path | None = None) -> Config:
     """The settings in `path`, or in the first file of search_paths(); defaults if none."""
     if path is None:
+        env = os.environ.get(ENV_VAR)
+        if env and not Path(env).exists():
+            # Named on purpose: falling back to the defaults would hide a typo.
+            raise ConfigError(f"no such settings file (named by ${ENV_VAR})", Path(env))
         path = next((p for p in search_paths() if p.exists()), None)
         if path is None:
             return default_config()

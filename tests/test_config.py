@@ -134,8 +134,17 @@ def test_the_environment_variable_comes_first(tmp_path, monkeypatch):
     chosen = write(tmp_path, "[rules]\nplayers = 7\n", "chosen.toml")
     monkeypatch.setenv(ENV_VAR, str(chosen))
     assert load_config(None).path == chosen
+    assert load_config(None).path == chosen
+
+
+def test_the_environment_variable_naming_a_missing_file_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing.toml"))
-    assert load_config(None).path == user
+    with pytest.raises(ConfigError) as caught:
+        load_config(None)
+    assert (
+        str(caught.value)
+        == f"{tmp_path}/missing.toml: no such settings file (named by $REFEREE_CONFIG)"
+    )
 
 
 def test_a_given_file_that_does_not_exist(tmp_path):
@@ -306,6 +315,11 @@ MISTAKES = {
     "an endless tie window": (
         "[rules]\ntie_ms = inf\n",
         "referee.toml:2: [rules] tie_ms: must be milliseconds, 0 or more; got inf",
+    ),
+    "a point-out time too long for any clock": (
+        "[rules]\npointout_s = 1e308\n",
+        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET, 0 for no limit;"
+        " got 1e+308",
     ),
     "an unknown rule set": (
         '[rules]\nrules = "house"\n',
