@@ -20,10 +20,12 @@ from types import FrameType
 from typing import Protocol, TextIO
 
 from .arbiter import Arbiter
-from .config import Config
+from .config import Config, SoundOutput
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
 from .inputs import InputSource
 from .inputs.keyboard import TerminalKeys
+from .outputs.lights import Leds, led_modes
+from .outputs.sound import Silence, SoundCardSpeaker, Speaker, next_pip_ns, pips_due, sounds_for
 from .outputs.terminal import TerminalScreen
 from .rules import Effect
 from .session import Session
@@ -113,8 +115,11 @@ class App:
             now_ns=self.arbiter.horizon,
         )
         self.screen = self._open_screen(stdout)
+        self.lights: Leds | None = None
+        self.speaker = self._open_speaker()
         self._last_ping = self.clock()
         self._retry_at = 0
+        self._shown: View | None = None
 
     def _open_source(self, kind: str, stdin_fd: int | None) -> InputSource:
         if kind == "keyboard":
@@ -131,6 +136,18 @@ class App:
         if self.display == "none":
             return None
         raise StartError(f"unknown display {self.display!r}: use auto, window, terminal or none")
+
+    def _open_speaker(self) -> Speaker:
+        output = self.options.config.sound.output
+        # Without GPIO a beeper is out of reach; a window is a desktop, which has speakers.
+        if output is SoundOutput.SOUNDCARD or (
+            output is SoundOutput.BEEPER and self.display == "window"
+        ):
+            try:
+                return SoundCardSpeaker(self.options.config.sound.volume)
+            except RuntimeError as err:  # pygame.error: SDL found no sound card
+                log.warning("no sound card (%s): silent", err)
+        return Silence()
 
     # --- the loop --------------------------------------------------------------------------
 
@@ -150,8 +167,7 @@ class App:
     def _loop(self) -> int:
         while True:
             view = self.view()
-            if self.screen is not None:
-                self.screen.show(view)
+            self.present(view)
             now = self.clock()
             timeout = self._timeout(now, view)
             for item in self.inbox.get(timeout):
@@ -170,6 +186,8 @@ class App:
         for effect in effects:
             log.info("%s", effect.text)
             self.messages.append(effect.text)
+        for sound in sounds_for(effects):
+            self.speaker.play(sound)
         if self.session.ledger.pending and now_ns >= self._retry_at:
             self.session.ledger.flush()
             self._retry_at = now_ns + LEDGER_RETRY_NS
@@ -178,6 +196,16 @@ class App:
             self.notifier.watchdog()
             self._last_ping = now_ns
         return effects
+
+    def present(self, view: View) -> None:
+        """Show the view: the screen, the lights, and the countdown's pips."""
+        if self.screen is not None:
+            self.screen.show(view)
+        if self.lights is not None:
+            self.lights.show(led_modes(view))
+        for pip in pips_due(self._shown, view):
+            self.speaker.play(pip)
+        self._shown = view
 
     def _take(self, item: InboxItem) -> None:
         match item:
@@ -195,8 +223,10 @@ class App:
         times = [self.arbiter.next_wakeup_ns()]
         if (deadline := self.session.deadline_mono_ns) is not None:
             times.append(deadline + settle)
-        if self.screen is not None and (frame := self.screen.next_frame_ns(view)) is not None:
-            times.append(self.session.mono_ns(frame) + settle)
+        frames = [next_pip_ns(view)]
+        if self.screen is not None:
+            frames.append(self.screen.next_frame_ns(view))
+        times += [self.session.mono_ns(f) + settle for f in frames if f is not None]
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
         if self.session.ledger.pending:
@@ -237,6 +267,9 @@ class App:
         self.source.close()
         if self.screen is not None:
             self.screen.close()
+        if self.lights is not None:
+            self.lights.close()
+        self.speaker.close()
         ledger = self.session.ledger
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)

@@ -170,3 +170,40 @@ def test_display_auto(monkeypatch):
     assert pick_display("auto", {"DISPLAY": ":0"}) == "window"
     assert pick_display("auto", {"SDL_VIDEODRIVER": "kmsdrm"}) == "window"
     assert pick_display("terminal", {"DISPLAY": ":0"}) == "terminal"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.got: list = []
+
+    def play(self, sound) -> None:
+        self.got.append(sound)
+
+    def show(self, modes) -> None:
+        self.got.append(dict(modes))
+
+    def close(self) -> None:
+        pass
+
+
+def test_sounds_pips_and_lights_follow_the_game(make_app):
+    from referee.outputs import sound
+    from referee.outputs.lights import LedMode
+
+    app, clock = make_app(players=3)
+    app.speaker = speaker = Recorder()
+    app.lights = lights = Recorder()
+    tap(app, clock, "P1", "P2", "SUPER", "P3")
+    assert speaker.got[-1] == sound.TICK  # P3 did not join: ignored
+    tap(app, clock, "P2")
+    assert speaker.got[-1] == sound.call_out(2)
+    tap(app, clock, "VALID", "SUPER", "P1", "SUPER")  # a super round: P1 joins, the flip
+    speaker.got.clear()
+    flip = clock.now - 50 * MS
+    for seconds_in in (6.5, 7.2, 8.1, 9.05):  # looks at the screen now and then
+        clock.now = flip + int(seconds_in * S) + app.timing.settle_ns
+        app.step(clock.now)
+        app.present(app.view())
+    assert speaker.got == [sound.PIP, sound.PIP, sound.PIP]
+    app.present(app.view())
+    assert lights.got[-1] == {1: LedMode.ON, 2: LedMode.OFF, 3: LedMode.OFF}  # only P1 may call
