@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest clean
+.PHONY: run test lint typecheck pytest clean install uninstall
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q
+
+# On the Pi: `sudo make install`. `make install DESTDIR=dir` only writes the files into dir.
+install:
+	DESTDIR='$(DESTDIR)' sh systemd/install.sh
+
+uninstall:
+	DESTDIR='$(DESTDIR)' sh systemd/uninstall.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

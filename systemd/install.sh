@@ -1,0 +1,165 @@
+#!/bin/sh
+# Installs the referee box: `sudo make install` on Raspberry Pi OS Lite (Bookworm or Trixie).
+#
+# With DESTDIR set it only writes the box's files under that directory (tests, staging):
+# no apt, no user, no systemctl, nothing outside DESTDIR. The venv it makes there runs, but
+# only from there: a venv cannot be moved.
+#
+# Running it again changes nothing unless the code, the unit or the system's Python did.
+# An existing /etc/referee/referee.toml is never overwritten.
+set -eu
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+DESTDIR=${DESTDIR:-}
+# The venv sits on the system's Python so that it sees Raspberry Pi OS's python3-lgpio.
+PYTHON=${REFEREE_PYTHON:-/usr/bin/python3}
+PREFIX=/opt/referee
+CONFIG=/etc/referee/referee.toml
+UNIT=/usr/local/lib/systemd/system/referee.service
+# The groups that own what the daemon opens: /dev/gpiochip*, /dev/dri/*, /dev/input/*,
+# /dev/snd/*, /dev/ttyACM*. The unit names the same list in SupplementaryGroups=.
+DEVICE_GROUPS="gpio video render input audio dialout"
+# What the wheel is built from: hashed to tell whether the installed code is current, and
+# copied out of the clone first so that pip's build/ and referee.egg-info/, owned by root,
+# never land in it.
+SOURCES="pyproject.toml README.md referee"
+# pygame-ce's wheel bundles SDL, which dlopens these from the system for KMSDRM (libdrm,
+# GBM, EGL/GLES and Mesa's vc4/v3d drivers) and for sound (ALSA). "a|b": the first name
+# apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
+PACKAGES="python3-venv python3-lgpio libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
+libasound2t64|libasound2"
+
+say() {
+    printf 'referee: %s\n' "$*"
+}
+
+is_installed() {
+    for name in $(echo "$1" | tr '|' ' '); do
+        if [ "$(dpkg-query -W -f='${db:Status-Status}' "$name" 2>/dev/null)" = installed ]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+first_known() {
+    for name in $(echo "$1" | tr '|' ' '); do
+        if apt-cache policy "$name" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+            echo "$name"
+            return 0
+        fi
+    done
+    say "apt knows none of: $1" >&2
+    return 1
+}
+
+install_packages() {
+    missing=""
+    for want in $PACKAGES; do
+        is_installed "$want" || missing="$missing $want"
+    done
+    [ -n "$missing" ] || return 0
+    say "installing system packages:$missing"
+    apt-get update
+    names=""
+    for want in $missing; do
+        names="$names $(first_known "$want")"
+    done
+    # shellcheck disable=SC2086 # one word per package
+    apt-get install --yes --no-install-recommends $names
+}
+
+create_user() {
+    for group in $DEVICE_GROUPS; do
+        # render and input come with udev and gpio with Raspberry Pi OS; make any that is
+        # missing, or systemd refuses to start a unit whose SupplementaryGroups= names it.
+        getent group "$group" >/dev/null || groupadd --system "$group"
+    done
+    if ! getent passwd referee >/dev/null; then
+        useradd --system --user-group --home-dir /var/lib/referee --no-create-home \
+            --shell /usr/sbin/nologin --comment "SET referee daemon" referee
+    fi
+    for group in $DEVICE_GROUPS; do
+        # Membership lets `sudo -u referee referee check-buttons` reach the devices too.
+        id -nG referee | tr ' ' '\n' | grep -qx "$group" || usermod --append --groups "$group" referee
+    done
+}
+
+source_digest() {
+    # shellcheck disable=SC2086 # SOURCES is a list of paths without spaces
+    (cd "$SRC" && find $SOURCES -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 |
+        LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+install_venv() {
+    venv=$DESTDIR$PREFIX
+    site=$venv/lib/python$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    if [ ! -d "$site" ]; then
+        # First install, or the system's Python moved on (Bookworm's 3.11 to Trixie's 3.13):
+        # a venv only works with the Python it was made from.
+        "$PYTHON" -m venv --clear --system-site-packages "$venv"
+    fi
+    digest=$(source_digest)
+    stamp=$venv/.source-sha256
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+        return 0
+    fi
+    stage=$(mktemp -d)
+    # shellcheck disable=SC2086 # SOURCES is a list of paths without spaces
+    (cd "$SRC" && cp -R $SOURCES "$stage")
+    "$venv/bin/python" -m pip install --quiet "$stage"
+    echo "$digest" >"$stamp"
+    code_changed=yes
+}
+
+install_config() {
+    target=$DESTDIR$CONFIG
+    example=$SRC/referee.example.toml
+    if [ ! -e "$target" ]; then
+        install -D -m 0644 "$example" "$target"
+    elif ! cmp -s "$example" "$target"; then
+        say "kept your $CONFIG; see $example for settings it may lack"
+    fi
+}
+
+install_unit() {
+    target=$DESTDIR$UNIT
+    if ! cmp -s "$SRC/systemd/referee.service" "$target"; then
+        install -D -m 0644 "$SRC/systemd/referee.service" "$target"
+        unit_changed=yes
+    fi
+}
+
+if [ -z "$DESTDIR" ] && [ "$(id -u)" -ne 0 ]; then
+    say "installing on this machine needs root: run 'sudo make install'" >&2
+    say "(or 'make install DESTDIR=/some/dir' to write the files into a directory)" >&2
+    exit 1
+fi
+
+if [ -z "$DESTDIR" ]; then
+    install_packages
+    create_user
+fi
+code_changed=""
+unit_changed=""
+stage=""
+trap 'rm -rf "$stage"' EXIT
+install_venv
+install_config
+install_unit
+
+if [ -n "$DESTDIR" ]; then
+    say "installed into $DESTDIR"
+    exit 0
+fi
+if [ -n "$unit_changed" ]; then
+    systemctl daemon-reload
+fi
+systemctl enable --quiet referee.service
+if [ -n "$code_changed$unit_changed" ]; then
+    systemctl restart referee.service
+    say "installed and (re)started: journalctl -u referee -f"
+else
+    systemctl start referee.service
+    say "already up to date"
+fi
