@@ -215,6 +215,12 @@ def key(kind: int, k: int) -> None:
     assert pygame.event.post(pygame.event.Event(kind, key=k, mod=0, unicode="", scancode=0))
 
 
+def test_wait_without_time_takes_what_is_there(window, inbox):
+    key(pygame.KEYDOWN, pygame.K_v)
+    window.wait(0)
+    assert [(e.button, e.down) for e in inbox.drain()] == [("VALID", True)]
+
+
 def test_keys_become_edges_and_a_held_key_is_one_press(window, inbox):
     before = time.monotonic_ns()
     key(pygame.KEYDOWN, pygame.K_2)

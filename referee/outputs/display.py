@@ -123,14 +123,11 @@ class Window:
         while True:
             if deadline is None:
                 event = pygame.event.wait()
-            else:
-                left_ms = math.ceil((deadline - time.monotonic()) * 1000)
-                # pygame reads a timeout of 0 as "forever".
-                event = (
-                    pygame.event.wait(left_ms)
-                    if left_ms > 0
-                    else pygame.event.Event(pygame.NOEVENT)
-                )
+            elif (left_ms := math.ceil((deadline - time.monotonic()) * 1000)) > 0:
+                event = pygame.event.wait(left_ms)
+            else:  # no time left (pygame would read a timeout of 0 as "forever")
+                self._handle(pygame.event.get())
+                break
             if event.type == pygame.NOEVENT:
                 break
             if self._handle([event, *pygame.event.get()]):
