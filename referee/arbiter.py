@@ -32,10 +32,19 @@ UNDO = "UNDO"
 
 
 class Timing(Protocol):
-    debounce_ns: int
-    settle_ns: int
-    stuck_ns: int
-    end_hold_ns: int
+    """What the arbiter needs of the settings' [buttons] timing (config.ButtonTiming)."""
+
+    @property
+    def debounce_ns(self) -> int: ...
+
+    @property
+    def settle_ns(self) -> int: ...
+
+    @property
+    def stuck_ns(self) -> int: ...
+
+    @property
+    def end_hold_ns(self) -> int: ...
 
 
 @dataclass(frozen=True, order=True)

@@ -2,13 +2,55 @@
 
 import argparse
 import json
+import logging
+import logging.handlers
 import sys
 from pathlib import Path
 
+from .config import ConfigError, example_config, load_config, render_config
 from .rules import ScriptError, parse_script, replay, report
 from .store import Store, StoreError, default_store_path
 
 EXIT_BAD_INPUT = 2
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _log_to(display: str, store: Path) -> None:
+    """To stderr (the journal under systemd), or beside the store while the terminal is the
+    screen, where log lines would tear the picture."""
+    if display == "terminal":
+        store.parent.mkdir(parents=True, exist_ok=True)
+        log_file = store.with_name("referee.log")
+        print(f"referee: logging to {log_file}", file=sys.stderr)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            log_file, maxBytes=1_000_000, backupCount=1
+        )
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here: only `run` needs the screens and the inputs.
+    from .app import App, RunOptions, StartError, pick_display
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    store = args.store or config.store_path or default_store_path()
+    display = pick_display(args.display)
+    _log_to(display, store)
+    try:
+        app = App(RunOptions(config, store, input=args.input, display=display))
+    except (StartError, StoreError) as err:
+        logging.getLogger("referee").error("cannot start: %s", err)
+        if display == "terminal":
+            print(f"referee: cannot start: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return app.run()
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -43,9 +85,38 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config(args: argparse.Namespace) -> int:
+    if args.example:
+        print(example_config(), end="")
+        return 0
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(render_config(config), end="")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = commands.add_parser("run", help="referee a game at the table (the daemon)")
+    run.add_argument("--config", type=Path, metavar="FILE", help="the settings file")
+    run.add_argument("--store", type=Path, metavar="FILE", help="the ledger (SQLite)")
+    run.add_argument(
+        "--input",
+        default="auto",
+        metavar="auto|gpio|keyboard|serial[:DEVICE]",
+        help="where the buttons are: auto picks GPIO on a Raspberry Pi, else the keyboard",
+    )
+    run.add_argument(
+        "--display",
+        default="auto",
+        choices=["auto", "window", "terminal", "none"],
+        help="auto picks a window where there is a screen, else the terminal",
+    )
+    run.set_defaults(func=_run)
     rep = commands.add_parser("replay", help="play a script through the rules and print the state")
     rep.add_argument("script", type=Path, metavar="SCRIPT")
     rep.set_defaults(func=_replay)
@@ -57,6 +128,11 @@ def parser() -> argparse.ArgumentParser:
         help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
     )
     sta.set_defaults(func=_state)
+    cfg = commands.add_parser("config", help="check the settings file and print the settings")
+    which = cfg.add_mutually_exclusive_group()
+    which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")
+    which.add_argument("--example", action="store_true", help="print every key and its default")
+    cfg.set_defaults(func=_config)
     return top
 
 

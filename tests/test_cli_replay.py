@@ -46,6 +46,8 @@ def test_prints_the_state_as_json(tmp_path, capsys):
         ("config rules=chess\n", 1, "rules must be super, official or solo"),
         ("config players=3 pointout_s=-2\n", 1, "pointout_s cannot be negative"),
         ("config players=3 must_use_flipped=yes\n", 1, "true or false"),
+        ("config players=3 super_s=1e308\n", 1, "super_s must be seconds"),
+        ("config players=3 tie_ms=nan\n", 1, "tie_ms must be milliseconds"),
         ("config players=3 tie_ms\n", 1, "key=value"),
     ],
 )

@@ -49,7 +49,7 @@ def render(view: View, *, colour_on: bool = True) -> str:
             tags.append("in super round")
         text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
         row.append(paint(text, colour(p.id), bold=p.id == caller))
-    if settings.rules is RuleSet.SUPER:
+    if settings.rules is RuleSet.SUPER and state.phase is not Phase.LOBBY:
         row.append(f"bank {state.bank}")
     # Four players a line fit 80 columns.
     rows = ["   ".join(row[i : i + 4]) for i in range(0, len(row), 4)]

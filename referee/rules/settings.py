@@ -84,11 +84,22 @@ def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
     return Settings(
         rules=rules,
         players=int(v["players"]),
-        pointout_ns=round(float(v["pointout_s"]) * NS_PER_S),
-        tie_ns=round(float(v["tie_ms"]) * NS_PER_MS),
-        super_ns=round(float(v["super_s"]) * NS_PER_S),
+        pointout_ns=_ns("pointout_s", v["pointout_s"], NS_PER_S),
+        tie_ns=_ns("tie_ms", v["tie_ms"], NS_PER_MS),
+        super_ns=_ns("super_s", v["super_s"], NS_PER_S),
         must_use_flipped=bool(v["must_use_flipped"]),
     )
+
+
+# A day: longer than any game's timer, short enough for any clock.
+_LONGEST_NS = 86_400 * NS_PER_S
+
+
+def _ns(name: str, value: bool | int | float | str, unit: int) -> int:
+    ns = float(value) * unit
+    if not -_LONGEST_NS <= ns <= _LONGEST_NS:  # also refuses inf and nan
+        raise ValueError(f"{name} must be {RULE_KEYS[name].allowed}, not {value}")
+    return round(ns)
 
 
 def settings_values(settings: Settings) -> dict[str, bool | int | float | str]:

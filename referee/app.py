@@ -1,0 +1,244 @@
+"""`referee run`: the one place that wires inputs, arbiter, engine, store and outputs.
+
+One thread, this one, owns the engine, the store and the screen (DESIGN.md). Input
+threads only put edges in the inbox; signals only put a Quit there. The loop sleeps
+until the next edge or the next thing due: a decision's settle window, a timer, a
+frame, the watchdog, or a retry of the ledger. At idle it does not wake at all.
+"""
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
+from typing import Protocol, TextIO
+
+from .arbiter import Arbiter
+from .config import Config
+from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
+from .inputs import InputSource
+from .inputs.keyboard import TerminalKeys
+from .outputs.terminal import TerminalScreen
+from .rules import Effect
+from .session import Session
+from .store import Store
+from .systemd import Notifier
+from .view import Notice, Severity, View
+
+log = logging.getLogger(__name__)
+
+MESSAGES_KEPT = 6
+LEDGER_RETRY_NS = 5_000_000_000
+PI_MODEL = Path("/proc/device-tree/model")
+
+
+class StartError(Exception):
+    """The box cannot start as asked: a one-line reason for the log and the terminal."""
+
+
+class Screen(Protocol):
+    def show(self, view: View) -> None: ...
+
+    def next_frame_ns(self, view: View) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    config: Config
+    store_path: Path
+    input: str = "auto"  # auto | gpio | keyboard | serial:DEVICE
+    display: str = "auto"  # auto | window | terminal | none
+
+
+def is_raspberry_pi() -> bool:
+    try:
+        return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def pick_display(requested: str, environ: dict[str, str] | None = None) -> str:
+    """`auto`: a window where there is a screen, the terminal where there is one, else none."""
+    if requested != "auto":
+        return requested
+    env = os.environ if environ is None else environ
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("SDL_VIDEODRIVER") == "kmsdrm":
+        return "window"
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return "terminal"
+    return "none"
+
+
+def pick_input(requested: str) -> str:
+    if requested != "auto":
+        return requested
+    return "gpio" if is_raspberry_pi() else "keyboard"
+
+
+class App:
+    def __init__(
+        self,
+        options: RunOptions,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+        stdin_fd: int | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
+        self.options = options
+        self.clock = clock
+        self.inbox = Inbox()
+        self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
+        self.lost_sources: dict[str, str] = {}
+        self.notifier = Notifier()
+        self.display = pick_display(options.display)
+        self.source = self._open_source(pick_input(options.input), stdin_fd)
+        timing = options.config.buttons
+        # The settle window covers at least how late this input can deliver an edge.
+        self.timing = replace(timing, settle_ns=max(timing.settle_ns, self.source.latency_ns))
+        self.arbiter = Arbiter(self.timing)
+        self.arbiter.decide(self.clock())
+        self.store = Store.open(options.store_path)
+        self.session = Session(
+            self.store,
+            options.config.rules,
+            tie_floor_ns=self.source.resolution_ns,
+            now_ns=self.arbiter.horizon,
+        )
+        self.screen = self._open_screen(stdout)
+        self._last_ping = self.clock()
+        self._retry_at = 0
+
+    def _open_source(self, kind: str, stdin_fd: int | None) -> InputSource:
+        if kind == "keyboard":
+            if self.display != "terminal":
+                raise StartError(
+                    f"--input keyboard needs a terminal to type in, not display {self.display}"
+                )
+            return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
+        raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial:DEVICE")
+
+    def _open_screen(self, stdout: TextIO | None) -> Screen | None:
+        if self.display == "terminal":
+            return TerminalScreen(sys.stdout if stdout is None else stdout)
+        if self.display == "none":
+            return None
+        raise StartError(f"unknown display {self.display!r}: use auto, window, terminal or none")
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def run(self) -> int:
+        with self._signals_as_messages():
+            self.source.start(self.inbox)
+            self.notifier.ready(f"{self.source.name}, game {self.session.ledger.game_id}")
+            log.info(
+                "input %s, display %s, store %s", self.source.name, self.display, self.store.path
+            )
+            try:
+                return self._loop()
+            finally:
+                self.notifier.stopping()
+                self.close()
+
+    def _loop(self) -> int:
+        while True:
+            view = self.view()
+            if self.screen is not None:
+                self.screen.show(view)
+            now = self.clock()
+            timeout = self._timeout(now, view)
+            for item in self.inbox.get(timeout):
+                if isinstance(item, Quit):
+                    log.info("stopping: %s", item.reason)
+                    return 0
+                self._take(item)
+            self.step(self.clock())
+
+    def step(self, now_ns: int) -> list[Effect]:
+        """Decide what is due by now, play it, and let the game's timers fire."""
+        effects: list[Effect] = []
+        for decision in self.arbiter.decide(now_ns):
+            effects += self.session.play(decision)
+        effects += self.session.tick(self.arbiter.horizon)
+        for effect in effects:
+            log.info("%s", effect.text)
+            self.messages.append(effect.text)
+        if self.session.ledger.pending and now_ns >= self._retry_at:
+            self.session.ledger.flush()
+            self._retry_at = now_ns + LEDGER_RETRY_NS
+        interval = self.notifier.watchdog_interval_ns
+        if interval and now_ns >= self._last_ping + interval:
+            self.notifier.watchdog()
+            self._last_ping = now_ns
+        return effects
+
+    def _take(self, item: InboxItem) -> None:
+        match item:
+            case Edge():
+                self.arbiter.take(item)
+            case SourceStatus(source=name, text=text, ok=ok):
+                if ok:
+                    self.lost_sources.pop(name, None)
+                else:
+                    self.lost_sources[name] = text
+                self.messages.append(text)
+
+    def _timeout(self, now_ns: int, view: View) -> float | None:
+        settle = self.timing.settle_ns
+        times = [self.arbiter.next_wakeup_ns()]
+        if (deadline := self.session.deadline_mono_ns) is not None:
+            times.append(deadline + settle)
+        if self.screen is not None and (frame := self.screen.next_frame_ns(view)) is not None:
+            times.append(self.session.mono_ns(frame) + settle)
+        if self.notifier.watchdog_interval_ns:
+            times.append(self._last_ping + self.notifier.watchdog_interval_ns)
+        if self.session.ledger.pending:
+            times.append(self._retry_at)
+        due = min((t for t in times if t is not None), default=None)
+        return None if due is None else max(0, due - now_ns) / 1e9
+
+    def view(self) -> View:
+        return View(
+            settings=self.session.settings,
+            state=self.session.state,
+            now_ns=self.session.game_ns(self.arbiter.horizon),
+            messages=tuple(self.messages),
+            notices=self.notices(),
+            source=self.source.name,
+        )
+
+    def notices(self) -> tuple[Notice, ...]:
+        notices = [Notice(text) for text in self.lost_sources.values()]
+        notices += [Notice(f"{b} is held down: ignored until released") for b in self.arbiter.stuck]
+        if trouble := self.session.ledger.trouble:
+            notices.append(Notice(trouble, Severity.ERROR))
+        return tuple(notices)
+
+    @contextlib.contextmanager
+    def _signals_as_messages(self) -> Iterator[None]:
+        def to_inbox(signum: int, frame: FrameType | None) -> None:
+            self.inbox.put(Quit(signal.Signals(signum).name))
+
+        previous = {sig: signal.signal(sig, to_inbox) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def close(self) -> None:
+        self.source.close()
+        if self.screen is not None:
+            self.screen.close()
+        ledger = self.session.ledger
+        if not ledger.flush():
+            log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
+        self.store.close()
+        self.notifier.close()

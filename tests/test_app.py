@@ -1,0 +1,172 @@
+"""The main loop's wiring, driven in-process with an injected clock: no threads, no sleeps."""
+
+import io
+import os
+import socket
+from dataclasses import replace
+
+import pytest
+
+from referee.app import App, RunOptions, StartError, pick_display
+from referee.config import default_config
+from referee.edges import Edge, SourceStatus
+from referee.rules import Phase
+from referee.store import Store
+from referee.view import Severity
+
+MS = 1_000_000
+S = 1_000 * MS
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000 * S
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    apps = []
+
+    def make(**rules) -> tuple[App, Clock]:
+        config = default_config()
+        config = replace(config, rules=replace(config.rules, **rules))
+        clock = Clock()
+        read, write = os.pipe()
+        options = RunOptions(config, tmp_path / "referee.db", input="keyboard", display="terminal")
+        app = App(options, clock=clock, stdin_fd=read, stdout=io.StringIO())
+        apps.append((app, read, write))
+        return app, clock
+
+    yield make
+    for app, read, write in apps:
+        app.store.close()
+        os.close(read)
+        os.close(write)
+
+
+def tap(app: App, clock: Clock, *buttons: str) -> list[str]:
+    texts = []
+    for button in buttons:
+        app.arbiter.take(Edge(button, clock.now, True))
+        app.arbiter.take(Edge(button, clock.now, False))
+        clock.now += 50 * MS
+        texts += [e.text for e in app.step(clock.now)]
+    return texts
+
+
+def test_a_game_through_the_loop(make_app):
+    app, clock = make_app()
+    assert tap(app, clock, "P1", "P2", "SUPER", "P2") == [
+        "P1 joins the game",
+        "P2 joins the game",
+        "game on: P1, P2",
+        "P2 calls SET",
+    ]
+    assert app.session.state.phase is Phase.CALL
+    tap(app, clock, "VALID")
+    assert [p.points for p in app.session.state.players] == [0, 1]
+    assert app.view().messages[-1] == "P2 SET! (+1)"
+
+
+def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
+    app, clock = make_app()
+    tap(app, clock, "P1", "P2", "SUPER")
+    clock.now += 1 * S
+    app.step(clock.now)
+    assert app._timeout(clock.now, app.view()) is None  # idle: sleep until an edge
+    tap(app, clock, "P1")
+    timeout = app._timeout(clock.now, app.view())
+    assert timeout is not None and 0 < timeout <= 0.1  # the point-out timer's next tenth
+
+
+def test_the_point_out_timer_fires_through_the_loop(make_app):
+    app, clock = make_app(pointout_ns=2 * S)
+    tap(app, clock, "P1", "P2", "SUPER", "P1")
+    clock.now += 3 * S
+    assert "P1 too late (+0)" in [e.text for e in app.step(clock.now)]
+    assert app.session.state.locked == (1,)
+
+
+def test_a_bounced_key_is_one_press(make_app):
+    app, clock = make_app()
+    for i in range(5):
+        app.arbiter.take(Edge("P1", clock.now + i * 100_000, i % 2 == 0))
+    clock.now += 100 * MS
+    assert [e.text for e in app.step(clock.now)] == ["P1 joins the game"]
+
+
+def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
+    app, clock = make_app()
+    app.arbiter.take(Edge("P3", clock.now, True))
+    clock.now += 11 * S
+    app.step(clock.now)
+    app._take(SourceStatus("board", "button board unplugged: waiting for /dev/ttyACM0", ok=False))
+    app.session.ledger._reason = "disk full"  # what a failed write leaves: see test_store
+    notices = app.notices()
+    assert [n.text for n in notices] == [
+        "button board unplugged: waiting for /dev/ttyACM0",
+        "P3 is held down: ignored until released",
+        "storage trouble: disk full, 0 inputs not yet saved",
+    ]
+    assert notices[-1].severity is Severity.ERROR
+    app._take(SourceStatus("board", "button board connected", ok=True))
+    app.arbiter.take(Edge("P3", clock.now, False))
+    app.session.ledger._reason = None
+    clock.now += 1 * S
+    app.step(clock.now)
+    assert app.notices() == ()
+
+
+def test_the_watchdog_is_fed_from_the_loop(make_app, tmp_path, monkeypatch):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "notify"))
+    sock.settimeout(2)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify"))
+    monkeypatch.setenv("WATCHDOG_USEC", "2000000")
+    app, clock = make_app()
+    assert app._timeout(clock.now, app.view()) == pytest.approx(1.0)  # half the watchdog time
+    clock.now += 1 * S
+    app.step(clock.now)
+    assert sock.recv(100) == b"WATCHDOG=1"
+    sock.close()
+
+
+def test_a_restart_resumes_the_game_and_its_clock(make_app):
+    app, clock = make_app()
+    tap(app, clock, "P1", "P2", "SUPER", "P1")
+    deadline = app.session.state.pointout_deadline
+    app.store.close()
+    again, _ = make_app()
+    assert again.session.state == app.session.state
+    assert again.session.state.pointout_deadline == deadline  # time while off does not count
+    # The clock carries on from the last input kept: the press (ticks that fired nothing
+    # are not kept).
+    assert again.session.game_ns(again.arbiter.horizon) == app.session.state.calls[-1].first_ns
+
+
+def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
+    app, clock = make_app()
+    tap(app, clock, "P1", "P2", "SUPER", "END")
+    assert app.session.state.phase is Phase.OVER
+    old = app.session.ledger.game_id
+    tap(app, clock, "SUPER")
+    assert app.session.state.phase is Phase.LOBBY and app.session.ledger.game_id == old + 1
+    tap(app, clock, "P4")
+    with Store.open_readonly(tmp_path / "referee.db") as store:
+        game = store.latest_game()
+    assert game is not None and game.id == old + 1 and game.state().players[0].id == 4
+
+
+def test_keyboard_input_needs_somewhere_to_type(tmp_path):
+    options = RunOptions(default_config(), tmp_path / "r.db", input="keyboard", display="none")
+    with pytest.raises(StartError, match="needs a terminal"):
+        App(options)
+
+
+def test_display_auto(monkeypatch):
+    assert pick_display("auto", {"DISPLAY": ":0"}) == "window"
+    assert pick_display("auto", {"SDL_VIDEODRIVER": "kmsdrm"}) == "window"
+    assert pick_display("terminal", {"DISPLAY": ":0"}) == "terminal"

@@ -1,0 +1,546 @@
+"""The settings file: defaults, every kind of mistake and its message, the example, the CLI."""
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.config import (
+    ENV_VAR,
+    ButtonTiming,
+    ConfigError,
+    DisplayConfig,
+    LedDriver,
+    LedsConfig,
+    SerialConfig,
+    SoundConfig,
+    SoundOutput,
+    default_config,
+    example_config,
+    load_config,
+    render_config,
+)
+from referee.edges import BUTTONS
+from referee.rules import RuleSet, Settings
+
+from .conftest import ROOT
+
+PINMAP = tomllib.loads((ROOT / "hardware" / "pinmap.toml").read_text())
+EXAMPLE = ROOT / "referee.example.toml"
+
+
+@pytest.fixture(autouse=True)
+def no_settings_files(tmp_path, monkeypatch):
+    """Keep the machine's own settings files out of every test."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("referee.config.SYSTEM_PATH", tmp_path / "etc" / "referee.toml")
+
+
+def write(tmp_path: Path, text: str, name: str = "referee.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load(tmp_path: Path, text: str):
+    return load_config(write(tmp_path, text))
+
+
+def error(tmp_path: Path, text: str) -> str:
+    """The message a file with this text gets, its folder left out."""
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    return str(caught.value).removeprefix(f"{tmp_path}/")
+
+
+def without_path(config):
+    return dataclasses.replace(config, path=None)
+
+
+# The defaults
+
+
+def test_the_defaults():
+    config = default_config()
+    assert config.rules == Settings()
+    assert config.buttons == ButtonTiming(
+        debounce_ns=30_000_000,
+        settle_ns=5_000_000,
+        resolution_ns=100_000,
+        stuck_ns=10_000_000_000,
+        end_hold_ns=3_000_000_000,
+    )
+    assert config.sound == SoundConfig(SoundOutput.BEEPER, 0.5)
+    assert config.display == DisplayConfig(0, 0, 30)
+    assert config.serial == SerialConfig("/dev/ttyACM0", 115_200)
+    assert config.store_path is None
+    assert config.path is None
+
+
+def test_the_pin_defaults_are_the_pin_map():
+    config = default_config()
+    assert list(config.pins) == list(BUTTONS)
+    assert config.pins == PINMAP["pins"]
+    assert config.leds == LedsConfig(
+        LedDriver(PINMAP["leds"]["driver"]), PINMAP["leds"]["data"], PINMAP["leds"]["clock"], {}
+    )
+    assert config.beeper_pin == PINMAP["beeper"]["pin"]
+
+
+def test_the_package_carries_the_one_pin_map():
+    assert (ROOT / "referee" / "pinmap.toml").read_text() == (
+        ROOT / "hardware" / "pinmap.toml"
+    ).read_text()
+
+
+def test_an_empty_file_gives_the_defaults(tmp_path):
+    path = write(tmp_path, "")
+    assert load_config(path) == dataclasses.replace(default_config(), path=path)
+
+
+# Where the file is looked for
+
+
+def test_no_file_anywhere_gives_the_defaults():
+    assert load_config(None) == default_config()
+
+
+def test_the_user_file_is_found(tmp_path):
+    path = tmp_path / "xdg" / "referee" / "referee.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("[rules]\nplayers = 3\n")
+    config = load_config(None)
+    assert (config.path, config.rules.players) == (path, 3)
+
+
+def test_the_system_file_is_found_last(tmp_path):
+    path = tmp_path / "etc" / "referee.toml"
+    path.parent.mkdir()
+    path.write_text("[rules]\nplayers = 5\n")
+    assert load_config(None).rules.players == 5
+    user = tmp_path / "xdg" / "referee" / "referee.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[rules]\nplayers = 6\n")
+    assert load_config(None).rules.players == 6
+
+
+def test_the_environment_variable_comes_first(tmp_path, monkeypatch):
+    user = tmp_path / "xdg" / "referee" / "referee.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[rules]\nplayers = 6\n")
+    chosen = write(tmp_path, "[rules]\nplayers = 7\n", "chosen.toml")
+    monkeypatch.setenv(ENV_VAR, str(chosen))
+    assert load_config(None).path == chosen
+    assert load_config(None).path == chosen
+
+
+def test_the_environment_variable_naming_a_missing_file_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing.toml"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(None)
+    assert (
+        str(caught.value)
+        == f"{tmp_path}/missing.toml: no such settings file (named by $REFEREE_CONFIG)"
+    )
+
+
+def test_a_given_file_that_does_not_exist(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "referee.toml")
+    assert str(caught.value) == f"{tmp_path}/referee.toml: no such settings file"
+
+
+# Good values
+
+
+def test_every_section_read(tmp_path):
+    config = load(
+        tmp_path,
+        """
+[rules]
+rules = "official"
+players = 6
+pointout_s = 7     # a TOML integer where a float is wanted
+tie_ms = 2.5
+must_use_flipped = true
+
+[buttons]
+debounce_ms = 12.5
+settle_ms = 0
+resolution_us = 8000
+stuck_s = 20
+end_hold_s = 2
+
+[sound]
+output = "soundcard"
+volume = 1
+
+[display]
+width = 480
+height = 320
+fps = 60
+
+[serial]
+device = "/dev/ttyUSB0"
+baud = 9600
+
+[store]
+path = "games.db"
+""",
+    )
+    assert config.rules == Settings(
+        RuleSet.OFFICIAL, 6, pointout_ns=7_000_000_000, tie_ns=2_500_000, must_use_flipped=True
+    )
+    assert config.buttons == ButtonTiming(12_500_000, 0, 8_000_000, 20_000_000_000, 2_000_000_000)
+    assert config.sound == SoundConfig(SoundOutput.SOUNDCARD, 1.0)
+    assert config.display == DisplayConfig(480, 320, 60)
+    assert config.serial == SerialConfig("/dev/ttyUSB0", 9600)
+    assert config.store_path == tmp_path / "games.db"
+
+
+@pytest.mark.parametrize("name", ["GPIO17", "BCM17", "BOARD11", "J8:11", "WPI0", "17", 17])
+def test_every_gpiozero_name_of_a_pin_becomes_gpio_n(tmp_path, name):
+    written = f'"{name}"' if isinstance(name, str) else str(name)
+    config = load(tmp_path, f'[pins]\nP1 = "GPIO4"\nVALID = {written}\n[leds]\ndriver = "none"')
+    assert (config.pins["P1"], config.pins["VALID"]) == ("GPIO4", "GPIO17")
+
+
+def test_solo_in_either_order(tmp_path):
+    assert load(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n').rules.rules is RuleSet.SOLO
+    assert load(tmp_path, '[rules]\nplayers = 1\nrules = "solo"\n').rules.players == 1
+
+
+def test_leds_on_their_own_pins(tmp_path):
+    config = load(
+        tmp_path,
+        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "BOARD7"\nP2 = 19\n',
+    )
+    # The shift register's default pins are not in use, so GPIO4 and GPIO19 are free.
+    assert config.leds == LedsConfig(LedDriver.PINS, None, None, {"P1": "GPIO4", "P2": "GPIO19"})
+
+
+def test_no_leds_and_no_beeper(tmp_path):
+    config = load(
+        tmp_path, '[leds]\ndriver = "none"\n[beeper]\npin = ""\n[sound]\noutput = "none"\n'
+    )
+    assert config.leds == LedsConfig(LedDriver.NONE, None, None, {})
+    assert config.beeper_pin is None
+
+
+def test_store_paths(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert load(tmp_path, '[store]\npath = "~/x.db"').store_path == tmp_path / "home" / "x.db"
+    assert load(tmp_path, '[store]\npath = "/var/x.db"').store_path == Path("/var/x.db")
+    assert load(tmp_path, '[store]\npath = "a/x.db"').store_path == tmp_path / "a" / "x.db"
+    assert load(tmp_path, '[store]\npath = ""').store_path is None
+
+
+# Mistakes: each names the file, the line, the key, what was given and what is allowed
+
+KNOWN_SECTIONS = (
+    "[rules], [buttons], [pins], [leds], [beeper], [sound], [display], [serial], [store]"
+)
+PIN_NAMES = "GPIO17 (BCM number), BCM17, BOARD11 (header pin), J8:11, WPI0 or 17"
+
+MISTAKES = {
+    "broken TOML": (
+        "[rules]\nplayers = \n",
+        "referee.toml:2: not TOML: Invalid value (at line 2, column 11)",
+    ),
+    "unknown section": (
+        "[rules]\nplayers = 3\n\n[button]\ndebounce_ms = 3\n",
+        "referee.toml:4: [button]: unknown section; did you mean [buttons]?"
+        f" (known: {KNOWN_SECTIONS})",
+    ),
+    "unknown key": (
+        "[buttons]\nsettle_ms = 4\ndebounce = 20\n",
+        "referee.toml:3: [buttons] debounce: unknown key; did you mean debounce_ms?"
+        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s)",
+    ),
+    "unknown key in another case": (
+        '[pins]\np1 = "GPIO4"\n',
+        "referee.toml:2: [pins] p1: unknown key; did you mean P1?"
+        " (known: P1, P2, P3, P4, P5, P6, P7, P8, VALID, INVALID, SUPER, UNDO)",
+    ),
+    "a key in the wrong section": (
+        "[buttons]\nplayers = 3\n",
+        "referee.toml:2: [buttons] players: unknown key; it belongs in [rules]"
+        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s)",
+    ),
+    "a key outside any section": (
+        "# settings\nplayers = 3\n",
+        "referee.toml:2: players is outside any section; put it under [rules]",
+    ),
+    "a dotted key": (
+        "# players\nrules.players = 1\n",
+        "referee.toml:2: [rules] players: rules=super needs players=2 to 8; got 1",
+    ),
+    "a key of an inline table": (
+        "\nrules = { players = 1 }\n",
+        "referee.toml:2: [rules] players: rules=super needs players=2 to 8; got 1",
+    ),
+    "a section that is not a table": (
+        "rules = 3\n",
+        "referee.toml:1: [rules]: must be a table of keys; got 3",
+    ),
+    "a string for a number": (
+        '[rules]\nplayers = "4"\n',
+        "referee.toml:2: [rules] players: must be a whole number of seats, 2 to 8 (1 for solo);"
+        ' got "4"',
+    ),
+    "a bool for a number": (
+        "[buttons]\n\nsettle_ms = true\n",
+        "referee.toml:3: [buttons] settle_ms: must be milliseconds to wait for late edges"
+        " before deciding who was first, 0 to 200; got true",
+    ),
+    "a float for a whole number": (
+        "[display]\nfps = 30.0\n",
+        "referee.toml:2: [display] fps: must be frames a second, 1 to 60; got 30.0",
+    ),
+    "a number for a bool": (
+        "[rules]\nmust_use_flipped = 1\n",
+        "referee.toml:2: [rules] must_use_flipped: must be true or false; got 1",
+    ),
+    "an array for a string": (
+        '[serial]\ndevice = ["/dev/ttyACM0"]\n',
+        "referee.toml:2: [serial] device: must be the board's serial device; got an array",
+    ),
+    "a negative point-out time": (
+        "[rules]\nplayers = 4\n\n  pointout_s = -1\n",
+        "referee.toml:4: [rules] pointout_s: must be seconds to show a SET, 0 for no limit; got -1",
+    ),
+    "an endless tie window": (
+        "[rules]\ntie_ms = inf\n",
+        "referee.toml:2: [rules] tie_ms: must be milliseconds, 0 or more; got inf",
+    ),
+    "a point-out time too long for any clock": (
+        "[rules]\npointout_s = 1e308\n",
+        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET, 0 for no limit;"
+        " got 1e+308",
+    ),
+    "an unknown rule set": (
+        '[rules]\nrules = "house"\n',
+        'referee.toml:2: [rules] rules: must be super, official or solo; got "house"',
+    ),
+    "too many players, after solo": (
+        '[rules]\nrules = "solo"\nplayers = 9\n',
+        "referee.toml:3: [rules] players: must be a whole number of seats, 2 to 8 (1 for solo);"
+        " got 9",
+    ),
+    "solo with two players": (
+        '[rules]\nrules = "solo"\nplayers = 2\n',
+        'referee.toml:2: [rules] rules: rules=solo needs players=1; got "solo"',
+    ),
+    "one player without solo": (
+        "[rules]\nplayers = 1\n",
+        "referee.toml:2: [rules] players: rules=super needs players=2 to 8; got 1",
+    ),
+    "debounce out of range": (
+        "[buttons]\ndebounce_ms = 0\n",
+        "referee.toml:2: [buttons] debounce_ms: must be milliseconds after a press's first edge"
+        " whose edges are bounce, 0.1 to 1000; got 0",
+    ),
+    "stuck before the end hold": (
+        "[buttons]\nstuck_s = 2\n",
+        "referee.toml:2: [buttons] stuck_s: stuck_s (2.0) must be more than end_hold_s (3.0)",
+    ),
+    "end hold after stuck": (
+        "[buttons]\nend_hold_s = 12\n",
+        "referee.toml:2: [buttons] end_hold_s: stuck_s (10.0) must be more than end_hold_s (12.0)",
+    ),
+    "too loud": (
+        "[sound]\nvolume = 1.5\n",
+        "referee.toml:2: [sound] volume: must be loudness, 0 to 1; got 1.5",
+    ),
+    "an unknown sound output": (
+        '[sound]\noutput = "horn"\n',
+        "referee.toml:2: [sound] output: must be where sounds go: beeper, soundcard or none;"
+        ' got "horn"',
+    ),
+    "a beeper with no pin": (
+        '[beeper]\npin = ""\n',
+        'referee.toml:2: [beeper] pin: the beeper needs a pin: [sound] output = "beeper"'
+        ' with [beeper] pin = ""',
+    ),
+    "a tiny window": (
+        "[display]\nwidth = 100\nheight = 100\n",
+        "referee.toml:2: [display] width: must be pixels, 320 to 7680, or 0 with height 0"
+        " for the screen's own size; got 100",
+    ),
+    "a width without a height": (
+        "[display]\nwidth = 800\n",
+        "referee.toml:2: [display] width: width and height must both be 0 (the screen's own size)"
+        " or both be set; got 800 by 0",
+    ),
+    "no baud": (
+        "[serial]\nbaud = 0\n",
+        "referee.toml:2: [serial] baud: must be its bits a second, a positive whole number; got 0",
+    ),
+    "a pin that does not exist": (
+        '[pins]\nP3 = "GPIO40"\n',
+        "referee.toml:2: [pins] P3: must be the pin of player 3's buzzer, a GPIO pin named as"
+        f' gpiozero does ({PIN_NAMES}); got "GPIO40"',
+    ),
+    "a power pin": (
+        '[pins]\nUNDO = "BOARD1"\n',
+        "referee.toml:2: [pins] UNDO: must be the pin of the UNDO button (held down, it ends the"
+        f' game), a GPIO pin named as gpiozero does ({PIN_NAMES}); got "BOARD1"',
+    ),
+    "a pin named in lower case": (
+        '[beeper]\npin = "gpio18"\n',
+        'referee.toml:2: [beeper] pin: must be the beeper\'s pin, or "" for none, a GPIO pin'
+        f' named as gpiozero does ({PIN_NAMES}); got "gpio18"',
+    ),
+    "no pin for a button": (
+        '[pins]\nVALID = ""\n',
+        "referee.toml:2: [pins] VALID: must be the pin of the green VALID button, a GPIO pin"
+        f' named as gpiozero does ({PIN_NAMES}); got ""',
+    ),
+    "two buttons on one pin": (
+        '[pins]\nP1 = "GPIO17"\nP2 = "GPIO17"\n',
+        "referee.toml:3: [pins] P2: must be a pin no other button, LED or the beeper uses;"
+        ' got "GPIO17", the pin of [pins] P1',
+    ),
+    "two buttons on one pin, by its BOARD name": (
+        '[pins]\nP2 = "BOARD11"\n',
+        "referee.toml:2: [pins] P2: must be a pin no other button, LED or the beeper uses;"
+        ' got "BOARD11", which is GPIO17, the pin of [pins] P1',
+    ),
+    "a button moved onto another's default pin": (
+        "[pins]\nP1 = 27\n",
+        "referee.toml:2: [pins] P1: must be a pin no other button, LED or the beeper uses;"
+        " got 27, which is GPIO27, the pin of [pins] P2",
+    ),
+    "an LED on a button's pin": (
+        '[leds]\nclock = "J8:11"\n',
+        "referee.toml:2: [leds] clock: must be a pin no other button, LED or the beeper uses;"
+        ' got "J8:11", which is GPIO17, the pin of [pins] P1',
+    ),
+    "the beeper on an LED's pin": (
+        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "GPIO4"\nP2 = "GPIO9"\n'
+        '[beeper]\npin = "GPIO9"\n',
+        "referee.toml:8: [beeper] pin: must be a pin no other button, LED or the beeper uses;"
+        ' got "GPIO9", the pin of [leds] P2',
+    ),
+    "a seat without its LED": (
+        '[rules]\nplayers = 3\n[leds]\ndriver = "pins"\nP1 = "GPIO4"\nP2 = "GPIO9"\n',
+        'referee.toml:3: [leds] P3: driver = "pins" needs a pin for every seat up to players = 3;'
+        ' got ""',
+    ),
+    "a shift register without its data pin": (
+        '[leds]\ndata = ""\n',
+        'referee.toml:2: [leds] data: driver = "shift_register" needs this pin; got ""',
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "message"), MISTAKES.values(), ids=MISTAKES.keys())
+def test_a_mistake_and_its_message(tmp_path, text, message):
+    assert error(tmp_path, text) == message
+
+
+def test_the_error_keeps_where_it_is(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, "[rules]\nplayers = 4\npointout_s = -1\n")
+    err = caught.value
+    assert (err.path, err.line, err.section, err.key) == (
+        tmp_path / "referee.toml",
+        3,
+        "rules",
+        "pointout_s",
+    )
+
+
+def test_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "referee.toml"
+    path.write_bytes(b"[rules]\nplayers = \xff\n")
+    with pytest.raises(ConfigError, match=r"referee.toml: cannot read the settings: not UTF-8"):
+        load_config(path)
+
+
+# The example file and the rendering
+
+
+def test_the_example_file_is_in_sync():
+    assert EXAMPLE.read_text(encoding="utf-8") == example_config(), (
+        "referee.example.toml is generated: run `referee config --example > referee.example.toml`"
+    )
+
+
+def test_the_example_file_gives_exactly_the_defaults():
+    config = load_config(EXAMPLE)
+    assert config.path == EXAMPLE
+    assert without_path(config) == default_config()
+
+
+def test_the_example_names_every_key_with_its_description():
+    text = example_config()
+    doc = tomllib.loads(text)
+    assert doc["rules"] == {
+        "rules": "super",
+        "players": 4,
+        "pointout_s": 10.0,
+        "tie_ms": 0.0,
+        "super_s": 10.0,
+        "must_use_flipped": False,
+    }
+    assert "# seconds to show a SET, 0 for no limit\npointout_s = 10.0\n" in text
+    assert doc["pins"] == PINMAP["pins"]
+
+
+def test_the_settings_in_effect_load_back_into_themselves(tmp_path):
+    config = load(
+        tmp_path,
+        '[rules]\nrules = "solo"\nplayers = 1\ntie_ms = 0.25\n'
+        '[pins]\nP1 = "BOARD7"\nP2 = 20\nSUPER = "J8:11"\n'
+        '[leds]\ndriver = "pins"\nP1 = "GPIO2"\n'
+        '[beeper]\npin = ""\n[sound]\noutput = "soundcard"\n'
+        "[buttons]\nresolution_us = 8000\n[display]\nwidth = 480\nheight = 320\n"
+        '[serial]\ndevice = "/dev/serial/by-id/usb-\\"pico\\""\n[store]\npath = "x.db"\n',
+    )
+    rendered = render_config(config)
+    assert rendered.startswith(f"# The settings in effect, read from {tmp_path}/referee.toml.\n")
+    again = load_config(write(tmp_path, rendered, "again.toml"))
+    assert without_path(again) == without_path(config)
+    assert again.serial.device == '/dev/serial/by-id/usb-"pico"'
+
+
+# `referee config`
+
+
+def test_cli_prints_the_example(capsys):
+    assert main(["config", "--example"]) == 0
+    assert capsys.readouterr().out == example_config()
+
+
+def test_cli_prints_the_settings_in_effect(tmp_path, capsys):
+    path = write(tmp_path, "[rules]\nplayers = 3\n")
+    assert main(["config", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out == render_config(load_config(path))
+    assert "\nplayers = 3\n" in out
+
+
+def test_cli_says_when_it_found_no_file(capsys):
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# The settings in effect: the defaults, as no settings file was found")
+    assert without_path(load_config(None)) == default_config()
+
+
+def test_cli_refuses_a_bad_file_with_one_line(tmp_path, capsys):
+    path = write(tmp_path, "[rules]\npointout_s = -1\n")
+    assert main(["config", "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"{path}:2: [rules] pointout_s: must be seconds to show a SET, 0 for no limit; got -1\n"
+    )
+
+
+def test_cli_refuses_a_missing_file(tmp_path, capsys):
+    assert main(["config", "--config", str(tmp_path / "nope.toml")]) == 2
+    assert capsys.readouterr().err == f"{tmp_path}/nope.toml: no such settings file\n"

@@ -1,0 +1,115 @@
+"""A whole game in a terminal, end to end: keys in, the screen out, killed and resumed."""
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from referee.cli import main
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# The test types faster than anyone could press a buzzer twice; a keyboard has no contact
+# bounce, so a short debounce window keeps its quick repeats of a key from being bounce.
+CONFIG = "[rules]\npointout_s = 120.0\n[buttons]\ndebounce_ms = 1.0\n"
+
+
+class Terminal:
+    """`referee run` on a pseudo-terminal, the way a person at a keyboard sees it."""
+
+    def __init__(self, tmp_path, store):
+        config = tmp_path / "referee.toml"
+        config.write_text(CONFIG)
+        master, slave = os.openpty()
+        env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"))
+        env.pop("DISPLAY", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "run", "--input", "keyboard", "--display",
+             "terminal", "--config", str(config), "--store", str(store)],
+            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+        )  # fmt: skip
+        os.close(slave)
+        self.master = master
+        self.screen = ""
+
+    def press(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def wait_for(self, text: str, timeout: float = 10) -> str:
+        """Read the screen until `text` appears in its latest frame; fail after timeout."""
+        end = time.monotonic() + timeout
+        raw = ""
+        while time.monotonic() < end:
+            ready, _, _ = select.select([self.master], [], [], end - time.monotonic())
+            if not ready:
+                break
+            try:
+                raw += os.read(self.master, 65536).decode(errors="replace")
+            except OSError:  # the process is gone and the pty with it
+                break
+            frame = ANSI.sub("", raw.rsplit("\x1b[H\x1b[2J", 1)[-1])
+            if text in frame:
+                self.screen = frame
+                return frame
+        pytest.fail(f"{text!r} never appeared; the screen was:\n{ANSI.sub('', raw)[-2000:]}")
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        os.close(self.master)
+
+    def quit(self) -> int:
+        self.press("q")
+        code = self.proc.wait(timeout=10)
+        os.close(self.master)
+        return code
+
+
+def test_a_game_played_in_the_terminal_survives_being_killed(tmp_path, capsys):
+    store = tmp_path / "referee.db"
+    term = Terminal(tmp_path, store)
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.press("1")
+    term.wait_for("P1 ●")
+    term.press("2")
+    term.wait_for("P2 ▲")
+    term.press("s")
+    term.wait_for("FIND A SET")
+    term.press("1")
+    frame = term.wait_for("P1: SHOW YOUR SET")
+    assert "time to show it: 1" in frame  # the point-out timer counts down from 120 s
+    term.press("v")
+    term.wait_for("bank 2")
+    term.press("3")  # P3 did not join: the screen says why nothing happened
+    term.wait_for("ignored: P3 did not join this game")
+    term.press("2")
+    term.wait_for("P2: SHOW YOUR SET")
+    term.kill()  # a power cut in the middle of a call
+
+    term = Terminal(tmp_path, store)
+    frame = term.wait_for("P2: SHOW YOUR SET")  # resumed mid-call
+    assert "P1 ●   1" in frame
+    term.press("x")
+    frame = term.wait_for("LOCKED")
+    assert "P2 ▲   0 [LOCKED]" in frame
+    assert term.quit() == 0
+
+    assert main(["state", "--store", str(store)]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert [p["points"] for p in state["players"]] == [1, 0]
+    assert [p["locked"] for p in state["players"]] == [False, True]
+    assert state["bank"] == 2 and state["phase"] == "open"
+    assert [c["verdicts"] for c in state["calls"]] == [["valid"], ["invalid"]]
+
+
+def test_sigterm_ends_the_game_loop_cleanly(tmp_path):
+    term = Terminal(tmp_path, tmp_path / "referee.db")
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.proc.send_signal(signal.SIGTERM)
+    assert term.proc.wait(timeout=10) == 0
+    os.close(term.master)
