@@ -105,6 +105,7 @@ class Window:
         self._wake_posted = threading.Event()
         self._last_key: tuple[object, ...] | None = None
         self.quit_requested = False
+        self.frames = 0  # drawn so far
         inbox.set_wake(self._wake)
 
     def _wake(self) -> None:
@@ -172,17 +173,17 @@ class Window:
         self.quit_requested = True
         self._inbox.put(Quit(reason))
 
-    def show(self, view: View) -> bool:
-        """Draw the view unless the screen already shows exactly this; True if it drew."""
+    def show(self, view: View) -> None:
+        """Draw the view, unless the screen already shows exactly this picture."""
         surface = pygame.display.get_surface()
         assert surface is not None, "show() after close()"
         key = _frame_key(view, surface.get_size())
         if key == self._last_key:
-            return False
+            return
         render(surface, view)
         pygame.display.flip()
         self._last_key = key
-        return True
+        self.frames += 1
 
     def next_frame_ns(self, view: View) -> int | None:
         """As the terminal screen has it, so the main loop can drive either."""
