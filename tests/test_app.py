@@ -79,7 +79,7 @@ def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
     assert app._timeout(clock.now, app.view()) is None  # idle: sleep until an edge
     tap(app, clock, "P1")
     timeout = app._timeout(clock.now, app.view())
-    assert timeout is not None and 0 < timeout <= 0.1  # the point-out timer's next tenth
+    assert timeout is not None and 0.9 < timeout <= 1.0  # the point-out timer's next second
 
 
 def test_the_point_out_timer_fires_through_the_loop(make_app):

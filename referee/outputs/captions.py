@@ -1,17 +1,17 @@
 """What the screens say, worked out once for the pygame screen and the terminal alike.
 
-Pure: a View in, text and times out. Timers show tenths of a second, rounded up, so a
-timer reads 0.0 exactly at its deadline and the table never sees "0.0" with time left.
+Pure: a View in, text and times out. Timers show whole seconds, and tenths in their
+last 3 s when every tenth counts, always rounded up: a timer reads 0.0 exactly at its
+deadline, never with time left. A picture changes by itself only when a shown digit
+does, so the main loop sleeps a second at a time and 10 frames a second only at the end.
 """
 
-import math
-
-from referee.rules import NS_PER_MS, Call, Phase, RuleSet, solo_increment
+from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, RuleSet, solo_increment
 from referee.rules.effects import seat
-from referee.rules.engine import SOLO_HALF_LIFE_NS, SOLO_START
 from referee.view import View
 
 TENTH_NS = 100 * NS_PER_MS
+TENTHS_FROM_NS = 3 * NS_PER_S
 
 
 def pointout_left_ns(view: View) -> int | None:
@@ -34,38 +34,78 @@ def countdown_paused(view: View) -> bool:
     return sr is not None and sr.countdown_left_ns is not None
 
 
+def shown_ns(left_ns: int) -> int:
+    """The time left as a timer shows it: rounded up to the second, or the tenth at the end."""
+    if left_ns <= 0:
+        return 0
+    unit = TENTH_NS if left_ns <= TENTHS_FROM_NS else NS_PER_S
+    return -(-left_ns // unit) * unit
+
+
 def seconds(left_ns: int) -> str:
-    """Tenths, rounded up: 7.25 s left reads 7.3."""
-    return f"{math.ceil(left_ns / TENTH_NS) / 10:.1f}"
+    """7.25 s left reads 8; 2.41 s left reads 2.5."""
+    shown = shown_ns(left_ns)
+    return f"{shown / NS_PER_S:.1f}" if shown <= TENTHS_FROM_NS else str(shown // NS_PER_S)
 
 
 def increment(view: View) -> int | None:
-    """Solo: what a SET pressed now would score."""
-    solo = view.state.solo
-    if view.settings.rules is not RuleSet.SOLO or solo is None:
+    """Solo: what a valid SET would score: pressed now, or at the pending call's press."""
+    state = view.state
+    if view.settings.rules is not RuleSet.SOLO or state.solo is None or state.phase is Phase.OVER:
         return None
-    return 0 if solo.zeroed else solo_increment(solo, view.now_ns)
+    if state.solo.zeroed:
+        return 0
+    call = state.pending
+    return solo_increment(state.solo, view.now_ns if call is None else call.first_ns)
+
+
+def shown_clocks(view: View) -> tuple[str | None, str | None, int | None]:
+    """Everything on a screen that moves with time alone, as shown."""
+    pointout, countdown = pointout_left_ns(view), countdown_left_ns(view)
+    return (
+        None if pointout is None else seconds(pointout),
+        None if countdown is None else seconds(countdown),
+        increment(view),
+    )
 
 
 def next_change_ns(view: View) -> int | None:
     """The game-clock time at which something shown changes by itself, or None."""
-    times = []
-    for deadline in (view.state.pointout_deadline, _running_countdown(view)):
-        if deadline is not None and deadline > view.now_ns:
-            tenths_left = math.ceil((deadline - view.now_ns) / TENTH_NS)
-            times.append(deadline - (tenths_left - 1) * TENTH_NS)
-    solo = view.state.solo
+    state = view.state
+    sr = state.super_round
+    times = [
+        _next_tick(deadline, view.now_ns)
+        for deadline in (state.pointout_deadline, None if sr is None else sr.countdown_deadline)
+        if deadline is not None
+    ]
+    if state.pending is None:  # during a call the increment stands still at the press
+        times.append(_increment_drop(view))
+    return min((t for t in times if t is not None), default=None)
+
+
+def _next_tick(deadline_ns: int, now_ns: int) -> int | None:
+    shown = shown_ns(deadline_ns - now_ns)
+    if shown == 0:
+        return None  # run out: the engine's timer fires and the state changes instead
+    unit = TENTH_NS if shown <= TENTHS_FROM_NS else NS_PER_S
+    return deadline_ns - (shown - unit)
+
+
+def _increment_drop(view: View) -> int | None:
+    """The first time after now at which the solo increment shows less."""
     value = increment(view)
-    if solo is not None and value is not None and value > 1 and view.state.phase is Phase.OPEN:
-        # The shown increment drops below value - 0.5 at this many ns after its reference.
-        after = SOLO_HALF_LIFE_NS * math.log2(SOLO_START / (value - 0.5))
-        times.append(max(view.now_ns + 1, solo.ref_ns + math.ceil(after)))
-    return min(times, default=None)
-
-
-def _running_countdown(view: View) -> int | None:
-    sr = view.state.super_round
-    return None if sr is None else sr.countdown_deadline
+    solo = view.state.solo
+    if value is None or value <= 1 or solo is None:
+        return None  # no solo game, zeroed, or at its floor of 1
+    # Searched, not inverted, so that the engine's formula alone decides (exactly).
+    lo, step = view.now_ns, NS_PER_S
+    while solo_increment(solo, lo + step) == value:
+        lo, step = lo + step, step * 2
+    hi = lo + step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if solo_increment(solo, mid) == value else (lo, mid)
+    return hi
 
 
 def margin(call: Call) -> str:

@@ -1,0 +1,179 @@
+"""Every screen, drawn headless to PNG files: `python -m referee.outputs.gallery OUTDIR`.
+
+Each screen is reached the honest way, by playing inputs through the real rules engine,
+so the pictures show what a table would see. `make screens` fills docs/screens/.
+"""
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pygame
+
+from referee.rules import (
+    NS_PER_MS,
+    NS_PER_S,
+    End,
+    Input,
+    Press,
+    RuleSet,
+    Settings,
+    State,
+    Super,
+    Verdict,
+    new_game,
+    step,
+)
+from referee.view import Notice, Severity, View
+
+from .display import render
+
+SIZES = ((480, 320), (1280, 720))
+GPIO = "GPIO (lgpio: kernel edge times)"
+KEYBOARD = "keyboard (8 ms resolution)"
+
+
+def at(seconds: float) -> int:
+    return round(seconds * NS_PER_S)
+
+
+class Table:
+    """A game played input by input, remembering what the effects said."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.state: State = new_game(settings)
+        self.messages: list[str] = []
+
+    def play(self, *inputs: Input) -> "Table":
+        for inp in inputs:
+            self.state, effects = step(self.settings, self.state, inp)
+            self.messages.extend(e.text for e in effects)
+        return self
+
+    def join(self, *seats: int, t: float = 1.0) -> "Table":
+        """Everyone joins in the lobby and SUPER starts the game."""
+        return self.play(*(Press(p, at(t + i / 10)) for i, p in enumerate(seats)), Super(at(t + 1)))
+
+    def call(self, seat: int, t: float, valid: bool) -> "Table":
+        return self.play(Press(seat, at(t)), Verdict(valid, at(t + 2)))
+
+    def view(self, now: float, notices: Sequence[Notice] = (), source: str = GPIO) -> View:
+        return View(
+            settings=self.settings,
+            state=self.state,
+            now_ns=at(now),
+            messages=tuple(self.messages[-3:]),
+            notices=tuple(notices),
+            source=source,
+        )
+
+
+def _midgame(settings: Settings) -> Table:
+    """Four players some way in: P1 and P2 have scored, P3 called wrongly and is locked."""
+    return (
+        Table(settings)
+        .join(1, 2, 3, 4)
+        .call(1, 10, valid=True)
+        .call(2, 20, valid=True)
+        .call(1, 25, valid=True)
+        .call(3, 30, valid=False)
+    )
+
+
+def views() -> dict[str, View]:
+    """The gallery's screens by name, each the state a real game passes through."""
+    four = Settings(players=4)
+    out: dict[str, View] = {}
+
+    out["lobby"] = Table(four).play(Press(1, at(1)), Press(3, at(2))).view(2.5, source=KEYBOARD)
+
+    midgame = _midgame(four).play(Press(3, at(40)))  # locked: the engine says why it ignores it
+    out["scoreboard"] = midgame.view(41)
+
+    photo = _midgame(four).play(
+        Press(2, at(60)), Press(4, at(60) + 4_200_000), Press(1, at(60) + 37_000_000)
+    )
+    out["call"] = photo.view(62.4)
+
+    tied = _midgame(replace(four, tie_ns=2 * NS_PER_MS)).play(
+        Press(2, at(60)),
+        Press(4, at(60) + 1_100_000),
+        Press(1, at(60) + 15_000_000),
+        Verdict(True, at(63)),
+    )
+    out["tie"] = tied.view(64.5)
+
+    joining = _midgame(four).play(Super(at(70)), Press(1, at(71)), Press(4, at(71.5)))
+    out["super-join"] = joining.view(72)
+
+    flipped = _midgame(four).play(Super(at(70)), Press(1, at(71)), Press(4, at(71.5)))
+    flipped.play(Super(at(73)))
+    out["countdown-7s"] = flipped.view(76)
+    out["countdown-2.4s"] = flipped.view(80.6)
+
+    reminder = replace(four, must_use_flipped=True)
+    strict = _midgame(reminder).play(Super(at(70)), Press(1, at(71)), Press(4, at(71.5)))
+    out["countdown-flipped"] = strict.play(Super(at(73))).view(78)
+
+    out["super-call"] = flipped.play(Press(4, at(77.5)), Press(1, at(77.5) + 2_600_000)).view(79)
+
+    solo = Table(Settings(rules=RuleSet.SOLO, players=1)).join(1)
+    solo.play(Press(1, at(10)), Verdict(True, at(12)), Press(1, at(30)), Verdict(True, at(31)))
+    out["solo"] = solo.view(38, source=KEYBOARD)
+    out["solo-claim"] = solo.play(Super(at(40))).view(41, source=KEYBOARD)
+
+    ended = Table(four).join(1, 2, 3, 4).call(1, 10, True).call(2, 20, True)
+    ended.call(4, 30, True).call(1, 40, True).call(2, 50, True).play(End(at(60)))
+    out["ranking"] = ended.view(61)
+
+    trouble = [
+        Notice("P2's button is held down: ignored until it is released"),
+        Notice("button board unplugged: waiting for /dev/ttyACM0"),
+        Notice("storage trouble: cannot write referee.db (disk full)", Severity.ERROR),
+    ]
+    out["notices"] = midgame.view(41, notices=trouble)
+
+    eight = Table(Settings(players=8)).join(*range(1, 9))
+    for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
+        eight.call(seat, 10 + 10 * i, valid=True)
+    eight.call(6, 120, valid=False)
+    out["eight-players"] = eight.view(125)
+    return out
+
+
+def save(outdir: Path, sizes: Sequence[tuple[int, int]] = SIZES) -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for name, view in views().items():
+        for w, h in sizes:
+            surface = pygame.Surface((w, h))
+            render(surface, view)
+            path = outdir / f"{name}-{w}x{h}.png"
+            pygame.image.save(surface, str(path))
+            saved.append(path)
+    return saved
+
+
+def _size(text: str) -> tuple[int, int]:
+    w, _, h = text.partition("x")
+    try:
+        return int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT, not {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m referee.outputs.gallery", description=__doc__)
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--size", type=_size, action="append", help="WIDTHxHEIGHT (repeatable)")
+    args = parser.parse_args(argv)
+    for path in save(args.outdir, args.size or SIZES):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Boxes cut from a screen by proportion, so every layout scales from 480x320 to 1920x1080.
+
+Each helper splits a box into boxes that tile it exactly: edges are rounded once, shared
+by neighbours, so two boxes never overlap and no pixel is lost between them.
+"""
+
+from collections.abc import Sequence
+from itertools import accumulate
+
+from pygame import Rect
+
+
+def inset(box: Rect, px: int) -> Rect:
+    """The box shrunk by px on every side (never below nothing)."""
+    px = min(px, box.width // 2, box.height // 2)
+    return Rect(box.x + px, box.y + px, box.width - 2 * px, box.height - 2 * px)
+
+
+def _cuts(start: int, length: int, weights: Sequence[float], gap: int) -> list[tuple[int, int]]:
+    """(start, length) of each part of a span split by weights, gap pixels between parts."""
+    total = sum(weights)
+    room = max(0, length - gap * (len(weights) - 1))
+    edges = [0.0, *accumulate(w / total * room for w in weights)]
+    spans = []
+    for i in range(len(weights)):
+        a = start + round(edges[i]) + i * gap
+        b = start + round(edges[i + 1]) + i * gap
+        spans.append((a, b - a))
+    return spans
+
+
+def rows(box: Rect, weights: Sequence[float], gap: int = 0) -> list[Rect]:
+    """The box cut into horizontal bands, top to bottom, as tall as their weights."""
+    return [Rect(box.x, y, box.width, h) for y, h in _cuts(box.y, box.height, weights, gap)]
+
+
+def columns(box: Rect, weights: Sequence[float], gap: int = 0) -> list[Rect]:
+    """The box cut into vertical bands, left to right, as wide as their weights."""
+    return [Rect(x, box.y, w, box.height) for x, w in _cuts(box.x, box.width, weights, gap)]
+
+
+def grid(box: Rect, count: int, cols: int, gap: int = 0) -> list[Rect]:
+    """count equal cells, row by row; a short last row is centred."""
+    n_rows = -(-count // cols)
+    cells: list[Rect] = []
+    for r, band in enumerate(rows(box, [1] * n_rows, gap)):
+        in_row = min(cols, count - r * cols)
+        cut = columns(band, [1] * cols, gap)
+        shift = (cols - in_row) * (cut[0].width + gap) // 2
+        cells.extend(c.move(shift, 0) for c in cut[:in_row])
+    return cells
+
+
+def square(box: Rect) -> Rect:
+    """The largest square centred in the box."""
+    side = min(box.width, box.height)
+    return Rect(0, 0, side, side).move(
+        box.x + (box.width - side) // 2, box.y + (box.height - side) // 2
+    )

@@ -1,0 +1,408 @@
+"""The pygame screens, one per phase of the game, drawn from a View and nothing else.
+
+Every screen has the same frame: a header (what is going on, and where the buttons come
+from), the box's notices under it, the latest message at the bottom, and the phase's
+own picture in the middle. Sizes are fractions of the surface, and what matters most in
+a phase is the biggest thing on its screen. The words come from captions.py, shared
+with the terminal, so both screens say the same.
+"""
+
+from collections.abc import Callable, Container, Sequence
+from math import ceil
+
+from pygame import Rect
+
+from referee.rules import NS_PER_S, Call, Judgement, Phase, RuleSet
+from referee.view import Notice, Severity, View
+
+from . import captions
+from .canvas import Align, Canvas, Colour
+from .layout import columns, grid, inset, rows, square
+from .seats import colour as seat_colour
+from .seats import label
+from .style import (
+    ATTENTION,
+    BACKGROUND,
+    BAD,
+    DIM,
+    ERROR,
+    FAINT,
+    GOOD,
+    INFO,
+    INK,
+    PANEL,
+    TEXT,
+    URGENT,
+    ink_on,
+)
+
+MAX_NOTICES = 3  # more would squeeze the game off the screen; the last line counts the rest
+NOTICE_STYLE: dict[Severity, tuple[Colour, str]] = {
+    Severity.INFO: (INFO, ""),
+    Severity.WARNING: (ATTENTION, "⚠ "),
+    Severity.ERROR: (ERROR, "✖ "),
+}
+JUDGED: dict[Judgement, tuple[str, Colour]] = {
+    Judgement.VALID: ("SET ✓", GOOD),
+    Judgement.INVALID: ("no SET ✗", BAD),
+    Judgement.TIMEOUT: ("too late ✗", BAD),
+}
+BADGE_RATIO = 2.6  # a seat's mark, "P3 ■", is this many times as wide as tall
+
+
+class Screen:
+    """One view being drawn on one surface, with the sizes derived from the surface."""
+
+    def __init__(self, canvas: Canvas, view: View) -> None:
+        self.canvas = canvas
+        self.view = view
+        self.state = view.state
+        area = canvas.rect
+        self.pad = max(2, min(area.width, area.height) // 60)
+        self.radius = self.pad * 2
+
+    # --- pieces -------------------------------------------------------------------------
+
+    def text(
+        self,
+        box: Rect,
+        text: str,
+        colour: Colour = TEXT,
+        *,
+        align: Align = "center",
+        max_lines: int = 1,
+        max_size: int | None = None,
+    ) -> int:
+        """Draw the text as large as fits (up to max_size); return the size it got."""
+        self.canvas.text(box, text, colour, align=align, max_lines=max_lines, max_size=max_size)
+        return self.canvas.drawn[-1].size if text else 0
+
+    def texts(self, lines: Sequence[tuple[Rect, str, Colour]], align: Align = "center") -> None:
+        """Texts that belong together, all one size."""
+        size = self.canvas.common_size([box for box, _, _ in lines], [t for _, t, _ in lines])
+        for box, text, colour in lines:
+            self.text(box, text, colour, align=align, max_size=size)
+
+    def panel(self, box: Rect, colour: Colour = PANEL) -> Rect:
+        """A rounded panel; returns the box inside it that is safe for text."""
+        self.canvas.fill(box, colour, self.radius)
+        return inset(box, self.pad)
+
+    def badges(self, marks: Sequence[tuple[Rect, int]], unlit: Container[int] = ()) -> None:
+        """Seats' marks, all one size: number and symbol on the seat's colour, or only
+        outlined in it when unlit (out of the game, locked)."""
+        inner = [inset(box, max(1, min(box.height // 8, box.width // 12))) for box, _ in marks]
+        size = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
+        for (box, seat), text_box in zip(marks, inner, strict=True):
+            colour = seat_colour(seat)
+            radius = min(self.radius, box.height // 3)
+            if seat in unlit:
+                self.canvas.frame(box, colour, max(1, self.pad // 2), radius)
+                ink = DIM
+            else:
+                self.canvas.fill(box, colour, radius)
+                ink = ink_on(colour)
+            self.text(text_box, label(seat), ink, max_size=size)
+
+    def seat_row(self, box: Rect, said: str, seats: Sequence[int]) -> None:
+        """A label and seats' marks in one row, centred as a group."""
+        weights = [3.0] + [BADGE_RATIO] * len(seats)
+        width = min(box.width, round(box.height * sum(weights)) + self.pad * len(seats))
+        group = Rect(box.centerx - width // 2, box.y, width, box.height)
+        first, *marks = columns(group, weights, self.pad)
+        self.text(first, said, DIM, align="right")
+        self.badges(list(zip(marks, seats, strict=True)))
+
+    def timer(self, box: Rect, left_ns: int, full_ns: int) -> None:
+        """A timer's digits over a bar that drains with them; red for the last 3 s."""
+        shown = captions.shown_ns(left_ns)
+        colour = URGENT if shown <= captions.TENTHS_FROM_NS else TEXT
+        digits, bar = rows(box, [0.75, 0.25], self.pad)
+        self.text(digits, f"{captions.seconds(left_ns)} s", colour)
+        bar = inset(bar, self.pad // 2)
+        self.canvas.fill(bar, FAINT, bar.height // 2)
+        if width := round(bar.width * min(1.0, shown / full_ns)):
+            self.canvas.fill(Rect(bar.x, bar.y, width, bar.height), colour, bar.height // 2)
+
+    def pips(self, box: Rect, lit: int) -> None:
+        """Three dots for the last three seconds, one going out with each second."""
+        for i, cell in enumerate(columns(_wide(box, 3.5), [1, 1, 1], self.pad)):
+            dot = inset(square(cell), self.pad // 2)
+            if i < lit:
+                self.canvas.disc(dot, URGENT)
+            else:
+                self.canvas.disc(dot, FAINT, max(1, self.pad // 2))
+
+    # --- the frame ----------------------------------------------------------------------
+
+    def draw(self) -> None:
+        self.canvas.fill(self.canvas.rect, BACKGROUND)
+        shown = self.notices()
+        heights = [0.1] + [0.08] * len(shown) + [0.75 - 0.08 * len(shown), 0.15]
+        header, *notice_boxes, main, footer = rows(
+            inset(self.canvas.rect, self.pad), heights, self.pad
+        )
+        self.header(header)
+        for box, (colour, line) in zip(notice_boxes, shown, strict=True):
+            self.text(self.panel(box, colour), line, ink_on(colour))
+        self.footer(footer)
+        SCREENS[self.name()](self, main)
+
+    def notices(self) -> list[tuple[Colour, str]]:
+        notices: Sequence[Notice] = self.view.notices
+        if len(notices) > MAX_NOTICES:
+            rest = len(notices) - MAX_NOTICES + 1
+            notices = [*notices[: MAX_NOTICES - 1], Notice(f"and {rest} more notices")]
+        lines = []
+        for notice in notices:
+            colour, mark = NOTICE_STYLE[notice.severity]
+            lines.append((colour, mark + notice.text))
+        return lines
+
+    def header(self, box: Rect) -> None:
+        title, source = columns(box, [0.6, 0.4], self.pad)
+        self.text(title, TITLES[self.name()], align="left")
+        # Small, but on a 3.5" screen two readable lines rather than one tiny one.
+        small = max(6, box.height * 2 // 5)
+        self.text(source, self.view.source, DIM, align="right", max_lines=2, max_size=small)
+
+    def footer(self, box: Rect) -> None:
+        if not self.view.messages:
+            return
+        message = self.view.messages[-1]
+        colour = ATTENTION if message.startswith("ignored:") else TEXT
+        self.canvas.fill(box, PANEL, self.radius)
+        inside = inset(box, max(1, self.pad // 2))
+        self.text(inside, message, colour, max_lines=2, max_size=max(6, inside.height * 2 // 5))
+
+    def name(self) -> str:
+        state = self.state
+        if state.claim:
+            return "claim"
+        if state.solo is not None and state.phase is Phase.OPEN:
+            return "solo"
+        return state.phase.value
+
+    # --- lobby and super-round join: who is in ------------------------------------------
+
+    def roster(self, box: Rect, seats: Sequence[int], joined: set[int], locked: set[int]) -> None:
+        """A tile per seat: lit when in, with IN or LOCKED written under it."""
+        cols = len(seats) if len(seats) <= 4 else ceil(len(seats) / 2)
+        cells = [rows(c, [0.6, 0.4], self.pad // 2) for c in grid(box, len(seats), cols, self.pad)]
+        self.badges(
+            [(mark, s) for (mark, _), s in zip(cells, seats, strict=True)], set(seats) - joined
+        )
+        said = ["IN" if s in joined else "LOCKED" if s in locked else "" for s in seats]
+        self.texts(
+            [
+                (inset(under, self.pad // 2), word, GOOD if word == "IN" else DIM)
+                for (_, under), word in zip(cells, said, strict=True)
+            ]
+        )
+
+    def lobby(self, box: Rect) -> None:
+        ask, seats, hint = rows(box, [0.2, 0.62, 0.18], self.pad)
+        small = self.text(ask, "Press your buzzer to join") * 3 // 4
+        joined = {p.id for p in self.state.players}
+        self.roster(seats, range(1, self.view.settings.players + 1), joined, set())
+        need = self.view.settings.min_players
+        if len(joined) >= need:
+            self.text(hint, f"{len(joined)} in: press SUPER to start", GOOD, max_size=small)
+        else:
+            players = "one player" if need == 1 else f"{need} players"
+            self.text(hint, f"SUPER starts the game with {players}", DIM, max_size=small)
+
+    def super_join(self, box: Rect) -> None:
+        sr = self.state.super_round
+        assert sr is not None
+        ask, seats, hint = rows(box, [0.2, 0.62, 0.18], self.pad)
+        small = self.text(ask, "Press your buzzer to join") * 3 // 4
+        seated = [p.id for p in self.state.players]
+        self.roster(seats, seated, set(sr.participants), set(self.state.locked))
+        if sr.participants:
+            self.text(hint, "SUPER flips the card  ·  UNDO cancels", GOOD, max_size=small)
+        else:
+            self.text(hint, "nobody in yet: SUPER now cancels", DIM, max_size=small)
+
+    # --- open play ----------------------------------------------------------------------
+
+    def scores(self, box: Rect) -> None:
+        players = self.state.players
+        tiles, bank = rows(box, [0.89, 0.11], self.pad)
+        cols = len(players) if len(players) <= 4 else ceil(len(players) / 2)
+        cells = [
+            rows(self.panel(cell), [0.34, 0.48, 0.18], self.pad // 2)
+            for cell in grid(tiles, len(players), cols, self.pad)
+        ]
+        on = list(zip(cells, players, strict=True))
+        self.badges([(mark, p.id) for (mark, _, _), p in on], self.state.locked)
+        self.texts([(points, str(p.points), DIM if p.locked else TEXT) for (_, points, _), p in on])
+        for (_, _, status), p in on:
+            if p.locked:
+                self.text(status, "LOCKED", BAD)
+        if self.view.settings.rules is RuleSet.SUPER:
+            self.text(bank, f"bank {self.state.bank}", DIM)
+
+    def solo(self, box: Rect) -> None:
+        solo = self.state.solo
+        value = captions.increment(self.view)
+        assert solo is not None and value is not None
+        what, worth, note, score = rows(box, [0.14, 0.46, 0.12, 0.28], self.pad)
+        self.text(what, "a SET now scores")
+        self.text(worth, f"+{value}", BAD if solo.zeroed else TEXT)
+        if solo.zeroed:
+            self.text(note, "after a wrong no-SET claim", BAD)
+        else:
+            self.text(note, "halves every 15 s", DIM)
+        sets = "1 SET" if solo.sets == 1 else f"{solo.sets} SETs"
+        self.text(self.panel(score), f"score {self.state.players[0].points}  ·  {sets}")
+
+    def claim(self, box: Rect) -> None:
+        ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
+        small = self.text(ask, "No SET on the table?") // 2
+        self.texts(
+            [(valid, "VALID: right, there is none", GOOD), (invalid, "INVALID: there is one", BAD)]
+        )
+        self.text(worth, f"a SET now scores +{captions.increment(self.view)}", DIM, max_size=small)
+
+    # --- a call -------------------------------------------------------------------------
+
+    def call(self, box: Rect) -> None:
+        call = self.state.pending
+        assert call is not None and call.turn is not None
+        head, body = rows(box, [0.16, 0.84], self.pad)
+        tie = len(call.callers) > 1
+        self.text(head, captions.margin(call), ATTENTION if tie else TEXT)
+        left, right = columns(body, [0.54, 0.46], self.pad)
+        paused = captions.countdown_left_ns(self.view)
+        weights = [0.5, 0.14, 0.36] + ([0.12] if paused is not None else [])
+        caller, turn, timer, *rest = rows(left, weights, self.pad)
+        self.badges([(_wide(caller, BADGE_RATIO), call.turn)])
+        self.text(
+            turn,
+            f"co-caller {len(call.verdicts) + 1} of {len(call.callers)}"
+            if tie
+            else "show your SET",
+        )
+        if (pointout := captions.pointout_left_ns(self.view)) is not None:
+            self.timer(timer, pointout, self.view.settings.pointout_ns)
+        else:
+            self.text(timer, "no time limit", DIM)
+        if paused is not None:
+            self.text(rest[0], f"countdown paused at {captions.seconds(paused)} s", DIM)
+        self.photo_finish(right, call)
+
+    def photo_finish(self, box: Rect, call: Call) -> None:
+        inside = self.panel(box)
+        title, listing = rows(inside, [0.13, 0.87], self.pad // 2)
+        self.text(title, "photo finish", DIM)
+        slots = rows(listing, [1] * max(len(call.presses), 4), max(1, self.pad // 2))
+        presses = captions.offsets(call)
+        cells = [columns(slot, [0.46, 0.54], self.pad) for slot in slots[: len(presses)]]
+        on = list(zip(cells, presses, strict=True))
+        self.badges([(mark, seat) for (mark, _), (seat, _) in on])
+        self.texts(
+            [(when, *_press(call, seat, offset)) for (_, when), (seat, offset) in on], "left"
+        )
+
+    # --- the super round's countdown ----------------------------------------------------
+
+    def countdown(self, box: Rect) -> None:
+        sr = self.state.super_round
+        left = captions.countdown_left_ns(self.view)
+        assert sr is not None and left is not None
+        remind = self.view.settings.must_use_flipped
+        weights = [0.15, 0.62, 0.1] + ([0.13] if remind else [])
+        who, digits, pips, *reminder = rows(box, weights, self.pad)
+        self.seat_row(who, "may call:", sr.participants)
+        shown = captions.shown_ns(left)
+        urgent = shown <= captions.TENTHS_FROM_NS
+        self.text(digits, captions.seconds(left), URGENT if urgent else TEXT)
+        self.pips(pips, ceil(shown / NS_PER_S) if urgent else 0)
+        if reminder:
+            self.text(self.panel(reminder[0], ATTENTION), "the SET must use the flipped card", INK)
+
+    # --- the end ------------------------------------------------------------------------
+
+    def over(self, box: Rect) -> None:
+        ranking = self.state.ranking
+        listing, bank = rows(box, [0.88, 0.12], self.pad)
+        cols = 1 if len(ranking) <= 4 else 2
+        per_col = ceil(len(ranking) / cols)
+        # Rows stretched across a TV would leave each place far from its player.
+        listing = _wide(listing, 2.4 * cols)
+        slots = [
+            slot
+            for col in columns(listing, [1] * cols, self.pad * 2)
+            for slot in rows(col, [1] * max(per_col, 3), self.pad)
+        ]
+        places = [r.place for r in ranking]
+        cells = []
+        for entry, slot in zip(ranking, slots, strict=False):
+            cells.append(columns(self.panel(slot), [0.3, 0.42, 0.28], self.pad))
+            if entry.place == 1:
+                self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
+        on = list(zip(cells, ranking, strict=True))
+        self.badges([(_wide(mark, 3), r.player) for (_, mark, _), r in on])
+        self.texts(
+            [
+                (
+                    place,
+                    ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
+                    ATTENTION if r.place == 1 else TEXT,
+                )
+                for (place, _, _), r in on
+            ]
+        )
+        self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right")
+        if self.view.settings.rules is RuleSet.SUPER:
+            self.text(bank, f"bank {self.state.bank}", DIM)
+
+
+SCREENS: dict[str, Callable[[Screen, Rect], None]] = {
+    "lobby": Screen.lobby,
+    "open": Screen.scores,
+    "solo": Screen.solo,
+    "claim": Screen.claim,
+    "call": Screen.call,
+    "super-join": Screen.super_join,
+    "super-countdown": Screen.countdown,
+    "super-call": Screen.call,
+    "over": Screen.over,
+}
+TITLES = {
+    "lobby": "NEW GAME",
+    "open": "SCORES",
+    "solo": "SOLO",
+    "claim": "NO SET?",
+    "call": "SET!",
+    "super-join": "SUPER ROUND",
+    "super-countdown": "SUPER ROUND",
+    "super-call": "SUPER ROUND: SET!",
+    "over": "GAME OVER",
+}
+
+
+def draw_screen(canvas: Canvas, view: View) -> None:
+    Screen(canvas, view).draw()
+
+
+def _press(call: Call, seat: int, offset: str) -> tuple[str, Colour]:
+    """A press in the photo finish: its verdict once judged, else its offset."""
+    judged = call.callers[: len(call.verdicts)]
+    if seat in judged:
+        return JUDGED[call.verdicts[judged.index(seat)]]
+    return offset, TEXT if seat in call.callers else DIM
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _wide(box: Rect, ratio: float) -> Rect:
+    """The largest box ratio times as wide as tall that fits in this one, centred in it."""
+    width = min(box.width, round(box.height * ratio))
+    out = Rect(0, 0, width, min(box.height, max(1, round(width / ratio))))
+    out.center = box.center
+    return out

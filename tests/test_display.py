@@ -1,0 +1,293 @@
+"""The screens: every gallery screen at every size, the clocks' ticks, and the Window."""
+
+import os
+import threading
+import time
+from dataclasses import replace
+from itertools import combinations
+
+import pygame
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.edges import Edge, Inbox, Quit
+from referee.outputs import gallery
+from referee.outputs.canvas import Canvas, font
+from referee.outputs.captions import increment, shown_clocks
+from referee.outputs.display import ScreenUnavailable, Window, next_frame_ns, render
+from referee.outputs.screens import draw_screen
+from referee.outputs.seats import SYMBOLS
+from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
+from referee.view import View
+
+# SDL reads these when the display initialises, not when pygame is imported.
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+
+SIZES = [(480, 320), (1280, 720), (1920, 1080)]
+VIEWS = gallery.views()
+LEGIBLE_PX = 9  # the smallest text allowed on the 3.5" screen
+
+
+def drawn(view: View, size: tuple[int, int]) -> Canvas:
+    canvas = Canvas(pygame.Surface(size))
+    draw_screen(canvas, view)
+    return canvas
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_every_screen_fits_its_texts(name, size):
+    canvas = drawn(VIEWS[name], size)
+    screen = canvas.surface.get_rect()
+    assert canvas.drawn, "nothing drawn"
+    for d in canvas.drawn:
+        assert screen.contains(d.box), f"{d.text!r} leaves the screen: {d.box}"
+        assert not d.cut, f"{d.text!r} does not fit its box"
+        assert d.size >= LEGIBLE_PX, f"{d.text!r} is {d.size} px"
+    for a, b in combinations(canvas.drawn, 2):
+        assert not a.box.colliderect(b.box), f"{a.text!r} {a.box} overlaps {b.text!r} {b.box}"
+
+
+def texts(view: View, size: tuple[int, int] = (1280, 720)) -> list[str]:
+    return [d.text for d in drawn(view, size).drawn]
+
+
+def test_the_call_shows_the_photo_finish_and_its_margin():
+    shown = texts(VIEWS["call"])
+    assert "P2 by 4.2 ms over P4" in shown
+    assert {"first", "+4.2 ms", "+37.0 ms", "8 s"} <= set(shown)
+
+
+def test_a_tie_is_too_close_to_call():
+    shown = texts(VIEWS["tie"])
+    assert "P2, P4: too close to call" in shown
+    assert "SET ✓" in shown  # P2 was judged; P4 shows next
+    assert "co-caller 2 of 2" in shown
+
+
+def test_the_countdown_turns_to_tenths_and_reminds_of_the_flipped_card():
+    assert "7" in texts(VIEWS["countdown-7s"])
+    assert "2.4" in texts(VIEWS["countdown-2.4s"])
+    assert "the SET must use the flipped card" in texts(VIEWS["countdown-flipped"])
+    assert "the SET must use the flipped card" not in texts(VIEWS["countdown-7s"])
+
+
+def test_an_ignored_input_says_why():
+    shown = texts(VIEWS["scoreboard"])
+    assert "ignored: P3 is locked: no point to give, until another player's SET is valid" in shown
+    assert "LOCKED" in shown
+
+
+def test_the_ranking_shares_places():
+    assert texts(VIEWS["ranking"]).count("=1st") == 2
+
+
+def test_notices_and_the_source_are_shown():
+    shown = " ".join(texts(VIEWS["notices"]))
+    assert "held down" in shown and "unplugged" in shown and "storage trouble" in shown
+    assert "GPIO (lgpio: kernel edge times)" in shown
+
+
+def test_render_draws_on_any_surface():
+    surface = pygame.Surface((640, 480))
+    render(surface, VIEWS["lobby"])
+    assert len({surface.get_at((x, 100))[:3] for x in range(0, 640, 4)}) > 2
+
+
+def test_every_seat_symbol_is_in_the_shipped_font():
+    f = font(48)
+    missing = pygame.image.tobytes(f.render("\U0010fffd", True, (255, 255, 255)), "RGBA")
+    for symbol in SYMBOLS:
+        image = pygame.image.tobytes(f.render(symbol, True, (255, 255, 255)), "RGBA")
+        assert image != missing, f"{symbol!r} renders as the missing glyph"
+
+
+def test_the_gallery_writes_a_png_per_screen_and_size(tmp_path):
+    assert gallery.main([str(tmp_path), "--size", "480x320"]) == 0
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == sorted(f"{name}-480x320.png" for name in VIEWS)
+    assert pygame.image.load(tmp_path / "lobby-480x320.png").get_size() == (480, 320)
+
+
+# --- when the picture changes by itself ------------------------------------------------------
+
+
+def at(view: View, now_ns: int) -> View:
+    return replace(view, now_ns=now_ns)
+
+
+@pytest.mark.parametrize("name", ["lobby", "scoreboard", "ranking", "super-join"])
+def test_nothing_moves_when_no_clock_runs(name):
+    assert next_frame_ns(VIEWS[name]) is None
+
+
+def test_the_pointout_timer_ticks_by_seconds_then_tenths():
+    view = VIEWS["call"]
+    deadline = view.state.pointout_deadline
+    assert deadline is not None
+    assert next_frame_ns(at(view, deadline - 7_600_000_000)) == deadline - 7 * NS_PER_S
+    assert next_frame_ns(at(view, deadline - 3_500_000_000)) == deadline - 3 * NS_PER_S
+    assert next_frame_ns(at(view, deadline - 2_450_000_000)) == deadline - 2_400_000_000
+    assert next_frame_ns(at(view, deadline)) is None  # the engine's timer fires now
+
+
+def test_a_paused_countdown_does_not_tick():
+    view = VIEWS["super-call"]
+    assert view.state.super_round is not None
+    assert view.state.super_round.countdown_left_ns is not None
+    # Only the point-out timer moves while the countdown waits for the verdict...
+    assert next_frame_ns(view) == view.state.pointout_deadline - 8 * NS_PER_S
+    # ...and with no point-out limit nothing moves at all.
+    still = replace(view, state=replace(view.state, pointout_deadline=None))
+    assert next_frame_ns(still) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(["call", "tie", "countdown-7s", "super-call", "solo"]),
+    offset_ms=st.integers(0, 12_000),
+)
+def test_the_next_frame_is_exactly_when_the_shown_clocks_change(name, offset_ms):
+    view = VIEWS[name]
+    now = view.now_ns - 2 * NS_PER_S + offset_ms * 1_000_000
+    then = next_frame_ns(at(view, now))
+    if then is None:
+        return
+    assert then > now
+    assert shown_clocks(at(view, then - 1)) == shown_clocks(at(view, now))
+    assert shown_clocks(at(view, then)) != shown_clocks(at(view, now))
+
+
+def test_the_solo_increment_counts_down_live():
+    view = VIEWS["solo"]
+    then = next_frame_ns(view)
+    assert then is not None
+    shown = increment(view)
+    assert shown is not None and increment(at(view, then)) == shown - 1
+
+
+# --- the window ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def inbox():
+    return Inbox()
+
+
+@pytest.fixture
+def window(inbox):
+    with Window(inbox, size=(480, 320)) as w:
+        yield w
+
+
+def test_a_desktop_window_is_resizable_not_fullscreen(window):
+    assert window.driver == "dummy"
+    assert not window.fullscreen
+    assert pygame.display.get_surface().get_size() == (480, 320)
+
+
+def test_no_screen_is_a_clear_error(monkeypatch, inbox):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "no-such-driver")
+    with pytest.raises(ScreenUnavailable, match="no screen to open"):
+        Window(inbox)
+
+
+def test_a_put_from_another_thread_ends_the_wait(window, inbox):
+    edge = Edge("P3", 123, True)
+    threading.Thread(target=inbox.put, args=(edge,)).start()
+    start = time.monotonic()
+    window.wait(30.0)
+    assert time.monotonic() - start < 10.0
+    assert inbox.get(timeout_s=5.0) == [edge]
+
+
+def test_wait_returns_after_its_timeout_when_nothing_happens(window, inbox):
+    key(pygame.KEYDOWN, pygame.K_q)  # a key with no button is no news for the main loop
+    start = time.monotonic()
+    window.wait(0.05)
+    assert 0.04 < time.monotonic() - start < 5.0
+    assert inbox.drain() == []
+
+
+def key(kind: int, k: int) -> None:
+    assert pygame.event.post(pygame.event.Event(kind, key=k, mod=0, unicode="", scancode=0))
+
+
+def test_wait_without_time_takes_what_is_there(window, inbox):
+    key(pygame.KEYDOWN, pygame.K_v)
+    window.wait(0)
+    assert [(e.button, e.down) for e in inbox.drain()] == [("VALID", True)]
+
+
+def test_keys_become_edges_and_a_held_key_is_one_press(window, inbox):
+    before = time.monotonic_ns()
+    key(pygame.KEYDOWN, pygame.K_2)
+    key(pygame.KEYDOWN, pygame.K_2)  # the keyboard repeating a held key
+    key(pygame.KEYDOWN, pygame.K_u)
+    key(pygame.KEYUP, pygame.K_u)
+    key(pygame.KEYUP, pygame.K_2)
+    window.wait(5.0)
+    edges = inbox.drain()
+    assert [(e.button, e.down) for e in edges] == [
+        ("P2", True),
+        ("UNDO", True),
+        ("UNDO", False),
+        ("P2", False),
+    ]
+    assert all(before <= e.t_ns <= time.monotonic_ns() for e in edges)
+    assert not window.quit_requested
+
+
+@pytest.mark.parametrize("event", [(pygame.KEYDOWN, pygame.K_ESCAPE), (pygame.QUIT, None)])
+def test_escape_or_closing_the_window_asks_to_quit(window, inbox, event):
+    kind, k = event
+    if k is None:
+        assert pygame.event.post(pygame.event.Event(kind))
+    else:
+        key(kind, k)
+    window.wait(5.0)
+    assert window.quit_requested
+    assert [type(item) for item in inbox.drain()] == [Quit]
+
+
+def drew(window: Window, view: View) -> bool:
+    before = window.frames
+    window.show(view)
+    return window.frames > before
+
+
+def test_show_draws_only_when_the_picture_changes(window):
+    view = VIEWS["call"]
+    assert drew(window, view)
+    assert not drew(window, view)
+    assert not drew(window, at(view, view.now_ns + 1_000_000))  # the same second shown
+    assert drew(window, at(view, view.now_ns + NS_PER_S))  # the timer shows one less
+    assert drew(window, replace(view, messages=("something new",)))
+
+
+def test_show_draws_again_after_the_window_was_exposed(window):
+    view = VIEWS["lobby"]
+    assert drew(window, view)
+    assert pygame.event.post(pygame.event.Event(pygame.WINDOWEXPOSED))
+    window.wait(5.0)
+    assert drew(window, view)
+
+
+def test_a_game_played_through_the_window(window, inbox):
+    """The views of a short game all draw, and only changes redraw."""
+    rules = Settings(rules=RuleSet.SUPER, players=2)
+    state = new_game(rules)
+    for inp in (
+        Press(1, 0),
+        Press(2, 1),
+        Super(2),
+        Press(2, 3 * NS_PER_S),
+        Verdict(True, 4 * NS_PER_S),
+    ):
+        state, _ = step(rules, state, inp)
+        view = View(settings=rules, state=state, now_ns=inp.t_ns)
+        assert drew(window, view)
+        assert not drew(window, view)
+    assert window.frames == 5
