@@ -23,11 +23,12 @@ from .arbiter import Arbiter
 from .config import Config, SoundOutput
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
 from .inputs import InputSource
-from .inputs.keyboard import TerminalKeys
+from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
+from .outputs.display import ScreenUnavailable, Window
 from .outputs.lights import Leds, led_modes
 from .outputs.sound import Silence, SoundCardSpeaker, Speaker, next_pip_ns, pips_due, sounds_for
 from .outputs.terminal import TerminalScreen
-from .rules import Effect
+from .rules import NS_PER_S, Effect
 from .session import Session
 from .store import Store
 from .systemd import Notifier
@@ -60,6 +61,21 @@ class RunOptions:
     display: str = "auto"  # auto | window | terminal | none
 
 
+class WindowKeys:
+    """The window's keyboard as the input: the Window itself puts its key edges in the inbox,
+    stamped in the main loop, so they are never late for the arbiter."""
+
+    name = "keyboard (window)"
+    resolution_ns = KEYBOARD_RESOLUTION_NS
+    latency_ns = 0
+
+    def start(self, inbox: Inbox) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def is_raspberry_pi() -> bool:
     try:
         return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
@@ -67,16 +83,20 @@ def is_raspberry_pi() -> bool:
         return False
 
 
-def pick_display(requested: str, environ: dict[str, str] | None = None) -> str:
-    """`auto`: a window where there is a screen, the terminal where there is one, else none."""
+def pick_display(requested: str, environ: dict[str, str] | None = None) -> list[str]:
+    """The displays to try, in order. `auto`: a window where there may be a screen (a
+    desktop session, or a Pi, whose KMS screen SDL finds by itself), then the terminal
+    where there is one, else none."""
     if requested != "auto":
-        return requested
+        return [requested]
     env = os.environ if environ is None else environ
-    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("SDL_VIDEODRIVER") == "kmsdrm":
-        return "window"
+    desktop = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
+    candidates = []
+    if desktop or env.get("SDL_VIDEODRIVER") == "kmsdrm" or is_raspberry_pi():
+        candidates.append("window")
     if sys.stdin.isatty() and sys.stdout.isatty():
-        return "terminal"
-    return "none"
+        candidates.append("terminal")
+    return [*candidates, "none"]
 
 
 def pick_input(requested: str) -> str:
@@ -100,7 +120,8 @@ class App:
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
         self.lost_sources: dict[str, str] = {}
         self.notifier = Notifier()
-        self.display = pick_display(options.display)
+        self.window: Window | None = None
+        self.screen, self.display = self._open_screen(pick_display(options.display), stdout)
         self.source = self._open_source(pick_input(options.input), stdin_fd)
         timing = options.config.buttons
         # The settle window covers at least how late this input can deliver an edge.
@@ -114,28 +135,42 @@ class App:
             tie_floor_ns=self.source.resolution_ns,
             now_ns=self.arbiter.horizon,
         )
-        self.screen = self._open_screen(stdout)
         self.lights: Leds | None = None
         self.speaker = self._open_speaker()
         self._last_ping = self.clock()
         self._retry_at = 0
         self._shown: View | None = None
+        self._next_frame_ns = 0
 
     def _open_source(self, kind: str, stdin_fd: int | None) -> InputSource:
         if kind == "keyboard":
+            if self.display == "window":
+                return WindowKeys()
             if self.display != "terminal":
-                raise StartError(
-                    f"--input keyboard needs a terminal to type in, not display {self.display}"
-                )
+                raise StartError("--input keyboard needs a window or a terminal to type in")
             return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
         raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial:DEVICE")
 
-    def _open_screen(self, stdout: TextIO | None) -> Screen | None:
-        if self.display == "terminal":
-            return TerminalScreen(sys.stdout if stdout is None else stdout)
-        if self.display == "none":
-            return None
-        raise StartError(f"unknown display {self.display!r}: use auto, window, terminal or none")
+    def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
+        """The first of the displays that opens, and its name."""
+        display, *others = displays
+        if display == "window":
+            size = self.options.config.display
+            try:
+                self.window = Window(
+                    self.inbox, size=(size.width, size.height) if size.width else None
+                )
+            except ScreenUnavailable as err:
+                if not others:
+                    raise StartError(str(err)) from None
+                log.warning("%s: trying the %s instead", err, others[0])
+                return self._open_screen(others, stdout)
+            return self.window, display
+        if display == "terminal":
+            return TerminalScreen(sys.stdout if stdout is None else stdout), display
+        if display == "none":
+            return None, display
+        raise StartError(f"unknown display {display!r}: use auto, window, terminal or none")
 
     def _open_speaker(self) -> Speaker:
         output = self.options.config.sound.output
@@ -169,13 +204,25 @@ class App:
             view = self.view()
             self.present(view)
             now = self.clock()
-            timeout = self._timeout(now, view)
-            for item in self.inbox.get(timeout):
+            for item in self._wait(self._timeout(now, view)):
                 if isinstance(item, Quit):
                     log.info("stopping: %s", item.reason)
                     return 0
                 self._take(item)
             self.step(self.clock())
+
+    def _wait(self, timeout: float | None) -> list[InboxItem]:
+        """Sleep until an edge or the timeout. The window's own wait polls (pygame's
+        event.wait naps 1 ms at a time), so it is only slept in when it is the keyboard;
+        otherwise its events are taken after each wake."""
+        if self.window is None:
+            return self.inbox.get(timeout)
+        if isinstance(self.source, WindowKeys):
+            self.window.wait(timeout)
+            return self.inbox.drain()
+        items = self.inbox.get(timeout)
+        self.window.wait(0)
+        return items + self.inbox.drain()
 
     def step(self, now_ns: int) -> list[Effect]:
         """Decide what is due by now, play it, and let the game's timers fire."""
@@ -201,6 +248,7 @@ class App:
         """Show the view: the screen, the lights, and the countdown's pips."""
         if self.screen is not None:
             self.screen.show(view)
+            self._next_frame_ns = self.clock() + NS_PER_S // self.options.config.display.fps
         if self.lights is not None:
             self.lights.show(led_modes(view))
         for pip in pips_due(self._shown, view):
@@ -223,10 +271,11 @@ class App:
         times = [self.arbiter.next_wakeup_ns()]
         if (deadline := self.session.deadline_mono_ns) is not None:
             times.append(deadline + settle)
-        frames = [next_pip_ns(view)]
-        if self.screen is not None:
-            frames.append(self.screen.next_frame_ns(view))
-        times += [self.session.mono_ns(f) + settle for f in frames if f is not None]
+        if (pip := next_pip_ns(view)) is not None:
+            times.append(self.session.mono_ns(pip) + settle)
+        if self.screen is not None and (frame := self.screen.next_frame_ns(view)) is not None:
+            # No sooner than the settings' frame rate allows.
+            times.append(max(self.session.mono_ns(frame) + settle, self._next_frame_ns))
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
         if self.session.ledger.pending:

@@ -15,25 +15,14 @@ EXIT_BAD_INPUT = 2
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def _log_to(display: str, store: Path) -> None:
-    """To stderr (the journal under systemd), or beside the store while the terminal is the
-    screen, where log lines would tear the picture."""
-    if display == "terminal":
-        store.parent.mkdir(parents=True, exist_ok=True)
-        log_file = store.with_name("referee.log")
-        print(f"referee: logging to {log_file}", file=sys.stderr)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            log_file, maxBytes=1_000_000, backupCount=1
-        )
-    else:
-        handler = logging.StreamHandler(sys.stderr)
+def _log_to(handler: logging.Handler) -> None:
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
 
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here: only `run` needs the screens and the inputs.
-    from .app import App, RunOptions, StartError, pick_display
+    from .app import App, RunOptions, StartError
 
     try:
         config = load_config(args.config)
@@ -41,15 +30,17 @@ def _run(args: argparse.Namespace) -> int:
         print(err, file=sys.stderr)
         return EXIT_BAD_INPUT
     store = args.store or config.store_path or default_store_path()
-    display = pick_display(args.display)
-    _log_to(display, store)
+    _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
     try:
-        app = App(RunOptions(config, store, input=args.input, display=display))
+        app = App(RunOptions(config, store, input=args.input, display=args.display))
     except (StartError, StoreError) as err:
         logging.getLogger("referee").error("cannot start: %s", err)
-        if display == "terminal":
-            print(f"referee: cannot start: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if app.display == "terminal":
+        # Log lines would tear the terminal's picture: they go beside the store.
+        log_file = store.with_name("referee.log")
+        print(f"referee: logging to {log_file}", file=sys.stderr)
+        _log_to(logging.handlers.RotatingFileHandler(log_file, maxBytes=1_000_000, backupCount=1))
     return app.run()
 
 

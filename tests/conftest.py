@@ -1,6 +1,11 @@
+import os
 from pathlib import Path
 
 import pytest
+
+# Every test is headless: SDL reads these when a display or the mixer opens.
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ["SDL_AUDIODRIVER"] = "dummy"
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -10,6 +10,7 @@ import pytest
 from referee.app import App, RunOptions, StartError, pick_display
 from referee.config import default_config
 from referee.edges import Edge, SourceStatus
+from referee.inputs.keyboard import KEYMAP
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
@@ -162,14 +163,15 @@ def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
 
 def test_keyboard_input_needs_somewhere_to_type(tmp_path):
     options = RunOptions(default_config(), tmp_path / "r.db", input="keyboard", display="none")
-    with pytest.raises(StartError, match="needs a terminal"):
+    with pytest.raises(StartError, match="needs a window or a terminal"):
         App(options)
 
 
-def test_display_auto(monkeypatch):
-    assert pick_display("auto", {"DISPLAY": ":0"}) == "window"
-    assert pick_display("auto", {"SDL_VIDEODRIVER": "kmsdrm"}) == "window"
-    assert pick_display("terminal", {"DISPLAY": ":0"}) == "terminal"
+def test_display_auto_tries_a_window_where_there_may_be_a_screen(monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert pick_display("auto", {"DISPLAY": ":0"}) == ["window", "none"]
+    assert pick_display("auto", {"SDL_VIDEODRIVER": "kmsdrm"}) == ["window", "none"]
+    assert pick_display("terminal", {"DISPLAY": ":0"}) == ["terminal"]
 
 
 class Recorder:
@@ -207,3 +209,46 @@ def test_sounds_pips_and_lights_follow_the_game(make_app):
     assert speaker.got == [sound.PIP, sound.PIP, sound.PIP]
     app.present(app.view())
     assert lights.got[-1] == {1: LedMode.ON, 2: LedMode.OFF, 3: LedMode.OFF}  # only P1 may call
+
+
+def test_a_game_played_with_the_windows_keys(tmp_path):
+    import pygame
+
+    config = default_config()
+    # Keys come faster than anyone presses a buzzer twice, and a keyboard does not bounce.
+    config = replace(config, buttons=replace(config.buttons, debounce_ns=1))
+    app = App(RunOptions(config, tmp_path / "referee.db", "keyboard", "window"))
+    try:
+        assert app.display == "window" and app.source.name == "keyboard (window)"
+        for char in "12s2":
+            code = pygame.key.key_code(char)
+            pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=code, mod=0, unicode=char))
+            pygame.event.post(pygame.event.Event(pygame.KEYUP, key=code, mod=0, unicode=char))
+            edges = app._wait(1.0)
+            button = KEYMAP[char]
+            assert [(e.button, e.down) for e in edges] == [(button, True), (button, False)]
+            for edge in edges:
+                app._take(edge)
+            app.step(edges[-1].t_ns + app.timing.settle_ns)  # once its settle window is over
+        assert app.session.state.pending is not None
+        assert app.session.state.pending.callers == (2,)
+        app.present(app.view())
+        assert app.window is not None and app.window.frames == 1
+    finally:
+        app.close()
+
+
+def test_auto_display_falls_back_when_there_is_no_screen(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "no-such-driver")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    options = RunOptions(default_config(), tmp_path / "referee.db", "serial:/dev/null", "auto")
+    with pytest.raises(StartError, match="unknown input"):  # the display fell back first
+        App(options)
+
+
+def test_an_explicit_window_without_a_screen_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "no-such-driver")
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "window")
+    with pytest.raises(StartError, match="no screen"):
+        App(options)

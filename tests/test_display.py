@@ -1,6 +1,5 @@
 """The screens: every gallery screen at every size, the clocks' ticks, and the Window."""
 
-import os
 import threading
 import time
 from dataclasses import replace
@@ -20,10 +19,6 @@ from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
 from referee.view import View
-
-# SDL reads these when the display initialises, not when pygame is imported.
-os.environ["SDL_VIDEODRIVER"] = "dummy"
-os.environ["SDL_AUDIODRIVER"] = "dummy"
 
 SIZES = [(480, 320), (1280, 720), (1920, 1080)]
 VIEWS = gallery.views()

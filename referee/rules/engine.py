@@ -217,7 +217,9 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
             f"{seat(inp.player)} joining the call",
         )
     noted = replace(call, presses=_order((*call.presses, press), call.callers[0]))
-    return _Change(replace(state, calls=(*state.calls[:-1], noted)), (PhotoFinish(*press),))
+    return _Change(
+        replace(state, calls=(*state.calls[:-1], noted)), (PhotoFinish(inp.player, offset),)
+    )
 
 
 def _cards_out(settings: Settings, state: State) -> int:

@@ -76,6 +76,12 @@ def test_photo_finish_keeps_every_later_press_with_its_offset():
     ]
 
 
+def test_a_photo_finish_effect_says_the_offset_from_the_first_press():
+    _, _, effects = play("config players=3\n60 press 1\n60.037 press 2\n")
+    assert effects[-1] == fx.PhotoFinish(2, 37_000_000)
+    assert effects[-1].text == "P2 +37.0 ms"
+
+
 def test_photo_finish_press_is_not_an_undo_step():
     _, state, effects = play("config players=3\n0 press 1\n0.1 press 2\n1 undo\n")
     assert state.phase is Phase.OPEN and state.calls == ()
