@@ -5,8 +5,9 @@ to /dev/ttyACM0) with pyserial exactly as it opens a real board; the test writes
 board's lines on the master side and reads back what the referee sent. `unplug()` removes
 the link and closes the pty, as pulling the USB cable does; `plug()` brings a new one.
 
-Note that pyserial flushes its input when it opens a port: lines written before the
-referee has reported "button board connected" are lost, as they would be on a real board.
+pyserial flushes its input when it opens a port, so lines written before the referee has
+the port open are lost. `wait_connected()` waits for the LED states the referee sends on
+opening the port: lines written after it returns are read.
 """
 
 import os
@@ -15,6 +16,8 @@ import time
 import tty
 from pathlib import Path
 from types import TracebackType
+
+from referee.edges import BUTTONS
 
 
 class FakeBoard:
@@ -86,6 +89,16 @@ class FakeBoard:
         line, _, rest = bytes(self._received).partition(b"\n")
         self._received[:] = rest
         return line.decode("ascii")
+
+    def wait_connected(self, timeout_s: float = 2.0) -> dict[str, str]:
+        """Wait for the referee to open the board; return the LED modes it then sends."""
+        leds = {}
+        for _ in BUTTONS:
+            kind, button, mode = self.read_line(timeout_s).split(" ")
+            if kind != "L":
+                raise AssertionError(f"expected the referee's LED states, got {kind!r} first")
+            leds[button] = mode
+        return leds
 
     def close(self) -> None:
         if self.plugged:

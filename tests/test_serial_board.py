@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.edges import Edge, Inbox, InboxItem, SourceStatus
+from referee.edges import BUTTONS, Edge, Inbox, InboxItem, SourceStatus
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.serial_board import BadLine, BoardEdge, SerialBoard, parse_line
 from tests.fake_board import FakeBoard
@@ -76,6 +76,7 @@ def reader(board: FakeBoard, clock: FakeClock, inbox: Inbox) -> Iterator[SerialB
     reader = SerialBoard(str(board.path), clock=clock, retry_s=0.01)
     reader.start(inbox)
     try:
+        assert board.wait_connected() == dict.fromkeys(BUTTONS, "off")
         assert status(inbox) == SourceStatus(reader.name, CONNECTED, ok=True)
         yield reader
     finally:
@@ -211,9 +212,12 @@ def test_unplugged_board_is_reported_once_waited_for_and_reopened(board, clock, 
         reader.name, f"button board unplugged: waiting for {board.path}", ok=False
     )
     nothing_more(inbox)  # many retries meanwhile, one report
-    reader.set_led("P1", "on")  # dropped, not queued for the next board
+    reader.set_led("P1", "on")
+    reader.beep(440, 100)
 
     board.plug()
+    # The new board is shown the LEDs as the referee last wanted them; the beep is gone.
+    assert board.wait_connected() == {**dict.fromkeys(BUTTONS, "off"), "P1": "on"}
     assert status(inbox) == SourceStatus(reader.name, CONNECTED, ok=True)
     # The new board starts its clock afresh; so does the mapping.
     clock.now = 9_000 * MS
@@ -230,6 +234,7 @@ def test_a_board_missing_at_start_is_waited_for(board, clock, inbox):
     try:
         assert not status(inbox).ok
         board.plug()
+        board.wait_connected()
         assert status(inbox).ok
         board.down("SUPER", 1)
         assert edges(inbox, 1)[0].button == "SUPER"
@@ -265,9 +270,10 @@ def test_a_wrong_led_command_says_what_is_wrong(board, button, mode, message):
         SerialBoard(str(board.path)).set_led(button, mode)
 
 
-def test_a_wrong_beep_says_what_is_wrong(board):
-    with pytest.raises(ValueError, match="0 Hz for 100 ms"):
-        SerialBoard(str(board.path)).beep(0, 100)
+@pytest.mark.parametrize(("hz", "ms"), [(0, 100), (440, -1), (440.5, 100)])
+def test_a_wrong_beep_says_what_is_wrong(board, hz, ms):
+    with pytest.raises(ValueError, match=f"not {hz!r} Hz, {ms!r} ms"):
+        SerialBoard(str(board.path)).beep(hz, ms)
 
 
 def test_close_returns_at_once_while_waiting_for_the_board(board, inbox):

@@ -18,8 +18,11 @@ zero is. A HELLO means the board restarted: the mapping starts afresh, as it doe
 the device is (re)opened.
 
 A line that does not parse is counted (`bad_lines`), logged with its repr and skipped. An
-unplugged board is reported once as a `SourceStatus`, waited for and reopened; LED and beep
-commands meanwhile are dropped, not queued (a stale blink is worse than none).
+unplugged board is reported once as a `SourceStatus`, waited for and reopened. Commands sent
+meanwhile are dropped, not queued: a stale beep is worse than none. But the LEDs are state,
+not events: whenever the board is (re)opened it is sent every LED's latest mode, since a
+board that was away has restarted dark, and one that stayed plugged while the referee
+restarted still shows what the last run left.
 """
 
 import errno
@@ -40,9 +43,10 @@ log = logging.getLogger(__name__)
 HELLO = "HELLO referee-board 1"
 LED_MODES = ("off", "on", "blink")
 
-# The board stamps in microseconds, but MicroPython serves edges that arrive together one
-# hard interrupt at a time, in pin-number order, each handler taking tens of microseconds
-# on an RP2040: presses closer than about two handler runs cannot be ordered honestly.
+# The board stamps in microseconds, but a MicroPython hard interrupt on an RP2040 starts
+# 20-25 us after its edge, up to 100 us when the loop is busy (measured in MicroPython
+# issue #6957), and edges pending together are served in pin-number order: presses closer
+# than that cannot be ordered honestly.
 BOARD_RESOLUTION_NS = 100_000
 # An edge's line reaches the inbox at most this long after its mapped time: its own trip
 # (the firmware's 1 ms loop, a 1 ms USB full-speed frame, the kernel's tty layer, and this
@@ -113,6 +117,7 @@ class SerialBoard:
         self._stop = threading.Event()
         self._lock = threading.Lock()  # guards _port between the reader and the senders
         self._port: serial.Serial | None = None
+        self._leds = dict.fromkeys(BUTTONS, "off")  # as the referee wants them; under _lock
         self._thread: threading.Thread | None = None
         self._inbox: Inbox  # set by start(), before the thread that uses it runs
         self._last_status: tuple[bool, str] | None = None
@@ -148,23 +153,26 @@ class SerialBoard:
             raise ValueError(f"no button {button!r}: the buttons are {' '.join(BUTTONS)}")
         if mode not in LED_MODES:
             raise ValueError(f"LED mode {mode!r} is not one of {', '.join(LED_MODES)}")
-        self._send(f"L {button} {mode}\n")
+        with self._lock:
+            self._leds[button] = mode
+            self._send(f"L {button} {mode}\n")
 
     def beep(self, hz: int, ms: int) -> None:
-        if hz <= 0 or ms <= 0:
-            raise ValueError(f"a beep needs a positive pitch and length, not {hz} Hz for {ms} ms")
-        self._send(f"B {hz} {ms}\n")
-
-    def _send(self, command: str) -> None:
+        if not (isinstance(hz, int) and isinstance(ms, int) and hz > 0 and ms > 0):
+            raise ValueError(f"a beep needs whole positive Hz and ms, not {hz!r} Hz, {ms!r} ms")
         with self._lock:
-            if self._port is None:
-                log.debug("%s: not connected, dropped %r", self.name, command)
-                return
-            try:
-                self._port.write(command.encode("ascii"))
-            except OSError as exc:  # SerialException and its timeout are OSErrors
-                # The reader sees an unplugged board for itself and reports it.
-                log.warning("%s: could not send %r: %s", self.name, command, exc)
+            self._send(f"B {hz} {ms}\n")
+
+    def _send(self, commands: str) -> None:
+        """Write to the board if it is there; call with _lock held."""
+        if self._port is None:
+            log.debug("%s: not connected, dropped %r", self.name, commands)
+            return
+        try:
+            self._port.write(commands.encode("ascii"))
+        except OSError as exc:  # SerialException and its timeout are OSErrors
+            # The reader sees an unplugged board for itself and reports it.
+            log.warning("%s: could not send %r: %s", self.name, commands, exc)
 
     # The reader thread.
 
@@ -203,6 +211,7 @@ class SerialBoard:
                             port.close()
                             return None
                         self._port = port
+                        self._send("".join(f"L {b} {mode}\n" for b, mode in self._leds.items()))
                     self._restart()
                     self._report(ok=True, text="button board connected")
                     return port
