@@ -254,6 +254,17 @@ def test_a_board_another_program_holds_is_reported(board, clock, inbox, reader):
         other.close()
 
 
+def test_a_reader_that_fails_says_so(board, inbox, reader, monkeypatch):
+    def broken(raw):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("referee.inputs.serial_board.parse_line", broken)
+    board.down("P1", 1)
+    assert status(inbox) == SourceStatus(
+        reader.name, "button board reader failed: RuntimeError('a bug')", ok=False
+    )
+
+
 def test_commands_reach_the_board(board, reader):
     reader.set_led("P1", "blink")
     reader.set_led("UNDO", "off")

@@ -11,11 +11,18 @@ ASCII lines ended by "\\n":
 
 One thread opens the device with pyserial, frames the bytes into lines itself (pyserial's
 readline hands back half a line on a timeout, and half a line must never count as one),
-parses them and puts `Edge`s in the inbox. Times are mapped from the board's clock onto
-the daemon's by `BoardClock` (board_clock.py explains how): the board's clock orders and
-spaces the presses exactly, and the smallest receive-minus-board time seen says where its
-zero is. A HELLO means the board restarted: the mapping starts afresh, as it does whenever
-the device is (re)opened.
+parses them and puts `Edge`s in the inbox.
+
+The clock mapping (board_clock.py has the details): the board's clock orders and spaces
+the presses exactly, so a burst of edges (each less than a second after the one before) is
+mapped with one offset, `t_ns = 1000 * t_us + offset`, and keeps the board's differences to
+the nanosecond. A line always arrives after its edge, so the smallest receive-minus-board
+time seen is the best estimate of the offset; it is aged by the largest drift NTP may put
+between the clocks (500 ppm) so that it follows the crystals' drift, and each burst's
+offset sits a 5 ms margin below it so that a later, faster line of the burst still maps
+before its arrival. Re-anchoring between bursts never moves an edge back: the mapping is
+monotonic. A HELLO means the board restarted: the mapping starts afresh, as it does
+whenever the device is (re)opened.
 
 A line that does not parse is counted (`bad_lines`), logged with its repr and skipped. An
 unplugged board is reported once as a `SourceStatus`, waited for and reopened. Commands sent
@@ -177,6 +184,13 @@ class SerialBoard:
     # The reader thread.
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        except Exception as exc:  # a bug: say so on the screen rather than fall silent
+            log.exception("%s: the reader failed", self.name)
+            self._report(ok=False, text=f"button board reader failed: {exc!r}")
+
+    def _serve(self) -> None:
         while (port := self._connect()) is not None:
             try:
                 self._read(port)
