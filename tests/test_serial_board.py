@@ -1,4 +1,5 @@
 import logging
+import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,6 +186,20 @@ def test_half_a_line_waits_for_the_rest(board, inbox, reader):
     (up,) = edges(inbox, 1)
     assert (down.button, down.down, up.button, up.down) == ("P1", True, "P1", False)
     assert up.t_ns - down.t_ns == 500_000  # t_us 1000 and 1500, not 10 and 15
+    assert reader.bad_lines == 0
+
+
+def test_lines_cut_anywhere_are_framed_right(board, inbox, reader):
+    rng = random.Random(7)
+    buttons = [rng.choice(BUTTONS) for _ in range(300)]
+    stream = b"".join(f"D {b} {1000 * i}\n".encode() for i, b in enumerate(buttons))
+    while stream:
+        cut = rng.randint(1, 40)
+        board.write(stream[:cut])
+        stream = stream[cut:]
+    got = edges(inbox, len(buttons))
+    assert [e.button for e in got] == buttons
+    assert [e.t_ns - got[0].t_ns for e in got] == [1_000_000 * i for i in range(len(buttons))]
     assert reader.bad_lines == 0
 
 
