@@ -34,6 +34,10 @@ except ImportError:  # CPython: the few names the firmware and these checks use
     sys.modules["micropython"] = micropython
 
 
+PINS = {}  # GPIO number -> the Pin made for it last
+PWMS = []
+
+
 class Pin:
     IN = 0
     OUT = 1
@@ -41,10 +45,12 @@ class Pin:
     IRQ_FALLING = 4
     IRQ_RISING = 8
 
-    def __init__(self, level=1):
-        self.level = level
+    def __init__(self, gpio=None, mode=None, pull=None, value=None):
+        self.level = 1 if value is None else value  # buttons idle high (pulled up)
         self.flag = 0
+        self.handler = None
         self._irq = Irq(self)
+        PINS[gpio] = self
 
     def value(self, level=None):
         if level is None:
@@ -52,7 +58,9 @@ class Pin:
         self.level = level
         return None
 
-    def irq(self, *args, **kwargs):
+    def irq(self, handler=None, trigger=None, hard=False):
+        if handler is not None:
+            self.handler = handler
         return self._irq
 
 
@@ -68,12 +76,15 @@ class PWM:
     def __init__(self, pin=None):
         self.hz = 0
         self.duty = None
+        self.duties = []
+        PWMS.append(self)
 
     def freq(self, hz):
         self.hz = hz
 
     def duty_u16(self, duty):
         self.duty = duty
+        self.duties.append(duty)
 
 
 class machine:  # stands in for the module
@@ -90,10 +101,15 @@ class FakeTime:
     """time as the firmware uses it, with a settable clock."""
 
     now_us = 0
+    now_ms = 0
 
     @staticmethod
     def ticks_us():
         return FakeTime.now_us
+
+    @staticmethod
+    def ticks_ms():
+        return FakeTime.now_ms
 
     @staticmethod
     def ticks_add(ticks, delta):
@@ -186,7 +202,7 @@ def check_interrupts(fw):
 
 
 def check_lights(fw):
-    leds = {"P1": Pin(0), "P2": Pin(0)}
+    leds = {"P1": Pin(value=0), "P2": Pin(value=0)}
     beeper = PWM()
     lights = fw["Lights"](leds, beeper)
     lights.apply(("L", "P1", "blink"), 0)
@@ -204,10 +220,102 @@ def check_lights(fw):
     check(beeper.duty == 0, "the beep ends on time")
 
 
+class StopLoop(Exception):
+    pass
+
+
+class Host:
+    """The USB serial port and select as main() uses them, played from a script: each
+    pass of the loop's pause runs the next step (press a button, type a command), and
+    the last step stops the loop."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+        self.typed = b""
+        self.written = b""
+        self.stdin = self
+        self.stdout = self
+        self.buffer = self
+        self.POLLIN = 1
+
+    def poll(self, timeout=None):  # select.poll() and its poll(), both
+        if timeout is None:
+            return self
+        if timeout == 0:
+            return [(self, self.POLLIN)] if self.typed else []
+        if not self.steps:
+            raise StopLoop
+        self.steps.pop(0)()
+        return []
+
+    def register(self, stream, events):
+        pass
+
+    def read(self, n):
+        byte, self.typed = self.typed[:n], self.typed[n:]
+        return byte
+
+    def write(self, data):
+        self.written += data
+
+
+class MicropythonOnRp2:
+    """rp2 builds have alloc_emergency_exception_buf; the WebAssembly port does not."""
+
+    @staticmethod
+    def alloc_emergency_exception_buf(size):
+        pass
+
+
+def check_main(fw):
+    host = Host([])
+    fw["sys"] = host
+    fw["select"] = host
+    if not hasattr(micropython, "alloc_emergency_exception_buf"):
+        fw["micropython"] = MicropythonOnRp2
+    fw["_head"] = fw["_tail"] = 0
+
+    def press(gpio, t_us):
+        def step():
+            pin = PINS[gpio]
+            pin.level, pin.flag = 0, Pin.IRQ_FALLING
+            FakeTime.now_us = t_us
+            pin.handler(pin)
+
+        return step
+
+    def type_in(text):
+        def step():
+            host.typed += text
+
+        return step
+
+    def wait(ms):
+        def step():
+            FakeTime.now_ms += ms
+
+        return step
+
+    FakeTime.now_us = 5_000
+    host.steps = [press(3, 5_100), type_in(b"L P2 on\nB 880 50\n"), wait(49), wait(1)]
+    try:
+        fw["main"]()
+        raise AssertionError("main() returned")
+    except StopLoop:
+        passed.append("main() ran its script")
+    check(host.written == b"HELLO referee-board 1\nD P2 5100\n", f"wrote {host.written!r}")
+    buttons = [gpio for gpio, pin in PINS.items() if pin.handler is fw["_on_edge"]]
+    check(sorted(buttons) == list(range(2, 14)), "an interrupt on each button, GP2-GP13")
+    check(PINS[15].level == 1, "P2's LED (GP15) is lit")
+    check(PWMS[-1].hz == 880, "the beep's pitch")
+    check(PWMS[-1].duties == [0, 32768, 0], "silent, beeping, silent again after 50 ms")
+
+
 def run(source):
     fw = {"__name__": "pico_firmware"}
     exec(source, fw)
     fw["time"] = FakeTime
     for checks in (check_lines, check_commands, check_ticks, check_interrupts, check_lights):
         checks(fw)
+    check_main(fw)
     print(sys.implementation.name, len(passed), "firmware checks passed")

@@ -29,18 +29,20 @@ def run_checks(interpreter: list[str], tmp_path: Path) -> str:
     done = subprocess.run(
         [*interpreter, str(program)], capture_output=True, text=True, timeout=60, check=False
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    # Some MicroPython runners exit 0 after a traceback: the closing line is what counts.
+    assert done.returncode == 0 and "firmware checks passed" in done.stdout, (
+        done.stdout + done.stderr
+    )
     return done.stdout
 
 
 def test_the_firmware_logic_under_cpython(tmp_path):
-    assert "firmware checks passed" in run_checks([sys.executable], tmp_path)
+    assert run_checks([sys.executable], tmp_path).startswith("cpython")
 
 
 @pytest.mark.skipif("MICROPYTHON" not in os.environ, reason="set MICROPYTHON to a MicroPython")
 def test_the_firmware_logic_under_micropython(tmp_path):
-    out = run_checks(shlex.split(os.environ["MICROPYTHON"]), tmp_path)
-    assert out.startswith("micropython"), out
+    assert run_checks(shlex.split(os.environ["MICROPYTHON"]), tmp_path).startswith("micropython")
 
 
 def firmware_constant(name: str):
