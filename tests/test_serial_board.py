@@ -168,7 +168,7 @@ def test_a_t_us_that_goes_back_is_a_bad_line_until_the_board_says_hello(board, i
     board.down("P1", 5_000_000)
     board.up("P1", 4_000_000)  # went back: skipped
     board.up("P1", 5_100_000)
-    assert [(e.down) for e in edges(inbox, 2)] == [True, False]
+    assert [e.down for e in edges(inbox, 2)] == [True, False]
     assert reader.bad_lines == 1
     # A HELLO is a restarted board: its clock starts again from small numbers.
     board.send("HELLO referee-board 1", "D P2 20")
