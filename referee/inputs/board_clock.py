@@ -1,0 +1,94 @@
+"""The serial button board's microsecond clock, mapped onto the daemon's monotonic clock.
+
+The board stamps every edge in its own clock (`t_us`, microseconds since it started); the
+arbiter needs times on the daemon's clock (`time.monotonic_ns`). The two clocks differ by an
+offset that nobody tells us, and that offset creeps: the board's crystal and the Pi's clock
+run apart by tens of ppm (more while NTP slews the Pi's clock).
+
+What we know is one inequality per line: a line is received after its edge happened, so
+`received_ns - 1000 * t_us` is the offset plus that line's latency (the board's loop, USB,
+the kernel, our thread waking up). Every sample is an upper bound of the offset, and the
+smallest one seen is the best estimate. The mapping, in three rules:
+
+1. **The floor.** Keep the smallest sample, but let it age: each sample is worth
+   `sample + DRIFT_PPM * (t_us - its t_us)`, because the true offset may have risen at most
+   that fast since. A new sample below the aged floor replaces it. This follows drift in
+   either direction (a falling offset brings lower samples; a rising one is let in by the
+   ageing) while latency jitter, which only ever adds, is filtered out.
+2. **Bursts.** Edges less than QUIET_US apart (on the board's clock) form a burst, and one
+   burst is mapped with one fixed offset: `t_ns = 1000 * t_us + offset`. So inside a burst
+   the differences are exactly the board's (a photo finish of "P2 by 0.3 ms" is the board's
+   0.3 ms, not USB's). The offset is re-anchored to the floor when a burst starts, and also
+   after MAX_BURST_US, so that a chattering switch cannot freeze it for ever. Re-anchoring
+   never moves an edge to or before the one mapped just before it: the mapping is monotonic.
+3. **The margin.** The burst's offset is put MARGIN_NS below the floor. Lines of one read
+   share one receive time, and the floor takes all of them before any is mapped, so none
+   of them maps after its arrival. A later read of the same burst may bring a line that
+   travelled faster than the burst's first one (that one waited for the GIL, say, after a
+   long quiet spell aged the floor): the margin absorbs such a difference up to its size.
+   Beyond that the burst keeps its exact spacing and the line maps after its arrival by the
+   excess: exact differences matter more than the daemon's idea of "now".
+
+So a mapped time is within about ten milliseconds of the truth, usually a few before it,
+ordered exactly as the board ordered the edges and exactly spaced within a burst. A line
+reaches the daemon at most its own latency plus the margin after its mapped time.
+"""
+
+from collections.abc import Sequence
+
+# The kernel slews CLOCK_MONOTONIC by at most 500 ppm (NTP's frequency limit); crystals add
+# tens of ppm. The floor ages by this much: a slower ageing could fall behind a real drift.
+DRIFT_PPM = 500
+# Edges closer than this belong to one burst and keep the board's differences exactly.
+QUIET_US = 1_000_000
+# A burst is re-anchored after this long even if edges keep coming (a chattering switch).
+MAX_BURST_US = 10_000_000
+# Mapped times sit this far below the floor (see rule 3): the spread of latencies, from a
+# line that comes straight through to one whose reader waited out Python's 5 ms GIL switch.
+MARGIN_NS = 5_000_000
+
+
+def _ageing_ns(t_us: int) -> int:
+    # DRIFT_PPM of t_us microseconds, in nanoseconds: t_us * 1000 * DRIFT_PPM / 1e6.
+    return t_us * DRIFT_PPM // 1000
+
+
+class BoardClock:
+    """Maps one board's t_us stamps to the daemon's clock; `reset` when the board restarts."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self._floor: int | None = None  # min over samples of (sample - ageing at its t_us)
+        self._offset = 0
+        self._burst_start_us = 0
+        self._last_us: int | None = None
+
+    def map(self, board_us: Sequence[int], received_ns: int) -> list[int]:
+        """Daemon times (ns) of edges stamped board_us whose lines arrived at received_ns.
+
+        board_us must not decrease, within the call and from one call to the next; the
+        caller rejects lines whose t_us goes back before they get here.
+        """
+        floor = self._floor
+        for t_us in board_us:
+            sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
+            if floor is None or sample < floor:
+                floor = sample
+        if floor is None:  # no line yet, and none given
+            return []
+        self._floor = floor
+        return [self._map_one(t_us, floor) for t_us in board_us]
+
+    def _map_one(self, t_us: int, floor: int) -> int:
+        last = self._last_us
+        if last is None or t_us - last >= QUIET_US or t_us - self._burst_start_us >= MAX_BURST_US:
+            offset = floor + _ageing_ns(t_us) - MARGIN_NS
+            if last is not None:
+                # Keep the mapping strictly increasing across the re-anchoring.
+                offset = max(offset, self._offset - 1000 * (t_us - last) + 1)
+            self._offset = offset
+            self._burst_start_us = t_us
+        self._last_us = t_us
+        return 1000 * t_us + self._offset

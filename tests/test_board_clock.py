@@ -1,0 +1,124 @@
+import random
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.inputs.board_clock import MARGIN_NS, MAX_BURST_US, QUIET_US, BoardClock
+
+MS = 1_000_000  # ns
+
+# A read: the t_us steps from the line before (the first relative to the last read), and
+# when the read came, relative to the read before.
+reads = st.lists(
+    st.tuples(
+        st.lists(st.integers(0, 3 * QUIET_US), min_size=1, max_size=4),
+        st.integers(-50 * MS, 50 * MS),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+def play(reads_: list[tuple[list[int], int]]) -> list[tuple[int, int]]:
+    """(t_us, t_ns) of every edge, mapped read by read."""
+    clock = BoardClock()
+    t_us, received = 0, 10**12
+    out: list[tuple[int, int]] = []
+    for steps, delay in reads_:
+        batch = []
+        for step in steps:
+            t_us += step
+            batch.append(t_us)
+        received += delay
+        out += zip(batch, clock.map(batch, received), strict=True)
+    return out
+
+
+@given(reads)
+def test_the_mapping_never_goes_back_and_keeps_distinct_stamps_apart(reads_):
+    # Whatever the receive times do, even going back.
+    mapped = play(reads_)
+    for (us0, ns0), (us1, ns1) in pairwise(mapped):
+        assert ns1 >= ns0
+        assert (ns1 == ns0) == (us1 == us0)
+
+
+@given(
+    st.lists(st.integers(0, QUIET_US - 1), min_size=1, max_size=19),
+    st.lists(st.integers(0, 20 * MS), min_size=20, max_size=20),
+)
+def test_a_burst_keeps_the_boards_differences_exactly(steps, latencies):
+    clock = BoardClock()
+    t_us = [5_000_000]
+    for step in steps:
+        t_us.append(min(t_us[-1] + step, t_us[0] + MAX_BURST_US - 1))
+    # Each line read on its own, each with its own latency.
+    mapped = [
+        clock.map([us], 10**12 + 1000 * us + latency)[0]
+        for us, latency in zip(t_us, latencies, strict=False)
+    ]
+    assert [ns - mapped[0] for ns in mapped] == [1000 * (us - t_us[0]) for us in t_us]
+
+
+def test_lines_read_together_all_map_before_their_arrival():
+    clock = BoardClock()
+    received = 7_000 * MS
+    mapped = clock.map([1_000, 1_300, 2_900], received)
+    # The last line gives the tightest bound; it is met with the margin to spare (less the
+    # ageing over its 1.9 ms lead, under a microsecond).
+    assert received - MARGIN_NS - 1000 <= mapped[-1] <= received - MARGIN_NS
+    assert [ns - mapped[0] for ns in mapped] == [0, 300_000, 1_900_000]
+
+
+def test_the_smallest_latency_wins():
+    clock = BoardClock()
+    offset = 3_000 * MS  # the daemon's clock minus the board's, unknown to the mapping
+    for t_us, latency in [(1_000_000, 4 * MS), (3_000_000, 1 * MS), (5_000_000, 6 * MS)]:
+        (mapped,) = clock.map([t_us], offset + 1000 * t_us + latency)
+    # Two seconds of ageing at 500 ppm (1 ms) on top of the best sample's 1 ms latency.
+    assert mapped == offset + 1000 * 5_000_000 + 1 * MS + 1 * MS - MARGIN_NS
+
+
+def test_reset_forgets_the_old_board():
+    clock = BoardClock()
+    clock.map([50_000_000], 9_000 * MS)
+    clock.reset()
+    assert clock.map([20], 9_100 * MS) == [9_100 * MS - MARGIN_NS]
+
+
+def test_nothing_to_map():
+    assert BoardClock().map([], 5) == []
+
+
+def simulate(seed: int, drift_ppm: int, latency_ms: tuple[float, float]) -> list[tuple]:
+    """Two hours of play on a board whose crystal runs drift_ppm off the daemon's clock:
+    (true time, mapped time, receive time) of every edge."""
+    rng = random.Random(seed)
+    clock = BoardClock()
+    true_ns = 10**12  # when an edge happened, on the daemon's clock
+    out = []
+    while true_ns < 10**12 + 2 * 3600 * 10**9:
+        # Quiet spells of up to two minutes, bursts of presses a few ms apart.
+        true_ns += int(rng.choice([rng.uniform(0.05, 120), rng.uniform(0.0001, 0.02)]) * 1e9)
+        board_us = (true_ns - 10**12) * (10**6 + drift_ppm) // 10**9
+        received = true_ns + int(rng.uniform(*latency_ms) * MS)
+        (mapped,) = clock.map([board_us], received)
+        out.append((true_ns, mapped, received))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), drift_ppm=st.integers(-300, 300))
+def test_it_follows_the_drift_between_the_clocks(seed, drift_ppm):
+    """Without following the drift, 300 ppm would be two seconds off after two hours."""
+    for true_ns, mapped, received in simulate(seed, drift_ppm, latency_ms=(0.3, 10)):
+        assert abs(mapped - true_ns) <= 10 * MS
+        assert received - mapped <= 10 * MS + MARGIN_NS  # the source's latency_ns
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), drift_ppm=st.integers(-50, 50))
+def test_latency_jitter_within_the_margin_never_maps_an_edge_after_its_arrival(seed, drift_ppm):
+    for _true_ns, mapped, received in simulate(seed, drift_ppm, latency_ms=(0.3, 5)):
+        assert mapped <= received
