@@ -17,22 +17,33 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from .arbiter import Arbiter
 from .config import Config, SoundOutput
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
 from .inputs import InputSource
 from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
-from .outputs.display import ScreenUnavailable, Window
-from .outputs.lights import Leds, led_modes
-from .outputs.sound import Silence, SoundCardSpeaker, Speaker, next_pip_ns, pips_due, sounds_for
+from .inputs.serial_board import SerialBoard
+from .outputs.lights import BoardLeds, Leds, led_modes
+from .outputs.sound import (
+    BoardSpeaker,
+    Silence,
+    SoundCardSpeaker,
+    Speaker,
+    next_pip_ns,
+    pips_due,
+    sounds_for,
+)
 from .outputs.terminal import TerminalScreen
 from .rules import NS_PER_S, Effect
 from .session import Session
 from .store import Store
 from .systemd import Notifier
 from .view import Notice, Severity, View
+
+if TYPE_CHECKING:  # pygame is imported only when a window is opened
+    from .outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +132,7 @@ class App:
         self.lost_sources: dict[str, str] = {}
         self.notifier = Notifier()
         self.window: Window | None = None
+        self.board: SerialBoard | None = None  # the serial board also lights and beeps
         self.screen, self.display = self._open_screen(pick_display(options.display), stdout)
         self.source = self._open_source(pick_input(options.input), stdin_fd)
         timing = options.config.buttons
@@ -135,7 +147,7 @@ class App:
             tie_floor_ns=self.source.resolution_ns,
             now_ns=self.arbiter.horizon,
         )
-        self.lights: Leds | None = None
+        self.lights: Leds | None = BoardLeds(self.board) if self.board else None
         self.speaker = self._open_speaker()
         self._last_ping = self.clock()
         self._retry_at = 0
@@ -149,12 +161,18 @@ class App:
             if self.display != "terminal":
                 raise StartError("--input keyboard needs a window or a terminal to type in")
             return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
-        raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial:DEVICE")
+        if kind == "serial" or kind.startswith("serial:"):
+            device = kind.partition(":")[2] or self.options.config.serial.device
+            self.board = SerialBoard(device)
+            return self.board
+        raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 
     def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
         """The first of the displays that opens, and its name."""
         display, *others = displays
         if display == "window":
+            from .outputs.display import ScreenUnavailable, Window
+
             size = self.options.config.display
             try:
                 self.window = Window(
@@ -174,6 +192,8 @@ class App:
 
     def _open_speaker(self) -> Speaker:
         output = self.options.config.sound.output
+        if output is SoundOutput.BEEPER and self.board is not None:
+            return BoardSpeaker(self.board)
         # Without GPIO a beeper is out of reach; a window is a desktop, which has speakers.
         if output is SoundOutput.SOUNDCARD or (
             output is SoundOutput.BEEPER and self.display == "window"

@@ -85,6 +85,10 @@ class Arbiter:
 
     def take(self, edge: Edge) -> None:
         b = self._buttons.setdefault(edge.button, _Button())
+        if b.raw_down != b.down and edge.t_ns >= b.quiet_until:
+            # The window ended with the button left at the other level: that change
+            # happened before this edge, whether or not `decide` has run since.
+            self._change(edge.button, b, b.quiet_until)
         b.raw_down, b.raw_ns = edge.down, edge.t_ns
         if edge.t_ns < b.quiet_until:
             b.bounces += 1

@@ -67,6 +67,28 @@ def test_a_tap_shorter_than_the_debounce_window_still_ends_in_a_release():
     assert arbiter.decide(200 * MS) == [Decision(100 * MS, "P1")]
 
 
+def test_a_second_tap_before_the_first_is_settled_still_counts():
+    """A board sends lines in bursts: the next press can come before `decide` has run."""
+    arbiter = Arbiter(Timing())
+    arbiter.take(down("P1", 0))
+    arbiter.take(up("P1", 1 * MS))
+    arbiter.take(down("P1", 100 * MS))
+    arbiter.take(up("P1", 101 * MS))
+    assert arbiter.decide(200 * MS) == [Decision(0, "P1"), Decision(100 * MS, "P1")]
+
+
+@given(gaps=st.lists(st.integers(61 * MS, 2 * S), min_size=1, max_size=10))
+def test_every_tap_is_a_press_however_late_decide_runs(gaps):
+    arbiter = Arbiter(Timing())
+    t, taps = 0, []
+    for gap in gaps:
+        t += gap
+        taps.append(t)
+        arbiter.take(down("P1", t))
+        arbiter.take(up("P1", t + MS))  # shorter than the debounce window
+    assert arbiter.decide(t + S) == [Decision(tap, "P1") for tap in taps]
+
+
 def test_a_short_undo_is_an_undo_at_its_release():
     arbiter = Arbiter(Timing())
     arbiter.take(down("UNDO", 0))
