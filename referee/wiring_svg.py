@@ -219,7 +219,7 @@ def _buzzer(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     # The Pi's side: the button's pin, its internal pull-up, and a ground pin.
     c.box(40, y - 30, 290, 150, rx=8, fill="#f4f4f4", stroke=MUTED, stroke_dasharray="6 4")
     c.text(56, y - 8, "the Pi", size=13, weight="bold", fill=MUTED)
-    c.text(56, y + 12, "inside: a pull-up of 50-65 kΩ to 3.3 V,", size=12, fill=MUTED)
+    c.text(56, y + 12, "inside: a pull-up (about 50 kΩ) to 3.3 V,", size=12, fill=MUTED)
     c.text(56, y + 28, "switched on by referee", size=12, fill=MUTED)
     c.text(
         316,
