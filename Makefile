@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens clean install uninstall
+.PHONY: run test lint typecheck pytest screens wiring clean install uninstall
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ uninstall:
 # Every screen drawn headless to docs/screens/, for the README and for review.
 screens: $(STAMP)
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m referee.outputs.gallery docs/screens
+
+# wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml.
+wiring: $(STAMP)
+	$(BIN)/python -m referee.wiring
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

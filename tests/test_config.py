@@ -201,11 +201,11 @@ path = "games.db"
     assert config.store_path == tmp_path / "games.db"
 
 
-@pytest.mark.parametrize("name", ["GPIO17", "BCM17", "BOARD11", "J8:11", "WPI0", "17", 17])
+@pytest.mark.parametrize("name", ["GPIO5", "BCM5", "BOARD29", "J8:29", "WPI21", "5", 5])
 def test_every_gpiozero_name_of_a_pin_becomes_gpio_n(tmp_path, name):
     written = f'"{name}"' if isinstance(name, str) else str(name)
-    config = load(tmp_path, f'[pins]\nP1 = "GPIO4"\nVALID = {written}\n[leds]\ndriver = "none"')
-    assert (config.pins["P1"], config.pins["VALID"]) == ("GPIO4", "GPIO17")
+    config = load(tmp_path, f'[pins]\nP1 = "GPIO22"\nVALID = {written}\n[leds]\ndriver = "none"')
+    assert (config.pins["P1"], config.pins["VALID"]) == ("GPIO22", "GPIO5")
 
 
 def test_solo_in_either_order(tmp_path):
@@ -216,10 +216,10 @@ def test_solo_in_either_order(tmp_path):
 def test_leds_on_their_own_pins(tmp_path):
     config = load(
         tmp_path,
-        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "BOARD7"\nP2 = 19\n',
+        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "BOARD15"\nP2 = 23\n',
     )
-    # The shift register's default pins are not in use, so GPIO4 and GPIO19 are free.
-    assert config.leds == LedsConfig(LedDriver.PINS, None, None, {"P1": "GPIO4", "P2": "GPIO19"})
+    # The shift register's default pins are not in use, so GPIO22 and GPIO23 are free.
+    assert config.leds == LedsConfig(LedDriver.PINS, None, None, {"P1": "GPIO22", "P2": "GPIO23"})
 
 
 def test_no_leds_and_no_beeper(tmp_path):
@@ -405,22 +405,22 @@ MISTAKES = {
         ' got "GPIO17", the pin of [pins] P1',
     ),
     "two buttons on one pin, by its BOARD name": (
-        '[pins]\nP2 = "BOARD11"\n',
+        '[pins]\nP2 = "BOARD29"\n',
         "referee.toml:2: [pins] P2: must be a pin no other button, LED or the beeper uses;"
-        ' got "BOARD11", which is GPIO17, the pin of [pins] P1',
+        ' got "BOARD29", which is GPIO5, the pin of [pins] P1',
     ),
     "a button moved onto another's default pin": (
-        "[pins]\nP1 = 27\n",
+        "[pins]\nP1 = 6\n",
         "referee.toml:2: [pins] P1: must be a pin no other button, LED or the beeper uses;"
-        " got 27, which is GPIO27, the pin of [pins] P2",
+        " got 6, which is GPIO6, the pin of [pins] P2",
     ),
     "an LED on a button's pin": (
-        '[leds]\nclock = "J8:11"\n',
+        '[leds]\nclock = "J8:29"\n',
         "referee.toml:2: [leds] clock: must be a pin no other button, LED or the beeper uses;"
-        ' got "J8:11", which is GPIO17, the pin of [pins] P1',
+        ' got "J8:29", which is GPIO5, the pin of [pins] P1',
     ),
     "the beeper on an LED's pin": (
-        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "GPIO4"\nP2 = "GPIO9"\n'
+        '[rules]\nplayers = 2\n[leds]\ndriver = "pins"\nP1 = "GPIO22"\nP2 = "GPIO9"\n'
         '[beeper]\npin = "GPIO9"\n',
         "referee.toml:8: [beeper] pin: must be a pin no other button, LED or the beeper uses;"
         ' got "GPIO9", the pin of [leds] P2',
@@ -495,7 +495,7 @@ def test_the_settings_in_effect_load_back_into_themselves(tmp_path):
     config = load(
         tmp_path,
         '[rules]\nrules = "solo"\nplayers = 1\ntie_ms = 0.25\n'
-        '[pins]\nP1 = "BOARD7"\nP2 = 20\nSUPER = "J8:11"\n'
+        '[pins]\nP1 = "BOARD15"\nP2 = 20\nSUPER = "J8:29"\n'
         '[leds]\ndriver = "pins"\nP1 = "GPIO2"\n'
         '[beeper]\npin = ""\n[sound]\noutput = "soundcard"\n'
         "[buttons]\nresolution_us = 8000\n[display]\nwidth = 480\nheight = 320\n"

@@ -1,0 +1,58 @@
+"""The Raspberry Pi's 40-pin header: physical pin, BCM GPIO, 3V3/5V/GND, and the GPIOs the
+box keeps free for screens and buses (DESIGN.md, "Conventions of the field").
+
+The layout comes from gpiozero's own board data rather than a second copy kept here.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from gpiozero.pins.pi import PiBoardInfo
+
+# Every Pi with the 40-pin header (the B+ onwards) shares its layout: the Pi 5's table
+# stands for all, and gpiozero reads it without a Pi.
+_BOARD = PiBoardInfo.from_revision(0xD04170)
+
+RESERVED: Mapping[int, str] = {
+    0: "HAT ID EEPROM",
+    1: "HAT ID EEPROM",
+    2: "I2C SDA",
+    3: "I2C SCL",
+    7: "SPI0 CE1 (touch)",
+    8: "SPI0 CE0 (screen)",
+    9: "SPI0 MISO",
+    10: "SPI0 MOSI",
+    11: "SPI0 SCLK",
+    14: "UART TX",
+    15: "UART RX",
+    24: "SPI screen D/C",
+    25: "SPI screen reset",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderPin:
+    number: int  # physical pin, 1..40
+    name: str  # "GPIO<n>" (BCM numbering), "3V3", "5V" or "GND"
+    row: int  # 1..20, pin 1's row first
+    col: int  # 1: the odd pins' column, 2: the even pins' (the board's edge)
+
+    @property
+    def gpio(self) -> int | None:
+        return int(self.name.removeprefix("GPIO")) if self.name.startswith("GPIO") else None
+
+
+@cache
+def header() -> tuple[HeaderPin, ...]:
+    """All 40 pins, pin 1 first."""
+    pins = _BOARD.headers["J8"].pins
+    return tuple(HeaderPin(p.number, p.name, p.row, p.col) for _, p in sorted(pins.items()))
+
+
+def header_pin(name: str) -> HeaderPin:
+    """The header pin a gpiozero pin name means: by BCM number ("GPIO<n>", "BCM<n>") or by
+    physical pin ("BOARD<n>", "J8:<n>"). A name of no GPIO raises gpiozero's ValueError."""
+    _, info = next(_BOARD.find_pin(_BOARD.to_gpio(name)))
+    number: int = info.number
+    return header()[number - 1]

@@ -1,0 +1,196 @@
+import copy
+import random
+import re
+import subprocess
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from referee import wiring
+from referee.pi_header import RESERVED, header, header_pin
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG_NS = "{http://www.w3.org/2000/svg}"
+OUT_OF_DATE = "is out of date with hardware/pinmap.toml: run `make wiring`"
+
+
+@pytest.fixture(scope="module")
+def pinmap():
+    return wiring.load_pinmap()
+
+
+def pin_names(pinmap):
+    leds = pinmap["leds"]
+    return [*pinmap["pins"].values(), leds["data"], leds["clock"], pinmap["beeper"]["pin"]]
+
+
+def between_markers(text):
+    return text.split(wiring.TABLE_BEGIN)[1].split(wiring.TABLE_END)[0]
+
+
+def test_the_package_pin_map_is_the_hardware_one(pinmap):
+    hardware = (ROOT / "hardware/pinmap.toml").read_text(encoding="utf-8")
+    assert pinmap == tomllib.loads(hardware)
+
+
+def test_the_committed_diagram_is_the_pin_maps(pinmap):
+    committed = (ROOT / wiring.SVG_PATH).read_text(encoding="utf-8")
+    assert committed == wiring.diagram(pinmap), f"{wiring.SVG_PATH} {OUT_OF_DATE}"
+
+
+def test_the_committed_pin_table_is_the_pin_maps(pinmap):
+    committed = between_markers((ROOT / wiring.DOC_PATH).read_text(encoding="utf-8"))
+    assert committed == "\n" + wiring.pin_table(pinmap), f"the table in wiring.md {OUT_OF_DATE}"
+
+
+def test_the_pin_map_uses_gpio_names_and_leaves_the_reserved_pins_free(pinmap):
+    for name in pin_names(pinmap):
+        assert re.fullmatch(r"GPIO\d+", name), f"{name}: name pins GPIO<n>, the gpiozero way"
+        assert header_pin(name).gpio not in RESERVED, f"{name} is kept free: {RESERVED}"
+
+
+def test_the_pin_map_names_no_pin_twice(pinmap):
+    names = pin_names(pinmap)
+    assert len({header_pin(n) for n in names}) == len(names) == 15
+
+
+def test_a_pin_given_twice_is_refused(pinmap):
+    twice = copy.deepcopy(pinmap)
+    twice["pins"]["P2"] = twice["pins"]["P1"]
+    with pytest.raises(ValueError, match="given twice"):
+        wiring.pin_table(twice)
+
+
+def test_an_unknown_button_is_refused(pinmap):
+    extra = copy.deepcopy(pinmap)
+    extra["pins"]["P9"] = extra["pins"]["P1"]
+    with pytest.raises(ValueError, match="P9"):
+        wiring.pin_table(extra)
+
+
+def test_the_table_has_every_header_pin_and_says_what_each_used_one_feeds(pinmap):
+    rows = wiring.pin_table(pinmap).splitlines()[2:]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, 41))
+    cells = {int(r.split("|")[1]): r.split("|")[3].strip() for r in rows}
+    for key, name in pinmap["pins"].items():
+        assert cells[header_pin(name).number].startswith(f"**{key} ")
+    assert cells[header_pin(pinmap["leds"]["data"]).number] == "**LED data**"
+    assert cells[header_pin(pinmap["beeper"]["pin"]).number] == "**beeper**"
+    for gpio, why in RESERVED.items():
+        pin = next(p for p in header() if p.gpio == gpio)
+        assert cells[pin.number] == f"left free: {why}"
+
+
+def test_each_group_takes_its_nearest_ground(pinmap):
+    supplies = {w.role: w.pin for w in wiring.supplies(wiring.signals(pinmap))}
+    judges = [header_pin(pinmap["pins"][j]) for j in wiring.JUDGE_COLOURS]
+    assert supplies["gnd.judges"].name == "GND"
+    assert max(abs(supplies["gnd.judges"].row - p.row) for p in judges) <= 2
+    assert supplies["3v3.board"].name == "3V3"
+    assert supplies["5v.board"].name == "5V"
+
+
+def test_groups_sharing_a_ground_pin_share_its_row(pinmap):
+    keys, names = list(pinmap["pins"]), list(pinmap["pins"].values())
+    rng = random.Random(1)
+    for _ in range(1000):  # shuffle the buttons until players and judges share a ground
+        rng.shuffle(names)
+        shuffled = {**pinmap, "pins": dict(zip(keys, names, strict=True))}
+        at = {w.role: w.pin for w in wiring.supplies(wiring.signals(shuffled))}
+        if at["gnd.players"] == at["gnd.judges"]:
+            break
+    else:
+        pytest.fail("no shuffle of the buttons shares a ground")
+    number = at["gnd.players"].number
+    row = next(r for r in wiring.pin_table(shuffled).splitlines() if r.startswith(f"| {number} |"))
+    assert "**ground: buzzers; ground: judges**" in row
+    assert "every buzzer's COM lug; the judge buttons' COM lugs" in row
+
+
+def test_the_diagram_is_valid_svg_labelling_every_pin(pinmap):
+    root = ET.fromstring(wiring.diagram(pinmap).encode())
+    assert root.tag == f"{SVG_NS}svg"
+    texts = {t.text for t in root.iter(f"{SVG_NS}text")}
+    for key, name in pinmap["pins"].items():
+        assert any(t.startswith(f"{key} ") and t.endswith(f"· {name}") for t in texts), key
+    assert (
+        f"{pinmap['leds']['data']} · header pin {header_pin(pinmap['leds']['data']).number}"
+        in texts
+    )
+
+
+def test_main_rewrites_the_table_between_the_markers_and_the_diagram(tmp_path, pinmap, capsys):
+    (tmp_path / "hardware").mkdir()
+    doc = tmp_path / wiring.DOC_PATH
+    doc.write_text(f"# Before\n{wiring.TABLE_BEGIN}\nstale\n{wiring.TABLE_END}\nAfter\n", "utf-8")
+    assert wiring.main(["--root", str(tmp_path)]) == 0
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith(f"# Before\n{wiring.TABLE_BEGIN}\n| Pin |")
+    assert text.endswith(f"|\n{wiring.TABLE_END}\nAfter\n")
+    assert between_markers(text) == "\n" + wiring.pin_table(pinmap)
+    assert (tmp_path / wiring.SVG_PATH).read_text(encoding="utf-8") == wiring.diagram(pinmap)
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_main_refuses_a_document_without_markers(tmp_path, capsys):
+    (tmp_path / "hardware").mkdir()
+    doc = tmp_path / wiring.DOC_PATH
+    doc.write_text("# No markers here\n", encoding="utf-8")
+    assert wiring.main(["--root", str(tmp_path)]) == 1
+    assert "markers" in capsys.readouterr().err
+    assert doc.read_text(encoding="utf-8") == "# No markers here\n"
+    assert not (tmp_path / wiring.SVG_PATH).exists()
+
+
+# Every pin named anywhere in the repository must come from the one pin map, so that
+# nobody hard-codes a pin. The exceptions are the few files whose job is to name other
+# pins: they may name the ones the map leaves free (RESERVED), and the settings' tests
+# also names that are no GPIO of the header at all; a usable GPIO outside the map, never.
+# Files about the Pico name the Pico's pins, another chip's: they are skipped.
+PIN_NAME = re.compile(r"\b(?:GPIO|BCM|BOARD)\d{1,2}\b")  # gpiozero's names, case and all
+MAY_NAME_FREE_PINS = {
+    "hardware/pinmap.toml": "says which pins it leaves free and why",
+    "hardware/wiring.svg": "draws all 40 pins of the header",
+    "wiring.md": "its table lists all 40 pins; its screen section names the screen's pins",
+    "tests/test_config.py": "shows that settings accept any header pin and refuse the rest",
+}
+MAY_NAME_NO_PIN = {"tests/test_config.py"}
+OTHER_BOARDS = ("hardware/pico/",)
+
+
+def tracked_text_files():
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    for name in filter(None, listed.split("\0")):
+        path = ROOT / name
+        # A symbolic link (referee/pinmap.toml) is read under its target's name.
+        if name.startswith(OTHER_BOARDS) or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            yield name, path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+
+
+def test_every_pin_named_in_the_repository_comes_from_the_pin_map(pinmap):
+    mapped = {header_pin(n) for n in pin_names(pinmap)}
+    strays = []
+    for name, text in tracked_text_files():
+        for line_no, line in enumerate(text.splitlines(), 1):
+            for match in PIN_NAME.finditer(line):
+                try:
+                    pin = header_pin(match.group())
+                except ValueError:
+                    if name not in MAY_NAME_NO_PIN:
+                        strays.append(f"{name}:{line_no}: {match.group()} is no header GPIO")
+                    continue
+                free = pin.gpio in RESERVED and name in MAY_NAME_FREE_PINS
+                if pin not in mapped and not free:
+                    strays.append(f"{name}:{line_no}: {match.group()} is not in the pin map")
+    assert not strays, "take pins from hardware/pinmap.toml:\n" + "\n".join(strays)
