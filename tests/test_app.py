@@ -241,10 +241,17 @@ def test_a_game_played_with_the_windows_keys(tmp_path):
 def test_auto_display_falls_back_when_there_is_no_screen(tmp_path, monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "no-such-driver")
     monkeypatch.setenv("DISPLAY", ":99")
-    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    options = RunOptions(default_config(), tmp_path / "referee.db", "serial:/dev/null", "auto")
-    with pytest.raises(StartError, match="unknown input"):  # the display fell back first
-        App(options)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    read, write = os.pipe()
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "auto")
+    app = App(options, stdin_fd=read, stdout=io.StringIO())
+    try:
+        assert app.window is None and app.display == "terminal"
+    finally:
+        app.close()
+        os.close(read)
+        os.close(write)
 
 
 def test_an_explicit_window_without_a_screen_is_a_clear_error(tmp_path, monkeypatch):
