@@ -16,14 +16,13 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from gpiozero.pins.pi import PiBoardInfo
 
 from .edges import BUTTONS, PLAYER_BUTTONS
+from .pi_header import gpio_name, load_pinmap
 from .rules.settings import (
     MAX_SEATS,
     NS_PER_MS,
@@ -127,22 +126,12 @@ class Config:
     path: Path | None  # the file read; None when there was none
 
 
-# Every 40-pin Pi (the B+ onwards, the Zeros, 3, 4 and 5) has the same J8 header, so one
-# board's table names the pins of all. gpiozero's own table needs no Pi to read it, so
-# the names accepted here are exactly the ones gpiozero accepts.
-_BOARD = PiBoardInfo.from_revision(0xD04170)  # a Raspberry Pi 5
 # How a pin may be named, said once: in the [pins] comment and in a wrong pin's message.
 _PIN_NAMES = "GPIO17 (BCM number), BCM17, BOARD11 (header pin), J8:11, WPI0 or 17"
 
 
-def _gpio(name: str) -> str:
-    """The "GPIOn" name of a header pin named any way gpiozero accepts; ValueError if none."""
-    canonical: str = _BOARD.to_gpio(name)  # gpiozero's PinInvalidPin is a ValueError
-    return canonical
-
-
 def _gpio_or_none(name: str) -> str:
-    return name and _gpio(name)
+    return name and gpio_name(name)
 
 
 def _as_is(value: Any) -> Any:
@@ -183,9 +172,7 @@ class Setting:
     pin: bool = False  # a pin name, where a TOML integer is a GPIO number too
 
 
-_PINMAP: dict[str, Any] = tomllib.loads(
-    resources.files("referee").joinpath("pinmap.toml").read_text(encoding="utf-8")
-)
+_PINMAP = load_pinmap()
 
 
 def _settings(*settings: Setting) -> dict[str, Setting]:
@@ -264,7 +251,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             _within(0.5, 30),
         ),
     ),
-    "pins": _pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, _gpio),
+    "pins": _pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),
     "leds": {
         **_settings(
             _setting(

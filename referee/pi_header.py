@@ -1,12 +1,17 @@
-"""The Raspberry Pi's 40-pin header: physical pin, BCM GPIO, 3V3/5V/GND, and the GPIOs the
-box keeps free for screens and buses (DESIGN.md, "Conventions of the field").
+"""The Raspberry Pi's 40-pin header and the box's pin map on it.
 
-The layout comes from gpiozero's own board data rather than a second copy kept here.
+The header: physical pin, BCM GPIO, 3V3/5V/GND, and the GPIOs the box keeps free for
+screens and buses (DESIGN.md, "Conventions of the field"). The layout comes from
+gpiozero's own board data rather than a second copy kept here. The pin map is
+hardware/pinmap.toml, which the package carries as referee/pinmap.toml.
 """
 
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
+from typing import Any
 
 from gpiozero.pins.pi import PiBoardInfo
 
@@ -41,6 +46,19 @@ class HeaderPin:
     @property
     def gpio(self) -> int | None:
         return int(self.name.removeprefix("GPIO")) if self.name.startswith("GPIO") else None
+
+
+@cache
+def load_pinmap() -> Mapping[str, Any]:
+    """The box's one pin map: [pins], [leds] and [beeper]."""
+    text = resources.files("referee").joinpath("pinmap.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def gpio_name(name: str) -> str:
+    """The "GPIOn" name of a header pin named any way gpiozero accepts; ValueError if none."""
+    canonical: str = _BOARD.to_gpio(name)  # gpiozero's PinInvalidPin is a ValueError
+    return canonical
 
 
 @cache

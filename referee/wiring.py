@@ -4,15 +4,13 @@ diagram hardware/wiring.svg. `python -m referee.wiring` (or `make wiring`) rewri
 
 import argparse
 import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS
-from .pi_header import RESERVED, HeaderPin, header, header_pin
+from .pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
 from .wiring_svg import PinLabel, draw
 
 TABLE_BEGIN = "<!-- pin-table:begin -->"
@@ -34,12 +32,6 @@ class Wire:
     what: str
     goes_to: str
     group: str  # "players", "judges", "board" or "power"
-
-
-def load_pinmap() -> dict[str, Any]:
-    """The pin map shipped in the package (referee/pinmap.toml links to hardware/)."""
-    text = resources.files("referee").joinpath("pinmap.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
 
 
 def signals(pinmap: Mapping[str, Any]) -> list[Wire]:

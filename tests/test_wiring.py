@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee import wiring
-from referee.pi_header import RESERVED, header, header_pin
+from referee.pi_header import RESERVED, header, header_pin, load_pinmap
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -18,7 +18,7 @@ OUT_OF_DATE = "is out of date with hardware/pinmap.toml: run `make wiring`"
 
 @pytest.fixture(scope="module")
 def pinmap():
-    return wiring.load_pinmap()
+    return load_pinmap()
 
 
 def pin_names(pinmap):
