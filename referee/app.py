@@ -20,21 +20,11 @@ from types import FrameType
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from .arbiter import Arbiter
-from .config import Config, SoundOutput
+from .config import Config
+from .devices import StartError, WindowKeys, open_input, open_lights, open_speaker
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
-from .inputs import InputSource
-from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
-from .inputs.serial_board import SerialBoard
-from .outputs.lights import BoardLeds, Leds, led_modes
-from .outputs.sound import (
-    BoardSpeaker,
-    Silence,
-    SoundCardSpeaker,
-    Speaker,
-    next_pip_ns,
-    pips_due,
-    sounds_for,
-)
+from .outputs.lights import led_modes
+from .outputs.sound import next_pip_ns, pips_due, sounds_for
 from .outputs.terminal import TerminalScreen
 from .rules import NS_PER_S, Effect
 from .session import Session
@@ -52,10 +42,6 @@ LEDGER_RETRY_NS = 5_000_000_000
 PI_MODEL = Path("/proc/device-tree/model")
 
 
-class StartError(Exception):
-    """The box cannot start as asked: a one-line reason for the log and the terminal."""
-
-
 class Screen(Protocol):
     def show(self, view: View) -> None: ...
 
@@ -70,21 +56,6 @@ class RunOptions:
     store_path: Path
     input: str = "auto"  # auto | gpio | keyboard | serial:DEVICE
     display: str = "auto"  # auto | window | terminal | none
-
-
-class WindowKeys:
-    """The window's keyboard as the input: the Window itself puts its key edges in the inbox,
-    stamped in the main loop, so they are never late for the arbiter."""
-
-    name = "keyboard (window)"
-    resolution_ns = KEYBOARD_RESOLUTION_NS
-    latency_ns = 0
-
-    def start(self, inbox: Inbox) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def is_raspberry_pi() -> bool:
@@ -132,9 +103,10 @@ class App:
         self.lost_sources: dict[str, str] = {}
         self.notifier = Notifier()
         self.window: Window | None = None
-        self.board: SerialBoard | None = None  # the serial board also lights and beeps
         self.screen, self.display = self._open_screen(pick_display(options.display), stdout)
-        self.source = self._open_source(pick_input(options.input), stdin_fd)
+        self.source = open_input(
+            pick_input(options.input), options.config, display=self.display, stdin_fd=stdin_fd
+        )
         timing = options.config.buttons
         # The settle window covers at least how late this input can deliver an edge.
         self.timing = replace(timing, settle_ns=max(timing.settle_ns, self.source.latency_ns))
@@ -147,25 +119,12 @@ class App:
             tie_floor_ns=self.source.resolution_ns,
             now_ns=self.arbiter.horizon,
         )
-        self.lights: Leds | None = BoardLeds(self.board) if self.board else None
-        self.speaker = self._open_speaker()
+        self.lights = open_lights(options.config, self.source)
+        self.speaker = open_speaker(options.config, self.source, desktop=self.display == "window")
         self._last_ping = self.clock()
         self._retry_at = 0
         self._shown: View | None = None
         self._next_frame_ns = 0
-
-    def _open_source(self, kind: str, stdin_fd: int | None) -> InputSource:
-        if kind == "keyboard":
-            if self.display == "window":
-                return WindowKeys()
-            if self.display != "terminal":
-                raise StartError("--input keyboard needs a window or a terminal to type in")
-            return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
-        if kind == "serial" or kind.startswith("serial:"):
-            device = kind.partition(":")[2] or self.options.config.serial.device
-            self.board = SerialBoard(device)
-            return self.board
-        raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 
     def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
         """The first of the displays that opens, and its name."""
@@ -189,20 +148,6 @@ class App:
         if display == "none":
             return None, display
         raise StartError(f"unknown display {display!r}: use auto, window, terminal or none")
-
-    def _open_speaker(self) -> Speaker:
-        output = self.options.config.sound.output
-        if output is SoundOutput.BEEPER and self.board is not None:
-            return BoardSpeaker(self.board)
-        # Without GPIO a beeper is out of reach; a window is a desktop, which has speakers.
-        if output is SoundOutput.SOUNDCARD or (
-            output is SoundOutput.BEEPER and self.display == "window"
-        ):
-            try:
-                return SoundCardSpeaker(self.options.config.sound.volume)
-            except RuntimeError as err:  # pygame.error: SDL found no sound card
-                log.warning("no sound card (%s): silent", err)
-        return Silence()
 
     # --- the loop --------------------------------------------------------------------------
 

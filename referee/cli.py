@@ -22,7 +22,8 @@ def _log_to(handler: logging.Handler) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here: only `run` needs the screens and the inputs.
-    from .app import App, RunOptions, StartError
+    from .app import App, RunOptions
+    from .devices import StartError
 
     try:
         config = load_config(args.config)

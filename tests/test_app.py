@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from referee.app import App, RunOptions, StartError, pick_display
+from referee.app import App, RunOptions, pick_display
 from referee.config import default_config
+from referee.devices import StartError
 from referee.edges import Edge, SourceStatus
 from referee.inputs.keyboard import KEYMAP
 from referee.rules import Phase
