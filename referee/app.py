@@ -6,23 +6,20 @@ until the next edge or the next thing due: a decision's settle window, a timer, 
 frame, the watchdog, or a retry of the ledger. At idle it does not wake at all.
 """
 
-import contextlib
 import logging
 import os
-import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from .arbiter import Arbiter
 from .config import Config
 from .devices import StartError, WindowKeys, open_input, open_lights, open_speaker
-from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus
+from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus, signals_to
 from .outputs.lights import led_modes
 from .outputs.sound import next_pip_ns, pips_due, sounds_for
 from .outputs.terminal import TerminalScreen
@@ -152,7 +149,7 @@ class App:
     # --- the loop --------------------------------------------------------------------------
 
     def run(self) -> int:
-        with self._signals_as_messages():
+        with signals_to(self.inbox):
             self.source.start(self.inbox)
             self.notifier.ready(f"{self.source.name}, game {self.session.ledger.game_id}")
             log.info(
@@ -264,18 +261,6 @@ class App:
         if trouble := self.session.ledger.trouble:
             notices.append(Notice(trouble, Severity.ERROR))
         return tuple(notices)
-
-    @contextlib.contextmanager
-    def _signals_as_messages(self) -> Iterator[None]:
-        def to_inbox(signum: int, frame: FrameType | None) -> None:
-            self.inbox.put(Quit(signal.Signals(signum).name))
-
-        previous = {sig: signal.signal(sig, to_inbox) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
 
     def close(self) -> None:
         self.source.close()

@@ -138,6 +138,11 @@ class Arbiter:
     def stuck(self) -> tuple[str, ...]:
         return tuple(name for name, b in self._buttons.items() if b.stuck)
 
+    def level(self, button: str) -> tuple[bool, int]:
+        """The button's debounced level (down?) and since when."""
+        b = self._buttons.get(button, _Button())
+        return b.down, b.since_ns
+
     def counts(self, button: str) -> tuple[int, int]:
         """(presses, bounces) seen on a button: what check-buttons shows."""
         b = self._buttons.get(button, _Button())

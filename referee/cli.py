@@ -90,6 +90,34 @@ def _config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_buttons(args: argparse.Namespace) -> int:
+    from .app import is_raspberry_pi, pick_input
+    from .check_buttons import ButtonCheck
+    from .devices import StartError, open_input, open_lights, open_speaker
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _log_to(logging.StreamHandler(sys.stderr))
+    display = "terminal" if sys.stdin.isatty() else "none"
+    try:
+        source = open_input(pick_input(args.input), config, display=display, stdin_fd=None)
+    except StartError as err:
+        print(f"referee: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    lights = open_lights(config, source)
+    speaker = open_speaker(config, source, desktop=not is_raspberry_pi())
+    try:
+        return ButtonCheck(config, source, lights, speaker, sys.stdout).run()
+    finally:
+        source.close()
+        if lights is not None:
+            lights.close()
+        speaker.close()
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -120,6 +148,14 @@ def parser() -> argparse.ArgumentParser:
         help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
     )
     sta.set_defaults(func=_state)
+    check = commands.add_parser(
+        "check-buttons", help="name each button as it is pressed; cycle the LEDs and tones"
+    )
+    check.add_argument("--config", type=Path, metavar="FILE", help="the settings file")
+    check.add_argument(
+        "--input", default="auto", metavar="auto|gpio|keyboard|serial[:DEVICE]", help="as for run"
+    )
+    check.set_defaults(func=_check_buttons)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")

@@ -5,9 +5,12 @@ Input threads (gpiozero's callbacks, the serial reader, the terminal reader) onl
 """
 
 import queue
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, 9))
 JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", "UNDO")
@@ -76,3 +79,18 @@ class Inbox:
                 items.append(self._queue.get_nowait())
             except queue.Empty:
                 return items
+
+
+@contextmanager
+def signals_to(inbox: Inbox) -> Iterator[None]:
+    """SIGTERM and SIGINT (Ctrl-C) become a Quit in the inbox, for the main loop to act on."""
+
+    def to_inbox(signum: int, frame: FrameType | None) -> None:
+        inbox.put(Quit(signal.Signals(signum).name))
+
+    previous = {sig: signal.signal(sig, to_inbox) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

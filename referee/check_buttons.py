@@ -1,0 +1,149 @@
+"""`referee check-buttons`: what a builder runs after wiring, to see every part work.
+
+1. Each buzzer's LED lights on its own, P1 to P8, then all of them.
+2. Each seat's note plays on the beeper, P1 to P8.
+3. Every button is then named as it goes down and up, through the same debounce the
+   game uses: how long it was held, how many bounces it made, and a warning for one
+   held down so long the game would call it stuck (a wire on the NC lug, a short).
+4. At Ctrl-C (or `q` on a keyboard), a summary: every button's presses and bounces,
+   and the ones never seen, with where to look.
+"""
+
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from .arbiter import Arbiter
+from .config import Config
+from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS, Edge, Inbox, Quit, SourceStatus, signals_to
+from .inputs import InputSource
+from .outputs.lights import LedMode, Leds
+from .outputs.sound import QueuedSpeaker, Speaker, call_out
+
+LED_STEP_S = 0.4
+NS_PER_MS = 1_000_000
+
+
+class ButtonCheck:
+    def __init__(
+        self,
+        config: Config,
+        source: InputSource,
+        lights: Leds | None,
+        speaker: Speaker,
+        out: TextIO,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+        pause: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.config = config
+        self.source = source
+        self.lights = lights
+        self.speaker = speaker
+        self.out = out
+        self.clock = clock
+        self.pause = pause
+        self.inbox = Inbox()
+        self.arbiter = Arbiter(config.buttons)
+        seats = PLAYER_BUTTONS[: config.rules.players]
+        self.buttons = (*seats, *JUDGE_BUTTONS)
+        self._levels: dict[str, tuple[bool, int]] = {}  # as last reported
+        self._stuck: set[str] = set()
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def run(self) -> int:
+        self.say(
+            f"buttons: {self.source.name}; debounce {self.config.buttons.debounce_ns / 1e6:g} ms"
+        )
+        self.cycle_leds()
+        self.play_tones()
+        self.say("press and release every button; Ctrl-C (q on a keyboard) when done")
+        self.source.start(self.inbox)
+        with signals_to(self.inbox):
+            self.watch()
+        self.summary()
+        return 0
+
+    def cycle_leds(self) -> None:
+        if self.lights is None:
+            self.say("LEDs: none with this input")
+            return
+        seats = range(1, self.config.rules.players + 1)
+        for seat in seats:
+            self.say(f"LED P{seat} on (the others off)")
+            self.lights.show({s: LedMode.ON if s == seat else LedMode.OFF for s in seats})
+            self.pause(LED_STEP_S)
+        self.say("every LED on")
+        self.lights.show(dict.fromkeys(seats, LedMode.ON))
+        self.pause(2 * LED_STEP_S)
+        self.lights.show(dict.fromkeys(seats, LedMode.OFF))
+
+    def play_tones(self) -> None:
+        for seat in range(1, self.config.rules.players + 1):
+            sound = call_out(seat)
+            self.say(f"P{seat}'s note: {sound.notes[0][0]} Hz")
+            self.speaker.play(sound)
+            if isinstance(self.speaker, QueuedSpeaker):
+                self.speaker.wait_quiet(timeout_s=2)
+
+    def watch(self) -> None:
+        done = False
+        while not done:
+            wake = self.arbiter.next_wakeup_ns()
+            timeout = None if wake is None else max(0, wake - self.clock()) / 1e9
+            for item in self.inbox.get(timeout):
+                match item:
+                    case Quit():
+                        done = True  # after what came with it is reported
+                    case SourceStatus(text=text):
+                        self.say(text)
+                    case Edge():
+                        self.arbiter.take(item)
+                        self.report(item.button)
+            self.arbiter.decide(self.clock())
+            for button in list(self._levels):
+                self.report(button)  # a tap ends when its debounce window does
+            self.report_stuck()
+
+    def report(self, button: str) -> None:
+        """Say how the button's debounced level changed since it was last reported."""
+        down, since = self.arbiter.level(button)
+        was_down, down_since = self._levels.get(button, (False, since))
+        self._levels[button] = (down, since)
+        if down and not was_down:
+            self.say(f"{button} down")
+        elif was_down and not down:
+            bounces = self.arbiter.counts(button)[1]
+            held = (since - down_since) / NS_PER_MS
+            self.say(f"{button} up: held {held:.0f} ms, {bounces} bounces so far")
+
+    def report_stuck(self) -> None:
+        stuck = set(self.arbiter.stuck)
+        for button in sorted(stuck - self._stuck):
+            held = self.config.buttons.stuck_ns / 1e9
+            self.say(f"{button} STUCK: down for over {held:g} s (wired to NC? a short to GND?)")
+        for button in sorted(self._stuck - stuck):
+            self.say(f"{button} released: no longer stuck")
+        self._stuck = stuck
+
+    def summary(self) -> None:
+        self.say("")
+        self.say(f"{'button':<8} {'pin':<8} {'presses':>7} {'bounces':>7}")
+        never = []
+        for button in self.buttons:
+            presses, bounces = self.arbiter.counts(button)
+            pin = self.config.pins.get(button, "") if "GPIO" in self.source.name else ""
+            note = "  never pressed" if not presses else ""
+            note += "  STUCK" if button in self._stuck else ""
+            self.say(f"{button:<8} {pin:<8} {presses:>7} {bounces:>7}{note}")
+            if not presses:
+                never.append(button)
+        if never:
+            self.say(
+                f"never seen: {', '.join(never)}. Check that each one's COM lug goes to GND and"
+                " its NO lug to its pin (wiring.md, 'Troubleshooting')."
+            )
+        else:
+            self.say("every button works.")

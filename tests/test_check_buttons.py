@@ -1,0 +1,85 @@
+"""check-buttons: each LED and tone in turn, then every button named as it goes down and up."""
+
+import io
+
+from referee.check_buttons import ButtonCheck
+from referee.config import default_config
+from referee.edges import Edge, Inbox, Quit
+from referee.outputs import sound
+from referee.outputs.lights import LedMode
+
+MS = 1_000_000
+S = 1_000 * MS
+T0 = 100 * S
+
+
+class ScriptedButtons:
+    """An input source that presses buttons as a builder would, then asks to stop."""
+
+    name = "GPIO (mock)"
+    resolution_ns = 100_000
+    latency_ns = 0
+
+    def __init__(self, edges: list[Edge]) -> None:
+        self.edges = edges
+
+    def start(self, inbox: Inbox) -> None:
+        for edge in self.edges:
+            inbox.put(edge)
+        inbox.put(Quit("done"))
+
+    def close(self) -> None:
+        pass
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.got: list = []
+
+    def show(self, modes) -> None:
+        self.got.append(dict(modes))
+
+    def play(self, played) -> None:
+        self.got.append(played)
+
+    def close(self) -> None:
+        pass
+
+
+def run(edges: list[Edge]) -> tuple[str, Recorder, Recorder]:
+    out, lights, speaker = io.StringIO(), Recorder(), Recorder()
+    check = ButtonCheck(
+        default_config(), ScriptedButtons(edges), lights, speaker, out,
+        clock=lambda: T0 + 20 * S, pause=lambda seconds: None,
+    )  # fmt: skip
+    assert check.run() == 0
+    return out.getvalue(), lights, speaker
+
+
+def test_leds_and_tones_each_in_turn():
+    _, lights, speaker = run([])
+    on = [[s for s, mode in modes.items() if mode is LedMode.ON] for modes in lights.got]
+    assert on == [[1], [2], [3], [4], [1, 2, 3, 4], []]
+    assert speaker.got == [sound.call_out(seat) for seat in (1, 2, 3, 4)]
+
+
+def test_presses_bounces_a_stuck_button_and_the_summary():
+    bouncy = [Edge("P2", T0 + S + i * 200_000, i % 2 == 0) for i in range(5)]  # 3 ups, 2 downs...
+    text, _, _ = run([
+        Edge("P1", T0, True), Edge("P1", T0 + 120 * MS, False),  # a clean press
+        *bouncy, Edge("P2", T0 + S + 150 * MS, False),  # bounces going down
+        Edge("VALID", T0 + 2 * S, True), Edge("VALID", T0 + 2 * S + 5 * MS, False),  # a tap
+        Edge("P3", T0 + 3 * S, True),  # and never released
+    ])  # fmt: skip
+    lines = text.splitlines()
+    assert "P1 down" in lines and "P1 up: held 120 ms, 0 bounces so far" in lines
+    assert "P2 up: held 150 ms, 4 bounces so far" in lines
+    assert "VALID up: held 30 ms, 1 bounces so far" in lines  # a tap ends with its window
+    assert any(line.startswith("P3 STUCK: down for over 10 s") for line in lines)
+    table = {line.split()[0]: line.split()[1:] for line in lines[lines.index("") + 2 :]
+             if line and line.split()[0] in ("P1", "P2", "P3", "P4", "VALID", "UNDO")}  # fmt: skip
+    assert table["P1"] == ["GPIO5", "1", "0"]
+    assert table["P2"] == ["GPIO6", "1", "4"]
+    assert table["P3"][-1] == "STUCK"
+    assert table["P4"][-2:] == ["never", "pressed"]
+    assert "never seen: P4, INVALID, SUPER, UNDO." in text
