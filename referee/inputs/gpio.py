@@ -146,8 +146,9 @@ def _advice(err: Exception) -> str:
     # installs on a Pi.
     if "busy" in str(err).lower():
         return (
-            "the pin is busy: another program holds it (`gpioinfo` shows which): "
-            "stop that program or choose another pin"
+            "the pin is busy: another program or a kernel driver holds it (`gpioinfo` "
+            "names it): stop that program, drop the dtoverlay that claims it, or choose "
+            "another pin"
         )
     return f"{type(err).__name__}: {err}"
 

@@ -132,7 +132,7 @@ def test_presses_are_stamped_by_the_kernel_in_the_order_they_happened(chip, inbo
     assert all(g >= 2.0 for g in gaps_ms), "each press follows a 2 ms pause"
 
 
-def test_presses_faster_than_python_are_ordered_by_kernel_time(chip, inbox, buttons):
+def test_presses_under_a_millisecond_apart_are_ordered_by_kernel_time(chip, inbox, buttons):
     # One shell writes both lines back to back: P2 (line 27) first, then P1 (line 17).
     script = f"echo pull-down > {chip.pull_path(27)}; echo pull-down > {chip.pull_path(17)}"
     before = time.monotonic_ns()
@@ -197,7 +197,7 @@ def test_a_pin_another_program_holds_is_named_with_what_to_do(chip):
     ):
         GpioButtons({"P1": "GPIO17", "P5": "GPIO5"}, RESOLUTION_NS)
     print(caught.value)
-    assert str(caught.value).startswith("GPIO5 (P5): the pin is busy: another program holds it")
+    assert str(caught.value).startswith("GPIO5 (P5): the pin is busy: another program or a kernel")
     GpioButtons({"P1": "GPIO17"}, RESOLUTION_NS).close()  # P1 was let go again
 
 
