@@ -150,6 +150,8 @@ class App:
 
     def run(self) -> int:
         with signals_to(self.inbox):
+            for button in self.source.held_at_start():
+                self.arbiter.held_at_start(button, self.clock())
             self.source.start(self.inbox)
             self.notifier.ready(f"{self.source.name}, game {self.session.ledger.game_id}")
             log.info(

@@ -60,6 +60,8 @@ class ButtonCheck:
         self.cycle_leds()
         self.play_tones()
         self.say("press and release every button; Ctrl-C (q on a keyboard) when done")
+        for button in self.source.held_at_start():
+            self.arbiter.held_at_start(button, self.clock())
         self.source.start(self.inbox)
         with signals_to(self.inbox):
             self.watch()
@@ -122,8 +124,7 @@ class ButtonCheck:
     def report_stuck(self) -> None:
         stuck = set(self.arbiter.stuck)
         for button in sorted(stuck - self._stuck):
-            held = self.config.buttons.stuck_ns / 1e9
-            self.say(f"{button} STUCK: down for over {held:g} s (wired to NC? a short to GND?)")
+            self.say(f"{button} STUCK: held down, ignored until released (NC lug? short to GND?)")
         for button in sorted(self._stuck - stuck):
             self.say(f"{button} released: no longer stuck")
         self._stuck = stuck

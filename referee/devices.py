@@ -6,12 +6,15 @@
 import logging
 import sys
 
-from .config import Config, SoundOutput
+from gpiozero import GPIOZeroError
+
+from .config import Config, LedDriver, SoundOutput
 from .inputs import InputSource
+from .inputs.gpio import GpioButtons, GpioError
 from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
 from .inputs.serial_board import SerialBoard
-from .outputs.lights import BoardLeds, Leds
-from .outputs.sound import BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
+from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +30,9 @@ class WindowKeys:
     name = "keyboard (window)"
     resolution_ns = KEYBOARD_RESOLUTION_NS
     latency_ns = 0
+
+    def held_at_start(self) -> tuple[str, ...]:
+        return ()
 
     def start(self, inbox: object) -> None:
         pass
@@ -45,13 +51,31 @@ def open_input(kind: str, config: Config, *, display: str, stdin_fd: int | None)
         return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
     if kind == "serial" or kind.startswith("serial:"):
         return SerialBoard(kind.partition(":")[2] or config.serial.device)
+    if kind == "gpio":
+        try:
+            return GpioButtons(config.pins, config.buttons.resolution_ns)
+        except GpioError as err:
+            raise StartError(str(err)) from None
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 
 
 def open_lights(config: Config, source: InputSource) -> Leds | None:
-    """The buzzers' LEDs: on the serial board with its buttons."""
+    """The buzzers' LEDs: on the serial board with its buttons, or on the Pi's GPIO as
+    the settings' [leds] say."""
     if isinstance(source, SerialBoard):
         return BoardLeds(source)
+    if not isinstance(source, GpioButtons):
+        return None
+    leds = config.leds
+    try:
+        match leds.driver:
+            case LedDriver.SHIFT_REGISTER:
+                assert leds.data is not None and leds.clock is not None  # config checks
+                return ShiftRegisterLeds(leds.data, leds.clock)
+            case LedDriver.PINS:
+                return PinLeds({int(seat[1:]): pin for seat, pin in leds.pins.items()})
+    except GPIOZeroError as err:
+        raise StartError(f"the LEDs ([leds] {leds.driver}): {err}") from err
     return None
 
 
@@ -60,6 +84,11 @@ def open_speaker(config: Config, source: InputSource, *, desktop: bool) -> Speak
     output = config.sound.output
     if output is SoundOutput.BEEPER and isinstance(source, SerialBoard):
         return BoardSpeaker(source)
+    if output is SoundOutput.BEEPER and isinstance(source, GpioButtons) and config.beeper_pin:
+        try:
+            return BeeperSpeaker(config.beeper_pin)
+        except GPIOZeroError as err:
+            raise StartError(f"the beeper on {config.beeper_pin}: {err}") from err
     # Without GPIO a beeper is out of reach; a desktop has speakers.
     if output is SoundOutput.SOUNDCARD or (output is SoundOutput.BEEPER and desktop):
         try:

@@ -239,6 +239,9 @@ class GpioButtons:
     def __repr__(self) -> str:
         return f"<referee GpioButtons {', '.join(f'{b}={p!r}' for b, p in self._pins.items())}>"
 
+    def held_at_start(self) -> tuple[str, ...]:
+        return tuple(button for button, pin in self._pins.items() if pin.state == 0)
+
     def start(self, inbox: Inbox) -> None:
         for button, pin in self._pins.items():
             watch = _PinWatch(button, inbox)

@@ -48,6 +48,9 @@ class TerminalKeys:
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
 
+    def held_at_start(self) -> tuple[str, ...]:
+        return ()  # a terminal reports no key as held
+
     def start(self, inbox: Inbox) -> None:
         if os.isatty(self._fd):
             self._saved = termios.tcgetattr(self._fd)

@@ -139,6 +139,9 @@ class SerialBoard:
         """Lines received that did not parse, since start (for check-buttons and the screen)."""
         return self._bad_lines
 
+    def held_at_start(self) -> tuple[str, ...]:
+        return ()  # the protocol has no line for a button already down
+
     def start(self, inbox: Inbox) -> None:
         if self._thread is not None:
             raise RuntimeError(f"{self.name} is already started")
