@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 MESSAGES_KEPT = 6
 LEDGER_RETRY_NS = 5_000_000_000
+SIGNAL_NAP_S = 1.0
 PI_MODEL = Path("/proc/device-tree/model")
 
 
@@ -154,9 +155,8 @@ class App:
                 self.arbiter.held_at_start(button, self.clock())
             self.source.start(self.inbox)
             self.notifier.ready(f"{self.source.name}, game {self.session.ledger.game_id}")
-            log.info(
-                "input %s, display %s, store %s", self.source.name, self.display, self.store.path
-            )
+            shown = f"window ({self.window.driver})" if self.window else self.display
+            log.info("input %s, display %s, store %s", self.source.name, shown, self.store.path)
             try:
                 return self._loop()
             finally:
@@ -182,7 +182,9 @@ class App:
         if self.window is None:
             return self.inbox.get(timeout)
         if isinstance(self.source, WindowKeys):
-            self.window.wait(timeout)
+            # A signal cannot end SDL's wait (Python's handler only runs between bytecodes),
+            # so the wait is cut into naps short enough for SIGTERM to be heard promptly.
+            self.window.wait(SIGNAL_NAP_S if timeout is None else min(timeout, SIGNAL_NAP_S))
             return self.inbox.drain()
         items = self.inbox.get(timeout)
         self.window.wait(0)

@@ -189,6 +189,15 @@ def test_no_screen_is_a_clear_error(monkeypatch, inbox):
         Window(inbox)
 
 
+def test_sdl_drawing_nowhere_is_no_screen_unless_asked_for(monkeypatch, inbox):
+    # SDL falls back to its offscreen driver when it reaches no X server: an invisible
+    # window must not pass for a screen. (The tests' own dummy driver is asked for by name.)
+    monkeypatch.setattr(pygame.display, "get_driver", lambda: "offscreen")
+    with pytest.raises(ScreenUnavailable, match="SDL found only its offscreen driver"):
+        Window(inbox)
+    assert not pygame.display.get_init()
+
+
 def test_a_put_from_another_thread_ends_the_wait(window, inbox):
     edge = Edge("P3", 123, True)
     threading.Thread(target=inbox.put, args=(edge,)).start()

@@ -1,0 +1,95 @@
+"""referee run in a real X window (Xvfb), played with real key presses (xdotool).
+
+SDL's dummy driver cannot show what matters here: under X11 SDL's wait does not return
+by itself, so only the real thing proves that SIGTERM still stops an idle window.
+Skipped where Xvfb, xdotool or xwininfo are missing (.ci/run installs them).
+"""
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TOOLS = ("Xvfb", "xdotool", "xwininfo")
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(tool) for tool in TOOLS), reason="needs Xvfb, xdotool and xwininfo"
+)
+
+
+@pytest.fixture
+def x_display(tmp_path):
+    """A private X server, on a display number no other process here is using."""
+    for number in range(100 + os.getpid() % 500, 700):
+        if Path(f"/tmp/.X11-unix/X{number}").exists():
+            continue
+        display = f":{number}"
+        server = subprocess.Popen(
+            ["Xvfb", display, "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+            stderr=subprocess.DEVNULL,
+        )
+        env = dict(os.environ, DISPLAY=display)
+        end = time.monotonic() + 10
+        # Ready once it answers; gone if another server took the number first.
+        while server.poll() is None and time.monotonic() < end:
+            if subprocess.run(["xwininfo", "-root"], env=env, capture_output=True).returncode == 0:
+                yield display
+                server.terminate()
+                server.wait(timeout=10)
+                return
+        server.kill()
+        server.wait(timeout=10)
+    pytest.fail("no X display number was free")
+
+
+class Daemon:
+    def __init__(self, display: str, tmp_path: Path) -> None:
+        self.env = dict(os.environ, DISPLAY=display, SDL_AUDIODRIVER="dummy")
+        self.env.pop("SDL_VIDEODRIVER")  # the tests' dummy driver: here, the real X11 one
+        config = tmp_path / "referee.toml"
+        # xdotool types faster than anyone presses a buzzer twice, and keys do not bounce.
+        config.write_text("[buttons]\ndebounce_ms = 1.0\n")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "run", "--input", "keyboard",
+             "--config", str(config), "--store", str(tmp_path / "referee.db")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=self.env,
+        )  # fmt: skip
+        self.log = ""
+
+    def wait_for(self, text: str, timeout: float = 10) -> None:
+        assert self.proc.stderr is not None
+        end = time.monotonic() + timeout
+        while text not in self.log:
+            if not select.select([self.proc.stderr], [], [], max(0, end - time.monotonic()))[0]:
+                pytest.fail(f"{text!r} never appeared in the log:\n{self.log}")
+            self.log += os.read(self.proc.stderr.fileno(), 65536).decode()
+
+    def x(self, *command: str) -> str:
+        return subprocess.run(command, env=self.env, capture_output=True, text=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.x("xdotool", "key", key)
+
+
+def test_a_game_in_an_x_window_and_sigterm_while_idle(x_display, tmp_path):
+    daemon = Daemon(x_display, tmp_path)
+    daemon.wait_for("display window (x11)")
+    # xdotool cannot search windows without a window manager; xwininfo can list them.
+    tree = daemon.x("xwininfo", "-root", "-tree").splitlines()
+    window = next(line.split()[0] for line in tree if '"referee":' in line)
+    daemon.x("xdotool", "windowfocus", "--sync", window)
+    daemon.keys("1", "2", "s")
+    daemon.wait_for("game on: P1, P2")
+    daemon.keys("2")
+    daemon.wait_for("P2 calls SET")
+    daemon.keys("v")
+    daemon.wait_for("P2 SET! (+1)")
+    daemon.proc.send_signal(signal.SIGTERM)  # idle: asleep in SDL's wait
+    assert daemon.proc.wait(timeout=5) == 0
