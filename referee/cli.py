@@ -25,11 +25,7 @@ def _run(args: argparse.Namespace) -> int:
     from .app import App, RunOptions
     from .devices import StartError
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
     try:
@@ -64,12 +60,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _state(args: argparse.Namespace) -> int:
     path: Path = args.store or default_store_path(reading=True)
-    try:
-        with Store.open_readonly(path) as store:
-            game = store.latest_game()
-    except StoreError as err:
-        print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    with Store.open_readonly(path) as store:
+        game = store.latest_game()
     if game is None:
         print(f"{path}: no game in this store yet", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -81,11 +73,7 @@ def _config(args: argparse.Namespace) -> int:
     if args.example:
         print(example_config(), end="")
         return 0
-    try:
-        config = load_config(args.config)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    config = load_config(args.config)
     print(render_config(config), end="")
     return 0
 
@@ -95,11 +83,7 @@ def _check_buttons(args: argparse.Namespace) -> int:
     from .check_buttons import ButtonCheck
     from .devices import StartError, open_input, open_lights, open_speaker
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    config = load_config(args.config)
     _log_to(logging.StreamHandler(sys.stderr))
     display = "terminal" if sys.stdin.isatty() else "none"
     try:
@@ -166,7 +150,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except (ConfigError, StoreError) as err:  # each says what is wrong, and where, in one line
+        print(err, file=sys.stderr)
+        return EXIT_BAD_INPUT
     return code
 
 

@@ -2,17 +2,14 @@
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
-
-import pytest
 
 from referee.cli import main
 
 from .fake_board import FakeBoard
+from .processes import Output
 
 
 class Daemon:
@@ -29,27 +26,17 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=env,
         )  # fmt: skip
-        self.log = ""
-
-    def wait_for(self, text: str, timeout: float = 10) -> None:
-        """Read the daemon's log until `text` shows up in it."""
         assert self.proc.stderr is not None
-        end = time.monotonic() + timeout
-        while text not in self.log:
-            left = end - time.monotonic()
-            ready, _, _ = select.select([self.proc.stderr], [], [], max(0, left))
-            if not ready:
-                pytest.fail(f"{text!r} never appeared in the log:\n{self.log}")
-            chunk = os.read(self.proc.stderr.fileno(), 65536).decode()
-            if not chunk:
-                pytest.fail(f"the daemon stopped before {text!r}:\n{self.log}")
-            self.log += chunk
+        self.output = Output(self.proc.stderr.fileno())
+
+    def wait_for(self, text: str) -> None:
+        self.output.wait_for(text)
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=10)
         assert self.proc.stderr is not None
-        self.log += self.proc.stderr.read().decode()
+        self.log = self.output.text + self.proc.stderr.read().decode()
         return code
 
 

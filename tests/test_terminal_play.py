@@ -3,15 +3,14 @@
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
-import time
-
-import pytest
 
 from referee.cli import main
+from referee.outputs.terminal import CLEAR
+
+from .processes import Output
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # The test types faster than anyone could press a buzzer twice; a keyboard has no contact
@@ -35,28 +34,19 @@ class Terminal:
         )  # fmt: skip
         os.close(slave)
         self.master = master
-        self.screen = ""
+        self.output = Output(master)
 
     def press(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
-    def wait_for(self, text: str, timeout: float = 10) -> str:
-        """Read the screen until `text` appears in its latest frame; fail after timeout."""
-        end = time.monotonic() + timeout
-        raw = ""
-        while time.monotonic() < end:
-            ready, _, _ = select.select([self.master], [], [], end - time.monotonic())
-            if not ready:
-                break
-            try:
-                raw += os.read(self.master, 65536).decode(errors="replace")
-            except OSError:  # the process is gone and the pty with it
-                break
-            frame = ANSI.sub("", raw.rsplit("\x1b[H\x1b[2J", 1)[-1])
-            if text in frame:
-                self.screen = frame
-                return frame
-        pytest.fail(f"{text!r} never appeared; the screen was:\n{ANSI.sub('', raw)[-2000:]}")
+    def wait_for(self, text: str) -> str:
+        """Read the screen until `text` appears in its latest frame."""
+        self.output.wait_until(lambda got: text in self.frame(got), f"{text!r} on the screen")
+        return self.frame(self.output.text)
+
+    @staticmethod
+    def frame(output: str) -> str:
+        return ANSI.sub("", output.rsplit(CLEAR, 1)[-1])
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)

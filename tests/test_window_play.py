@@ -6,7 +6,6 @@ Skipped where Xvfb, xdotool or xwininfo are missing (.ci/run installs them).
 """
 
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -15,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from .processes import Output
 
 TOOLS = ("Xvfb", "xdotool", "xwininfo")
 pytestmark = pytest.mark.skipif(
@@ -60,15 +61,11 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=self.env,
         )  # fmt: skip
-        self.log = ""
-
-    def wait_for(self, text: str, timeout: float = 10) -> None:
         assert self.proc.stderr is not None
-        end = time.monotonic() + timeout
-        while text not in self.log:
-            if not select.select([self.proc.stderr], [], [], max(0, end - time.monotonic()))[0]:
-                pytest.fail(f"{text!r} never appeared in the log:\n{self.log}")
-            self.log += os.read(self.proc.stderr.fileno(), 65536).decode()
+        self.output = Output(self.proc.stderr.fileno())
+
+    def wait_for(self, text: str) -> None:
+        self.output.wait_for(text)
 
     def x(self, *command: str) -> str:
         return subprocess.run(command, env=self.env, capture_output=True, text=True).stdout

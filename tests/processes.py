@@ -1,0 +1,32 @@
+"""Reading what a child process writes (a pipe or a pseudo-terminal) until something shows."""
+
+import os
+import select
+import time
+from collections.abc import Callable
+
+import pytest
+
+
+class Output:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.text = ""
+
+    def wait_until(self, found: Callable[[str], bool], what: str, timeout: float = 10) -> str:
+        """Read until `found(all read so far)`; fail, showing what came, after `timeout`."""
+        end = time.monotonic() + timeout
+        while not found(self.text):
+            if not select.select([self.fd], [], [], max(0, end - time.monotonic()))[0]:
+                pytest.fail(f"{what} never came; the output was:\n{self.text[-3000:]}")
+            try:
+                chunk = os.read(self.fd, 65536).decode(errors="replace")
+            except OSError:  # a pty whose process is gone
+                chunk = ""
+            if not chunk:
+                pytest.fail(f"the process ended before {what}; its output was:\n{self.text}")
+            self.text += chunk
+        return self.text
+
+    def wait_for(self, text: str, timeout: float = 10) -> str:
+        return self.wait_until(lambda got: text in got, repr(text), timeout)
