@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig clean install uninstall
+.PHONY: run test lint typecheck pytest screens wiring test-rig clean install uninstall bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ wiring: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The benchmarks behind docs/PERFORMANCE.md: each prints its tables (about 4 minutes).
+bench: $(STAMP)
+	$(BIN)/python bench/fairness.py
+	$(BIN)/python bench/latency.py
 
 # The GPIO path on a real kernel (gpio-sim in a QEMU guest): tests/gpio_rig/run.sh.
 test-rig:

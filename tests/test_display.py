@@ -1,5 +1,7 @@
 """The screens: every gallery screen at every size, the clocks' ticks, and the Window."""
 
+import os
+import signal
 import threading
 import time
 from dataclasses import replace
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.edges import Edge, Inbox, Quit
+from referee.edges import Edge, Inbox, Quit, signals_to
 from referee.outputs import gallery
 from referee.outputs.canvas import Canvas, font
 from referee.outputs.captions import increment, shown_clocks
@@ -205,6 +207,21 @@ def test_a_put_from_another_thread_ends_the_wait(window, inbox):
     window.wait(30.0)
     assert time.monotonic() - start < 10.0
     assert inbox.get(timeout_s=5.0) == [edge]
+
+
+def test_sigterm_ends_a_wait_without_timeout(window, inbox):
+    # The daemon idle in the lobby with the window's keys: SIGTERM must stop it. Python
+    # runs a signal handler only between calls, never inside pygame's wait.
+    with signals_to(inbox):
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        rescue = threading.Timer(5.0, inbox.put, (Quit("rescue"),))  # ends it if SIGTERM cannot
+        rescue.start()
+        start = time.monotonic()
+        window.wait(None)
+        elapsed = time.monotonic() - start
+        rescue.cancel()
+    assert inbox.drain() == [Quit("SIGTERM")]
+    assert elapsed < 2.0
 
 
 def test_wait_returns_after_its_timeout_when_nothing_happens(window, inbox):

@@ -30,6 +30,8 @@ __all__ = ["ScreenUnavailable", "Window", "next_frame_ns", "render"]
 
 DEFAULT_SIZE = (1280, 720)
 HEADLESS_DRIVERS = ("offscreen", "dummy")
+# The longest single wait in pygame: how long a signal (SIGTERM) may go unnoticed.
+SIGNAL_CHECK_MS = 100
 # The events wait() acts on; the rest (mouse, text input...) never wake it.
 _WANTED = (
     pygame.QUIT,
@@ -129,16 +131,16 @@ class Window:
         inbox, an Inbox.put from any thread, a window to redraw) or the timeout."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
+            # Python runs a signal's handler (SIGTERM's Quit) only between calls, never
+            # inside pygame's wait: so no single wait is longer than SIGNAL_CHECK_MS.
             if deadline is None:
-                event = pygame.event.wait()
+                event = pygame.event.wait(SIGNAL_CHECK_MS)
             elif (left_ms := math.ceil((deadline - time.monotonic()) * 1000)) > 0:
-                event = pygame.event.wait(left_ms)
+                event = pygame.event.wait(min(left_ms, SIGNAL_CHECK_MS))
             else:  # no time left (pygame would read a timeout of 0 as "forever")
                 self._handle(pygame.event.get())
                 break
-            if event.type == pygame.NOEVENT:
-                break
-            if self._handle([event, *pygame.event.get()]):
+            if event.type != pygame.NOEVENT and self._handle([event, *pygame.event.get()]):
                 break
         # The caller drains the inbox now, so every wake-up posted so far is spent,
         # the ones this thread's own keys just posted included.
