@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from .arbiter import Arbiter
 from .config import Config
-from .devices import StartError, WindowKeys, open_input, open_lights, open_speaker
+from .devices import KEY_POLL_S, StartError, WindowKeys, open_input, open_lights, open_speaker
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus, signals_to
 from .outputs.lights import led_modes
 from .outputs.sound import next_pip_ns, pips_due, sounds_for
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 MESSAGES_KEPT = 6
 LEDGER_RETRY_NS = 5_000_000_000
-SIGNAL_NAP_S = 1.0
+WINDOW_POLL_S = 0.5
 PI_MODEL = Path("/proc/device-tree/model")
 
 
@@ -176,18 +176,14 @@ class App:
             self.step(self.clock())
 
     def _wait(self, timeout: float | None) -> list[InboxItem]:
-        """Sleep until an edge or the timeout. The window's own wait polls (pygame's
-        event.wait naps 1 ms at a time), so it is only slept in when it is the keyboard;
-        otherwise its events are taken after each wake."""
+        """Sleep on the inbox until an edge or the timeout. A window's events (its keys,
+        its closing, its uncovering) wait in SDL's queue until they are taken: often when
+        the window is the keyboard, now and then otherwise."""
         if self.window is None:
             return self.inbox.get(timeout)
-        if isinstance(self.source, WindowKeys):
-            # A signal cannot end SDL's wait (Python's handler only runs between bytecodes),
-            # so the wait is cut into naps short enough for SIGTERM to be heard promptly.
-            self.window.wait(SIGNAL_NAP_S if timeout is None else min(timeout, SIGNAL_NAP_S))
-            return self.inbox.drain()
-        items = self.inbox.get(timeout)
-        self.window.wait(0)
+        nap = KEY_POLL_S if isinstance(self.source, WindowKeys) else WINDOW_POLL_S
+        items = self.inbox.get(nap if timeout is None else min(timeout, nap))
+        self.window.take_events()
         return items + self.inbox.drain()
 
     def step(self, now_ns: int) -> list[Effect]:

@@ -6,8 +6,7 @@ Input threads (gpiozero's callbacks, the serial reader, the terminal reader) onl
 
 import queue
 import signal
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -46,23 +45,13 @@ InboxItem = Edge | SourceStatus | Quit
 
 
 class Inbox:
-    """A queue the main loop sleeps on; `wake` lets a screen's own event loop be woken too."""
+    """The queue the main loop sleeps on."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[InboxItem] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._wake: Callable[[], None] | None = None
 
     def put(self, item: InboxItem) -> None:
         self._queue.put(item)
-        with self._lock:
-            wake = self._wake
-        if wake is not None:
-            wake()
-
-    def set_wake(self, wake: Callable[[], None] | None) -> None:
-        with self._lock:
-            self._wake = wake
 
     def get(self, timeout_s: float | None) -> list[InboxItem]:
         """Wait up to timeout_s (None: forever) for an item; return it and all queued after it."""

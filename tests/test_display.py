@@ -1,8 +1,5 @@
 """The screens: every gallery screen at every size, the clocks' ticks, and the Window."""
 
-import os
-import signal
-import threading
 import time
 from dataclasses import replace
 from itertools import combinations
@@ -12,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.edges import Edge, Inbox, Quit, signals_to
+from referee.edges import Inbox, Quit
 from referee.outputs import gallery
 from referee.outputs.canvas import Canvas, font
 from referee.outputs.captions import increment, shown_clocks
@@ -200,35 +197,9 @@ def test_sdl_drawing_nowhere_is_no_screen_unless_asked_for(monkeypatch, inbox):
     assert not pygame.display.get_init()
 
 
-def test_a_put_from_another_thread_ends_the_wait(window, inbox):
-    edge = Edge("P3", 123, True)
-    threading.Thread(target=inbox.put, args=(edge,)).start()
-    start = time.monotonic()
-    window.wait(30.0)
-    assert time.monotonic() - start < 10.0
-    assert inbox.get(timeout_s=5.0) == [edge]
-
-
-def test_sigterm_ends_a_wait_without_timeout(window, inbox):
-    # The daemon idle in the lobby with the window's keys: SIGTERM must stop it. Python
-    # runs a signal handler only between calls, never inside pygame's wait.
-    with signals_to(inbox):
-        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
-        rescue = threading.Timer(5.0, inbox.put, (Quit("rescue"),))  # ends it if SIGTERM cannot
-        rescue.start()
-        start = time.monotonic()
-        window.wait(None)
-        elapsed = time.monotonic() - start
-        rescue.cancel()
-    assert inbox.drain() == [Quit("SIGTERM")]
-    assert elapsed < 2.0
-
-
-def test_wait_returns_after_its_timeout_when_nothing_happens(window, inbox):
-    key(pygame.KEYDOWN, pygame.K_q)  # a key with no button is no news for the main loop
-    start = time.monotonic()
-    window.wait(0.05)
-    assert 0.04 < time.monotonic() - start < 5.0
+def test_a_key_with_no_button_is_nothing(window, inbox):
+    key(pygame.KEYDOWN, pygame.K_q)
+    window.take_events()
     assert inbox.drain() == []
 
 
@@ -236,9 +207,9 @@ def key(kind: int, k: int) -> None:
     assert pygame.event.post(pygame.event.Event(kind, key=k, mod=0, unicode="", scancode=0))
 
 
-def test_wait_without_time_takes_what_is_there(window, inbox):
+def test_take_events_takes_what_is_there(window, inbox):
     key(pygame.KEYDOWN, pygame.K_v)
-    window.wait(0)
+    window.take_events()
     assert [(e.button, e.down) for e in inbox.drain()] == [("VALID", True)]
 
 
@@ -249,7 +220,7 @@ def test_keys_become_edges_and_a_held_key_is_one_press(window, inbox):
     key(pygame.KEYDOWN, pygame.K_u)
     key(pygame.KEYUP, pygame.K_u)
     key(pygame.KEYUP, pygame.K_2)
-    window.wait(5.0)
+    window.take_events()
     edges = inbox.drain()
     assert [(e.button, e.down) for e in edges] == [
         ("P2", True),
@@ -268,7 +239,7 @@ def test_escape_or_closing_the_window_asks_to_quit(window, inbox, event):
         assert pygame.event.post(pygame.event.Event(kind))
     else:
         key(kind, k)
-    window.wait(5.0)
+    window.take_events()
     assert window.quit_requested
     assert [type(item) for item in inbox.drain()] == [Quit]
 
@@ -292,7 +263,7 @@ def test_show_draws_again_after_the_window_was_exposed(window):
     view = VIEWS["lobby"]
     assert drew(window, view)
     assert pygame.event.post(pygame.event.Event(pygame.WINDOWEXPOSED))
-    window.wait(5.0)
+    window.take_events()
     assert drew(window, view)
 
 

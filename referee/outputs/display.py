@@ -2,18 +2,17 @@
 
     render(surface, view)      draw the screen for a view on any surface (tests, gallery)
     next_frame_ns(view)        when the picture next changes by itself
-    Window(inbox)              the real display; its keys become Edges in the inbox
+    Window(inbox)              the real display; take_events() puts its keys in the inbox
 
 On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on a
 desktop the Window is a resizable window. Only the main thread may touch the Window
-(SDL's rule for the video subsystem); other threads reach it through the Inbox, whose
-wake function posts an event that ends `wait` (SDL_PushEvent is thread-safe).
+(SDL's rule for the video subsystem). The main loop never sleeps in SDL: pygame's
+event.wait naps 1 ms at a time in C, which costs about 1 % of a core at idle and keeps
+Python's signal handlers from running. The loop sleeps on its Inbox instead and calls
+`take_events` when it wakes.
 """
 
-import contextlib
-import math
 import os
-import threading
 import time
 
 import pygame
@@ -30,9 +29,7 @@ __all__ = ["ScreenUnavailable", "Window", "next_frame_ns", "render"]
 
 DEFAULT_SIZE = (1280, 720)
 HEADLESS_DRIVERS = ("offscreen", "dummy")
-# The longest single wait in pygame: how long a signal (SIGTERM) may go unnoticed.
-SIGNAL_CHECK_MS = 100
-# The events wait() acts on; the rest (mouse, text input...) never wake it.
+# The events take_events() acts on; the rest (mouse, text input...) are dropped by SDL.
 _WANTED = (
     pygame.QUIT,
     pygame.KEYDOWN,
@@ -105,78 +102,42 @@ class Window:
             raise ScreenUnavailable(f"cannot open the {self.driver} screen: {err}") from None
         pygame.display.set_caption("referee")
         pygame.key.set_repeat()  # no emulated key repeat: a held key is one press
-        self._wake_type = pygame.event.custom_type()
         pygame.event.set_blocked(None)
-        pygame.event.set_allowed([*_WANTED, self._wake_type])
+        pygame.event.set_allowed(_WANTED)
         self._keys = {pygame.key.key_code(name): button for name, button in KEYMAP.items()}
         self._held: set[int] = set()
         self._inbox = inbox
-        self._wake_posted = threading.Event()
         self._last_key: tuple[object, ...] | None = None
         self.quit_requested = False
         self.frames = 0  # drawn so far
-        inbox.set_wake(self._wake)
 
-    def _wake(self) -> None:
-        """Called from any thread after an Inbox.put: end a `wait` in progress."""
-        if self._wake_posted.is_set():
-            return  # one pending wake-up is enough; more would only fill SDL's queue
-        self._wake_posted.set()
-        # pygame.error: the display was closed meanwhile, and nobody is waiting any more.
-        with contextlib.suppress(pygame.error):
-            pygame.event.post(pygame.event.Event(self._wake_type))
+    def take_events(self) -> None:
+        """Act on what SDL has queued: keys become edges in the inbox (stamped now), a
+        closed window or Escape a Quit, an uncovered or resized window a redraw."""
+        self._handle(pygame.event.get())
 
-    def wait(self, timeout_s: float | None) -> None:
-        """Sleep until there is something for the main loop (an edge or a quit in the
-        inbox, an Inbox.put from any thread, a window to redraw) or the timeout."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            # Python runs a signal's handler (SIGTERM's Quit) only between calls, never
-            # inside pygame's wait: so no single wait is longer than SIGNAL_CHECK_MS.
-            if deadline is None:
-                event = pygame.event.wait(SIGNAL_CHECK_MS)
-            elif (left_ms := math.ceil((deadline - time.monotonic()) * 1000)) > 0:
-                event = pygame.event.wait(min(left_ms, SIGNAL_CHECK_MS))
-            else:  # no time left (pygame would read a timeout of 0 as "forever")
-                self._handle(pygame.event.get())
-                break
-            if event.type != pygame.NOEVENT and self._handle([event, *pygame.event.get()]):
-                break
-        # The caller drains the inbox now, so every wake-up posted so far is spent,
-        # the ones this thread's own keys just posted included.
-        pygame.event.get(self._wake_type, pump=False)
-        self._wake_posted.clear()
-
-    def _handle(self, events: list[pygame.event.Event]) -> bool:
-        """Act on SDL's events; True if any of them is news for the main loop."""
-        news = False
+    def _handle(self, events: list[pygame.event.Event]) -> None:
         for event in events:
-            if event.type == self._wake_type:
-                news = True
-            elif event.type == pygame.QUIT:
+            if event.type == pygame.QUIT:
                 self._quit("the window was closed")
-                news = True
             elif event.type in (pygame.KEYDOWN, pygame.KEYUP):
-                news = self._key(event.type == pygame.KEYDOWN, event.key) or news
+                self._key(event.type == pygame.KEYDOWN, event.key)
             elif event.type in (pygame.WINDOWEXPOSED, pygame.WINDOWSIZECHANGED):
                 self._last_key = None  # the window's pixels are gone or resized: redraw
-                news = True
-        return news
 
-    def _key(self, down: bool, key: int) -> bool:
+    def _key(self, down: bool, key: int) -> None:
         if down and key == pygame.K_ESCAPE:
             self._quit("Escape pressed")
-            return True
+            return
         button = self._keys.get(key)
         # A second key-down without a key-up is the keyboard repeating a held key.
         if button is None or down == (key in self._held):
-            return False
+            return
         if down:
             self._held.add(key)
         else:
             self._held.discard(key)
         self._inbox.put(Edge(button, time.monotonic_ns(), down))
-        return True
 
     def _quit(self, reason: str) -> None:
         self.quit_requested = True
@@ -199,7 +160,6 @@ class Window:
         return next_frame_ns(view)
 
     def close(self) -> None:
-        self._inbox.set_wake(None)
         pygame.display.quit()
 
     def __enter__(self) -> "Window":
