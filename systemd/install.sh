@@ -87,7 +87,8 @@ create_user() {
 
 source_digest() {
     # shellcheck disable=SC2086 # SOURCES is a list of paths without spaces
-    (cd "$SRC" && find $SOURCES -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 |
+    # -L: referee/pinmap.toml is a link to hardware/pinmap.toml, and its content counts.
+    (cd "$SRC" && find -L $SOURCES -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
 
@@ -106,7 +107,8 @@ install_venv() {
     fi
     stage=$(mktemp -d)
     # shellcheck disable=SC2086 # SOURCES is a list of paths without spaces
-    (cd "$SRC" && cp -R $SOURCES "$stage")
+    # -L: the stage has no hardware/ for referee/pinmap.toml's link to point into.
+    (cd "$SRC" && cp -RL $SOURCES "$stage")
     "$venv/bin/python" -m pip install --quiet "$stage"
     echo "$digest" >"$stamp"
     code_changed=yes

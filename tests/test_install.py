@@ -33,18 +33,16 @@ SYSTEM_TOOLS = (
 
 
 def copy_source(dest: Path) -> Path:
-    """The files `make install` reads, so that the test never writes into the clone."""
-    dest.mkdir()
-    for name in ("Makefile", "pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, dest / name)
-    for name in ("referee", "systemd"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    example = ROOT / "referee.example.toml"
-    if example.exists():
-        shutil.copy2(example, dest / example.name)
-    else:
-        # Written by another branch; until it lands, any settings file shows the install path.
-        (dest / example.name).write_text("# placeholder for referee.example.toml\n")
+    """The tracked files as a clone has them (links kept as links), so that the test sees
+    what a user's clone gives `make install`, and never writes into this checkout."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source, target = ROOT / name, dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(source.readlink())
+        elif source.is_file():  # not one deleted in the working tree
+            shutil.copy2(source, target)
     return dest
 
 
