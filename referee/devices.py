@@ -9,6 +9,7 @@ import sys
 from gpiozero import GPIOZeroError
 
 from .config import Config, LedDriver, SoundOutput
+from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS
 from .inputs import InputSource
 from .inputs.gpio import GpioButtons, GpioError
 from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
@@ -57,8 +58,12 @@ def open_input(kind: str, config: Config, *, display: str, stdin_fd: int | None)
     if kind == "serial" or kind.startswith("serial:"):
         return SerialBoard(kind.partition(":")[2] or config.serial.device)
     if kind == "gpio":
+        # Only the seats in play: a pin of an empty seat may belong to something else
+        # (a HAT screen's touch controller takes P8's).
+        used = (*PLAYER_BUTTONS[: config.rules.players], *JUDGE_BUTTONS)
+        pins = {button: pin for button, pin in config.pins.items() if button in used}
         try:
-            return GpioButtons(config.pins, config.buttons.resolution_ns)
+            return GpioButtons(pins, config.buttons.resolution_ns)
         except GpioError as err:
             raise StartError(str(err)) from None
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 import pytest
-from gpiozero import Device
+from gpiozero import Device, DigitalInputDevice
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from referee.app import App, RunOptions
@@ -71,3 +71,16 @@ def test_a_button_down_at_start_is_stuck_not_pressed(factory, tmp_path):
         assert [n.text for n in app.notices()] == ["UNDO is held down: ignored until released"]
     finally:
         app.close()
+
+
+def test_only_the_seats_in_play_take_their_pins(factory, tmp_path):
+    """A HAT screen's touch controller holds P8's pin: with 7 players the box still starts."""
+    config = default_config()
+    config = replace(config, rules=replace(config.rules, players=7))
+    touch = DigitalInputDevice(config.pins["P8"])  # someone else has it
+    app = App(RunOptions(config, tmp_path / "referee.db", "gpio", "none"))
+    try:
+        assert "P8" not in app.source._pins and "P7" in app.source._pins
+    finally:
+        app.close()
+        touch.close()
