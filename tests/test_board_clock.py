@@ -4,7 +4,13 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.inputs.board_clock import MARGIN_NS, MAX_BURST_US, QUIET_US, BoardClock
+from referee.inputs.board_clock import (
+    MARGIN_NS,
+    MAX_BURST_US,
+    QUIET_US,
+    REANCHOR_GAP_US,
+    BoardClock,
+)
 
 MS = 1_000_000  # ns
 
@@ -59,6 +65,40 @@ def test_a_burst_keeps_the_boards_differences_exactly(steps, latencies):
         for us, latency in zip(t_us, latencies, strict=False)
     ]
     assert [ns - mapped[0] for ns in mapped] == [1000 * (us - t_us[0]) for us in t_us]
+
+
+@given(
+    # At least 15 s of edges 50 to 200 ms apart: every example crosses MAX_BURST_US.
+    st.lists(st.integers(REANCHOR_GAP_US // 2, 2 * REANCHOR_GAP_US), min_size=300, max_size=400),
+    st.randoms(use_true_random=False),
+)
+@settings(max_examples=30)
+def test_presses_a_photo_finish_compares_keep_the_boards_spacing_in_any_burst(steps, rnd):
+    """However long a busy spell, two edges closer than REANCHOR_GAP_US are never mapped
+    with different offsets: a 0.3 ms margin stays 0.3 ms, and never becomes a tie."""
+    clock = BoardClock()
+    t_us, mapped = 5_000_000, []
+    for step in steps:
+        t_us += step
+        arrival = 10**12 + 1000 * t_us + rnd.randint(0, 10 * MS)
+        mapped.append((t_us, clock.map([t_us], arrival)[0]))
+    for (us0, ns0), (us1, ns1) in pairwise(mapped):
+        if us1 - us0 < REANCHOR_GAP_US:
+            assert ns1 - ns0 == 1000 * (us1 - us0)
+
+
+def test_a_long_busy_spell_does_not_cut_a_close_finish():
+    """The case that found the rule: 10 s of lines at 4 ms latency, then two presses
+    0.3 ms apart on either side of the burst's limit, the second line much faster."""
+    clock = BoardClock()
+    start = t_us = 1_000_000
+    while t_us < start + MAX_BURST_US - 50_000:
+        clock.map([t_us], 10**12 + 1000 * t_us + 4 * MS)
+        t_us += 50_000
+    t_us = start + MAX_BURST_US - 100
+    first = clock.map([t_us], 10**12 + 1000 * t_us + 4 * MS)[0]
+    second = clock.map([t_us + 300], 10**12 + 1000 * (t_us + 300) + MS // 2)[0]
+    assert second - first == 300_000
 
 
 def test_lines_read_together_all_map_before_their_arrival():

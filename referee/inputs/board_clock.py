@@ -19,8 +19,10 @@ smallest one seen is the best estimate. The mapping, in three rules:
    burst is mapped with one fixed offset: `t_ns = 1000 * t_us + offset`. So inside a burst
    the differences are exactly the board's (a photo finish of "P2 by 0.3 ms" is the board's
    0.3 ms, not USB's). The offset is re-anchored to the floor when a burst starts, and also
-   after MAX_BURST_US, so that a chattering switch cannot freeze it for ever. Re-anchoring
-   never moves an edge to or before the one mapped just before it: the mapping is monotonic.
+   after MAX_BURST_US, so that a long busy spell cannot freeze it for ever; but only at a
+   gap of REANCHOR_GAP_US, wider than any photo finish, so that no two presses a call
+   compares are mapped with different offsets. Re-anchoring never moves an edge to or
+   before the one mapped just before it: the mapping is monotonic.
 3. **The margin.** The burst's offset is put MARGIN_NS below the floor. Lines of one read
    share one receive time, and the floor takes all of them before any is mapped, so none
    of them maps after its arrival. A later read of the same burst may bring a line that
@@ -41,8 +43,10 @@ from collections.abc import Sequence
 DRIFT_PPM = 500
 # Edges closer than this belong to one burst and keep the board's differences exactly.
 QUIET_US = 1_000_000
-# A burst is re-anchored after this long even if edges keep coming (a chattering switch).
+# A burst is re-anchored after this long even if edges keep coming (a busy game)...
 MAX_BURST_US = 10_000_000
+# ...at the next gap this wide: two presses closer than this keep the board's spacing.
+REANCHOR_GAP_US = 100_000
 # Mapped times sit this far below the floor (see rule 3): the spread of latencies, from a
 # line that comes straight through to one whose reader waited out Python's 5 ms GIL switch.
 MARGIN_NS = 5_000_000
@@ -83,7 +87,9 @@ class BoardClock:
 
     def _map_one(self, t_us: int, floor: int) -> int:
         last = self._last_us
-        if last is None or t_us - last >= QUIET_US or t_us - self._burst_start_us >= MAX_BURST_US:
+        gap = QUIET_US if last is None else t_us - last
+        long_burst = t_us - self._burst_start_us >= MAX_BURST_US
+        if gap >= QUIET_US or (long_burst and gap >= REANCHOR_GAP_US):
             offset = floor + _ageing_ns(t_us) - MARGIN_NS
             if last is not None:
                 # Keep the mapping strictly increasing across the re-anchoring.
