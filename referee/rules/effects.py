@@ -60,7 +60,6 @@ class GameStarted:
 @dataclass(frozen=True)
 class CallOpened:
     player: int
-    super_round: bool = False
 
     @property
     def text(self) -> str:
@@ -143,7 +142,6 @@ class SuperCancelled:
 @dataclass(frozen=True)
 class CountdownStarted:
     participants: tuple[int, ...]
-    deadline_ns: int
 
     @property
     def text(self) -> str:
@@ -152,8 +150,6 @@ class CountdownStarted:
 
 @dataclass(frozen=True)
 class CountdownResumed:
-    deadline_ns: int
-
     @property
     def text(self) -> str:
         return "countdown resumes"

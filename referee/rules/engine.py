@@ -67,12 +67,12 @@ def _ignore(state: State, reason: str) -> _Change:
     return _Change(state, (Ignored(reason),))
 
 
-def new_game(settings: Settings, *, lobby: bool = True, t_ns: int = 0) -> State:
+def new_game(settings: Settings, *, lobby: bool = True) -> State:
     """A game in the lobby, or (as a replay's `config` line does) with every seat playing."""
     if lobby:
         return State(phase=Phase.LOBBY, players=())
     players = tuple(Player(i) for i in range(1, settings.players + 1))
-    solo = Solo(ref_ns=t_ns) if settings.rules is RuleSet.SOLO else None
+    solo = Solo(ref_ns=0) if settings.rules is RuleSet.SOLO else None
     return State(phase=Phase.OPEN, players=players, solo=solo)
 
 
@@ -173,14 +173,25 @@ def _pointout(settings: Settings, t_ns: int) -> int | None:
 def _open_press(settings: Settings, state: State, inp: Press) -> _Change:
     if problem := _seat_problem(settings, state, inp.player):
         return _ignore(state, problem)
-    if state.locked and inp.player in state.locked:
+    if inp.player in state.locked:
         return _ignore(state, _locked_reason(inp.player))
-    call = Call(callers=(inp.player,), presses=((inp.player, inp.t_ns),))
+    return _open_call(settings, state, inp)
+
+
+def _open_call(
+    settings: Settings, state: State, inp: Press, paused: SuperRound | None = None
+) -> _Change:
+    """The press opens a call, its point-out timer running: a super call when it comes
+    with the super round whose countdown it paused."""
+    call = Call(
+        callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=paused is not None
+    )
     opened = replace(
         state,
-        phase=Phase.CALL,
+        phase=Phase.CALL if paused is None else Phase.SUPER_CALL,
         calls=(*state.calls, call),
         pointout_deadline=_pointout(settings, inp.t_ns),
+        super_round=paused,
     )
     return _Change(opened, (CallOpened(inp.player),), f"{seat(inp.player)}'s call")
 
@@ -223,15 +234,19 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
 
 
 def _cards_out(settings: Settings, state: State) -> int:
-    """Cards no longer in play: point cards and bank, with the bank's share of a pending call."""
+    """Cards no longer in play, before a call's first valid SET takes three more."""
     if settings.rules is not RuleSet.SUPER:
         # Points here count SETs or score, not cards; each call with a valid SET took three.
         return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
-    call = state.pending
-    reserved = 0
-    if call is not None and not call.super_round and call.valid_count:
-        reserved = 3 - min(call.valid_count, 3)
-    return sum(p.points for p in state.players) + state.bank + reserved
+    return sum(p.points for p in state.players) + state.bank
+
+
+def _bank_share(settings: Settings, call: Call) -> int:
+    """The cards of a call's SET that no valid caller keeps: the bank's when the call ends.
+    Only under the super rules, and not in a super call, whose first valid caller takes all."""
+    if settings.rules is not RuleSet.SUPER or call.super_round or not call.valid_count:
+        return 0
+    return 3 - min(call.valid_count, 3)
 
 
 def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
@@ -268,7 +283,7 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
         fine = _fine(settings, call)
         pay = fine if settings.rules is RuleSet.OFFICIAL else min(fine, who.points)
         lock = settings.rules is RuleSet.SUPER and who.points == 0
-        state = _with_player(state, player, -pay, locked=lock or who.locked)
+        state = _with_player(state, player, -pay, locked=lock)
         if settings.rules is RuleSet.SUPER:
             state = replace(state, bank=state.bank + pay)
         effects.append(Judged(player, judgement, -pay))
@@ -317,10 +332,7 @@ def _end_call(
     """Every co-caller has a verdict: back to open play, or on with the super round."""
     state = replace(state, pointout_deadline=None)
     if not call.super_round:
-        bank = state.bank
-        if settings.rules is RuleSet.SUPER and call.valid_count:
-            bank += 3 - min(call.valid_count, 3)
-        return replace(state, phase=Phase.OPEN, bank=bank), ()
+        return replace(state, phase=Phase.OPEN, bank=state.bank + _bank_share(settings, call)), ()
     sr = state.super_round
     assert sr is not None and sr.countdown_left_ns is not None
     if call.valid_count or not sr.participants:
@@ -328,7 +340,7 @@ def _end_call(
     deadline = t_ns + sr.countdown_left_ns
     resumed = replace(sr, countdown_deadline=deadline, countdown_left_ns=None)
     state = replace(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
-    return state, (CountdownResumed(deadline),)
+    return state, (CountdownResumed(),)
 
 
 def solo_increment(solo: Solo, t_ns: int) -> int:
@@ -385,7 +397,7 @@ def _flip(settings: Settings, state: State, inp: Super) -> _Change:
     running = replace(
         state, phase=Phase.SUPER_COUNTDOWN, super_round=replace(sr, countdown_deadline=deadline)
     )
-    return _Change(running, (CountdownStarted(sr.participants, deadline),), "the flip")
+    return _Change(running, (CountdownStarted(sr.participants),), "the flip")
 
 
 def _countdown_press(settings: Settings, state: State, inp: Press) -> _Change:
@@ -399,17 +411,7 @@ def _countdown_press(settings: Settings, state: State, inp: Press) -> _Change:
     paused = replace(
         sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns
     )
-    call = Call(callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=True)
-    calling = replace(
-        state,
-        phase=Phase.SUPER_CALL,
-        calls=(*state.calls, call),
-        super_round=paused,
-        pointout_deadline=_pointout(settings, inp.t_ns),
-    )
-    return _Change(
-        calling, (CallOpened(inp.player, super_round=True),), f"{seat(inp.player)}'s call"
-    )
+    return _open_call(settings, state, inp, paused)
 
 
 # --- timers ------------------------------------------------------------------------------
@@ -446,9 +448,7 @@ def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
 
 def _end(settings: Settings, state: State, inp: End) -> _Change:
     call = state.pending
-    bank = state.bank
-    if settings.rules is RuleSet.SUPER and call and not call.super_round and call.valid_count:
-        bank += 3 - min(call.valid_count, 3)
+    bank = state.bank + (_bank_share(settings, call) if call else 0)
     players = state.players
     if settings.rules is RuleSet.SOLO and state.solo and state.solo.sets and inp.left:
         sets = state.solo.sets
