@@ -23,12 +23,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .edges import Edge
-from .inputs.keyboard import END
+from .edges import END, UNDO, Edge
 
 log = logging.getLogger(__name__)
-
-UNDO = "UNDO"
 
 
 class Timing(Protocol):
@@ -86,9 +83,8 @@ class Arbiter:
     def take(self, edge: Edge) -> None:
         b = self._buttons.setdefault(edge.button, _Button())
         if b.raw_down != b.down and edge.t_ns >= b.quiet_until:
-            # The window ended with the button left at the other level: that change
-            # happened before this edge, whether or not `decide` has run since.
-            self._change(edge.button, b, b.quiet_until)
+            # That change happened before this edge, whether or not `decide` has run since.
+            self._settle(edge.button, b)
         b.raw_down, b.raw_ns = edge.down, edge.t_ns
         if edge.t_ns < b.quiet_until:
             b.bounces += 1
@@ -99,7 +95,7 @@ class Arbiter:
         """Every decision whose settle window has passed by now, in time order."""
         for name, b in self._buttons.items():
             if b.raw_down != b.down and now_ns >= b.quiet_until:
-                self._change(name, b, b.quiet_until)
+                self._settle(name, b)
             if b.down and not b.stuck:
                 if name == UNDO and not b.held_to_end and now_ns >= b.since_ns + self._hold:
                     b.held_to_end = True
@@ -156,18 +152,26 @@ class Arbiter:
     def _stuck_s(self) -> float:
         return self.timing.stuck_ns / 1e9
 
-    def _change(self, name: str, b: _Button, t_ns: int) -> None:
+    def _settle(self, name: str, b: _Button) -> None:
+        """A debounce window ended with the button left at the other level: it changed with
+        the window's last edge, which was no bounce then. That is only known now, at the
+        window's end, so a decision it makes is taken then, to keep decisions in order."""
+        b.bounces -= 1
+        self._change(name, b, b.raw_ns, decided_ns=b.quiet_until)
+
+    def _change(self, name: str, b: _Button, t_ns: int, decided_ns: int | None = None) -> None:
         b.down = not b.down
         b.since_ns = t_ns
         b.quiet_until = t_ns + self.timing.debounce_ns
+        decision = Decision(t_ns if decided_ns is None else decided_ns, name)
         if b.down:
             b.presses += 1
             if name != UNDO:
-                heapq.heappush(self._pending, Decision(t_ns, name))
+                heapq.heappush(self._pending, decision)
             return
         if b.stuck:
             b.stuck = False
             log.info("%s released: no longer stuck", name)
         elif name == UNDO and not b.held_to_end:
-            heapq.heappush(self._pending, Decision(t_ns, UNDO))
+            heapq.heappush(self._pending, decision)
         b.held_to_end = False

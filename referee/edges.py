@@ -11,9 +11,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, 9))
-JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", "UNDO")
+from .rules.settings import MAX_SEATS
+
+PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
+UNDO = "UNDO"
+JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", UNDO)
 BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS
+# No button of the box: UNDO held down (or the keyboard's `e`) ends the game.
+END = "END"
+
+
+def in_play(players: int) -> tuple[str, ...]:
+    """The buttons a game with this many seats uses."""
+    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,44 +1,34 @@
 """One game at the table: the engine's state, the ledger that keeps it, and the game clock.
 
 Every input is written to the ledger before `play` returns its effects, so nothing is
-shown that a power cut could lose. The game clock is the daemon's monotonic clock
-shifted so that a game starts at 0 and a resumed game carries on from its last input:
-the time the box was off does not count (timers continue where they stood then).
+shown that a power cut could lose (while the disk fails, inputs wait in order in memory
+and the screen says so). The game clock is the daemon's monotonic clock shifted so that
+a game starts at 0 and a resumed game carries on from its last stored input: the time
+the box was off does not count, and a running timer gets back the time between that
+input and the power cut.
 """
 
 import logging
-from collections.abc import Callable
 from dataclasses import replace
 
 from .arbiter import Decision
-from .inputs.keyboard import END
+from .edges import PLAYER_BUTTONS
 from .rules import (
     Effect,
-    End,
+    Ignored,
     Input,
     Phase,
-    Press,
     Settings,
     State,
-    Super,
     Tick,
-    Undo,
-    Verdict,
     new_game,
+    parse_input,
     step,
     words,
 )
-from .store import Ledger, Store
+from .store import Ledger, Store, StoreError
 
 log = logging.getLogger(__name__)
-
-_JUDGES: dict[str, Callable[[int], Input]] = {
-    "VALID": lambda t: Verdict(True, t),
-    "INVALID": lambda t: Verdict(False, t),
-    "SUPER": Super,
-    "UNDO": Undo,
-    END: End,
-}
 
 
 class Session:
@@ -90,15 +80,23 @@ class Session:
 
     def play(self, decision: Decision) -> list[Effect]:
         """A decided button press: its input goes to the engine and the ledger."""
-        t_ns = self.game_ns(decision.t_ns)
         if decision.button == "SUPER" and self.state.phase is Phase.OVER:
-            self._new_game(decision.t_ns)
-            return []
-        if decision.button.startswith("P"):
-            inp: Input = Press(int(decision.button[1:]), t_ns)
-        else:
-            inp = _JUDGES[decision.button](t_ns)
-        return self._feed(inp)
+            return self._next_game(decision.t_ns)
+        # The replay scripts' words for it: one grammar for scripts, ledger and buttons.
+        button = decision.button
+        said = ["press", button[1:]] if button in PLAYER_BUTTONS else [button.lower()]
+        return self._feed(parse_input(said, self.game_ns(decision.t_ns)))
+
+    def _next_game(self, now_ns: int) -> list[Effect]:
+        """SUPER after the end: a new game, once every input of this one is saved."""
+        if not self.ledger.flush():
+            return [Ignored(f"the ended game is not all saved yet ({self.ledger.trouble})")]
+        try:
+            self._new_game(now_ns)
+        except StoreError as err:
+            log.error("cannot start a new game: %s", err)
+            return [Ignored(f"no new game: {err.reason}")]
+        return []
 
     def tick(self, mono_ns: int) -> list[Effect]:
         """Let the game's timers fire up to now; only a tick that fired one is kept."""

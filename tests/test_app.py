@@ -260,3 +260,24 @@ def test_an_explicit_window_without_a_screen_is_a_clear_error(tmp_path, monkeypa
     options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "window")
     with pytest.raises(StartError, match="no screen"):
         App(options)
+
+
+def test_no_new_game_until_the_ended_one_is_saved(make_app):
+    app, clock = make_app()
+    tap(app, clock, "P1", "P2")
+    conn = app.store._conn  # a real full disk: SQLite may not grow the file any more
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    while not app.session.ledger.pending:  # P3 joins and leaves until the file is full
+        tap(app, clock, "P3")
+    tap(app, clock, "END")
+    assert app.session.state.phase is Phase.OVER and app.session.ledger.pending
+    game = app.session.ledger.game_id
+    assert tap(app, clock, "SUPER")[-1].startswith("ignored: the ended game is not all saved")
+    assert app.session.ledger.game_id == game
+    conn.execute("PRAGMA max_page_count = 1000000")  # room again
+    tap(app, clock, "SUPER")
+    assert app.session.ledger.game_id == game + 1 and app.session.state.phase is Phase.LOBBY
+    with Store.open_readonly(app.store.path) as store:
+        ended = store.latest_game()
+    assert ended is not None and ended.id == game + 1

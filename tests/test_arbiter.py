@@ -67,6 +67,17 @@ def test_a_tap_shorter_than_the_debounce_window_still_ends_in_a_release():
     assert arbiter.decide(200 * MS) == [Decision(100 * MS, "P1")]
 
 
+def test_taps_quicker_than_two_debounce_windows_all_count():
+    """A tap's release is its own edge: the next window runs from it, not from the first."""
+    arbiter = Arbiter(Timing())
+    for t in (0, 50 * MS):
+        arbiter.take(down("P1", t))
+        arbiter.take(up("P1", t + 5 * MS))
+        assert arbiter.decide(t + 40 * MS)[-1:] == [Decision(t, "P1")]
+    assert arbiter.counts("P1") == (2, 0)  # the releases were no bounces
+    assert arbiter.level("P1") == (False, 55 * MS)
+
+
 def test_a_second_tap_before_the_first_is_settled_still_counts():
     """A board sends lines in bursts: the next press can come before `decide` has run."""
     arbiter = Arbiter(Timing())

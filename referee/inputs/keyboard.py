@@ -13,12 +13,9 @@ import time
 import tty
 from collections.abc import Callable
 
-from referee.edges import Edge, Inbox, Quit
+from referee.edges import END, Edge, Inbox, Quit
 
 log = logging.getLogger(__name__)
-
-# `e` has no button on the box (there, UNDO held down ends the game): it is an END edge.
-END = "END"
 
 KEYMAP: dict[str, str] = {
     **{str(n): f"P{n}" for n in range(1, 9)},
