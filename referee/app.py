@@ -3,9 +3,12 @@
 One thread, this one, owns the engine, the store and the screen (DESIGN.md). Input
 threads only put edges in the inbox; signals only put a Quit there. The loop sleeps
 until the next edge or the next thing due: a decision's settle window, a timer, a
-frame, the watchdog, or a retry of the ledger. At idle it does not wake at all.
+frame, the watchdog, or a retry of the ledger. At idle it wakes only for the watchdog
+and, with a window, to take the window's events (every 10 ms when the window is the
+keyboard).
 """
 
+import contextlib
 import logging
 import os
 import sys
@@ -99,26 +102,41 @@ class App:
         self.inbox = Inbox()
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
         self.lost_sources: dict[str, str] = {}
-        self.notifier = Notifier()
-        self.window: Window | None = None
-        self.screen, self.display = self._open_screen(pick_display(options.display), stdout)
-        self.source = open_input(
-            pick_input(options.input), options.config, display=self.display, stdin_fd=stdin_fd
-        )
-        timing = options.config.buttons
-        # The settle window covers at least how late this input can deliver an edge.
-        self.timing = replace(timing, settle_ns=max(timing.settle_ns, self.source.latency_ns))
-        self.arbiter = Arbiter(self.timing)
-        self.arbiter.decide(self.clock())
-        self.store = Store.open(options.store_path)
-        self.session = Session(
-            self.store,
-            options.config.rules,
-            tie_floor_ns=self.source.resolution_ns,
-            now_ns=self.arbiter.horizon,
-        )
-        self.lights = open_lights(options.config, self.source)
-        self.speaker = open_speaker(options.config, self.source, desktop=self.display == "window")
+        # Whatever opened is closed again if a later part cannot open (and by close()).
+        with contextlib.ExitStack() as opened:
+            self.notifier = Notifier()
+            opened.callback(self.notifier.close)
+            self.window: Window | None = None
+            displays = pick_display(options.display)
+            self.screen, self.display = self._open_screen(displays, stdout)
+            if self.screen is not None:
+                opened.callback(self.screen.close)
+            self.source = open_input(
+                pick_input(options.input), options.config, display=self.display, stdin_fd=stdin_fd
+            )
+            opened.callback(self.source.close)
+            timing = options.config.buttons
+            # The settle window covers at least how late this input can deliver an edge.
+            settle_ns = max(timing.settle_ns, self.source.latency_ns)
+            self.timing = replace(timing, settle_ns=settle_ns)
+            self.arbiter = Arbiter(self.timing)
+            self.arbiter.decide(self.clock())
+            self.store = Store.open(options.store_path)
+            opened.callback(self.store.close)
+            self.session = Session(
+                self.store,
+                options.config.rules,
+                tie_floor_ns=self.source.resolution_ns,
+                now_ns=self.arbiter.horizon,
+            )
+            opened.callback(self._save_what_waits)
+            self.lights = open_lights(options.config, self.source)
+            if self.lights is not None:
+                opened.callback(self.lights.close)
+            desktop = self.display == "window"
+            self.speaker = open_speaker(options.config, self.source, desktop=desktop)
+            opened.callback(self.speaker.close)
+            self._close = opened.pop_all()
         self._last_ping = self.clock()
         self._retry_at = 0
         self._shown: View | None = None
@@ -189,7 +207,8 @@ class App:
     def step(self, now_ns: int) -> list[Effect]:
         """Decide what is due by now, play it, and let the game's timers fire."""
         effects: list[Effect] = []
-        for decision in self.arbiter.decide(now_ns):
+        decisions = self.arbiter.decide(now_ns)
+        for decision in decisions:
             effects += self.session.play(decision)
         effects += self.session.tick(self.arbiter.horizon)
         for effect in effects:
@@ -197,8 +216,9 @@ class App:
             self.messages.append(effect.text)
         for sound in sounds_for(effects):
             self.speaker.play(sound)
-        if self.session.ledger.pending and now_ns >= self._retry_at:
-            self.session.ledger.flush()
+        if self.session.ledger.pending and (decisions or now_ns >= self._retry_at):
+            if not decisions:  # else an input has just tried the disk
+                self.session.ledger.flush()
             self._retry_at = now_ns + LEDGER_RETRY_NS
         interval = self.notifier.watchdog_interval_ns
         if interval and now_ns >= self._last_ping + interval:
@@ -263,14 +283,9 @@ class App:
         return tuple(notices)
 
     def close(self) -> None:
-        self.source.close()
-        if self.screen is not None:
-            self.screen.close()
-        if self.lights is not None:
-            self.lights.close()
-        self.speaker.close()
+        self._close.close()
+
+    def _save_what_waits(self) -> None:
         ledger = self.session.ledger
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
-        self.store.close()
-        self.notifier.close()

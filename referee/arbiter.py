@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .edges import END, UNDO, Edge
+from .rules import NS_PER_MS, NS_PER_S
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +98,19 @@ class Arbiter:
             if b.raw_down != b.down and now_ns >= b.quiet_until:
                 self._settle(name, b)
             if b.down and not b.stuck:
-                if name == UNDO and not b.held_to_end and now_ns >= b.since_ns + self._hold:
+                if (
+                    name == UNDO
+                    and not b.held_to_end
+                    and now_ns >= b.since_ns + self.timing.end_hold_ns
+                ):
                     b.held_to_end = True
-                    heapq.heappush(self._pending, Decision(b.since_ns + self._hold, END))
+                    heapq.heappush(
+                        self._pending, Decision(b.since_ns + self.timing.end_hold_ns, END)
+                    )
                 if now_ns >= b.since_ns + self.timing.stuck_ns:
                     b.stuck = True
-                    log.warning("%s held down for over %.0f s: stuck, ignored", name, self._stuck_s)
+                    held_s = self.timing.stuck_ns / NS_PER_S
+                    log.warning("%s held down for over %.0f s: stuck, ignored", name, held_s)
         out: list[Decision] = []
         while self._pending and self._pending[0].t_ns + self.timing.settle_ns <= now_ns:
             decision = heapq.heappop(self._pending)
@@ -111,7 +119,7 @@ class Arbiter:
                 log.warning(
                     "%s came %.1f ms later than the settle window allows; raise settle_ms",
                     decision.button,
-                    (self.horizon - decision.t_ns) / 1e6,
+                    (self.horizon - decision.t_ns) / NS_PER_MS,
                 )
                 decision = Decision(self.horizon, decision.button)
             out.append(decision)
@@ -127,7 +135,7 @@ class Arbiter:
             if b.down and not b.stuck:
                 times.append(b.since_ns + self.timing.stuck_ns)
                 if name == UNDO and not b.held_to_end:
-                    times.append(b.since_ns + self._hold)
+                    times.append(b.since_ns + self.timing.end_hold_ns)
         return min(times, default=None)
 
     @property
@@ -143,14 +151,6 @@ class Arbiter:
         """(presses, bounces) seen on a button: what check-buttons shows."""
         b = self._buttons.get(button, _Button())
         return b.presses, b.bounces
-
-    @property
-    def _hold(self) -> int:
-        return self.timing.end_hold_ns
-
-    @property
-    def _stuck_s(self) -> float:
-        return self.timing.stuck_ns / 1e9
 
     def _settle(self, name: str, b: _Button) -> None:
         """A debounce window ended with the button left at the other level: it changed with

@@ -15,13 +15,14 @@ from typing import TextIO
 
 from .arbiter import Arbiter
 from .config import Config
-from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS, Edge, Inbox, Quit, SourceStatus, signals_to
+from .edges import Edge, Inbox, Quit, SourceStatus, in_play, signals_to
 from .inputs import InputSource
+from .inputs.gpio import GpioButtons
 from .outputs.lights import LedMode, Leds
 from .outputs.sound import QueuedSpeaker, Speaker, call_out
+from .rules import NS_PER_MS, NS_PER_S
 
 LED_STEP_S = 0.4
-NS_PER_MS = 1_000_000
 
 
 class ButtonCheck:
@@ -45,8 +46,7 @@ class ButtonCheck:
         self.pause = pause
         self.inbox = Inbox()
         self.arbiter = Arbiter(config.buttons)
-        seats = PLAYER_BUTTONS[: config.rules.players]
-        self.buttons = (*seats, *JUDGE_BUTTONS)
+        self.buttons = in_play(config.rules.players)
         self._levels: dict[str, tuple[bool, int]] = {}  # as last reported
         self._stuck: set[str] = set()
 
@@ -54,9 +54,8 @@ class ButtonCheck:
         print(text, file=self.out, flush=True)
 
     def run(self) -> int:
-        self.say(
-            f"buttons: {self.source.name}; debounce {self.config.buttons.debounce_ns / 1e6:g} ms"
-        )
+        debounce_ms = self.config.buttons.debounce_ns / NS_PER_MS
+        self.say(f"buttons: {self.source.name}; debounce {debounce_ms:g} ms")
         self.cycle_leds()
         self.play_tones()
         self.say("press and release every button; Ctrl-C (q on a keyboard) when done")
@@ -94,7 +93,7 @@ class ButtonCheck:
         done = False
         while not done:
             wake = self.arbiter.next_wakeup_ns()
-            timeout = None if wake is None else max(0, wake - self.clock()) / 1e9
+            timeout = None if wake is None else max(0, wake - self.clock()) / NS_PER_S
             for item in self.inbox.get(timeout):
                 match item:
                     case Quit():
@@ -135,7 +134,7 @@ class ButtonCheck:
         never = []
         for button in self.buttons:
             presses, bounces = self.arbiter.counts(button)
-            pin = self.config.pins.get(button, "") if "GPIO" in self.source.name else ""
+            pin = self.config.pins[button] if isinstance(self.source, GpioButtons) else ""
             note = "  never pressed" if not presses else ""
             note += "  STUCK" if button in self._stuck else ""
             self.say(f"{button:<8} {pin:<8} {presses:>7} {bounces:>7}{note}")

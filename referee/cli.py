@@ -1,6 +1,7 @@
 """The `referee` command: run, replay, state, check-buttons (DESIGN.md, "Command line")."""
 
 import argparse
+import contextlib
 import json
 import logging
 import logging.handlers
@@ -12,6 +13,7 @@ from .rules import ScriptError, parse_script, replay, report
 from .store import Store, StoreError, default_store_path
 
 EXIT_BAD_INPUT = 2
+SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -27,6 +29,10 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
+    # Input threads (gpiozero's callbacks, the serial reader) wait for the GIL while the
+    # main loop runs Python; at Python's 5 ms a fifth of them came later than the settle
+    # window covers while the screen drew (bench/fairness.py). The inputs budget this.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
     try:
         app = App(RunOptions(config, store, input=args.input, display=args.display))
@@ -86,28 +92,32 @@ def _check_buttons(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     _log_to(logging.StreamHandler(sys.stderr))
     display = "terminal" if sys.stdin.isatty() else "none"
-    try:
-        source = open_input(pick_input(args.input), config, display=display, stdin_fd=None)
-    except StartError as err:
-        print(f"referee: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    lights = open_lights(config, source)
-    speaker = open_speaker(config, source, desktop=not is_raspberry_pi())
-    try:
+    with contextlib.ExitStack() as opened:
+        try:
+            source = open_input(pick_input(args.input), config, display=display, stdin_fd=None)
+            opened.callback(source.close)
+            lights = open_lights(config, source)
+            if lights is not None:
+                opened.callback(lights.close)
+            speaker = open_speaker(config, source, desktop=not is_raspberry_pi())
+            opened.callback(speaker.close)
+        except StartError as err:
+            print(f"referee: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return ButtonCheck(config, source, lights, speaker, sys.stdout).run()
-    finally:
-        source.close()
-        if lights is not None:
-            lights.close()
-        speaker.close()
+
+
+def _absolute(text: str) -> Path:
+    # lgpio changes the working directory when it loads: a relative path must not move.
+    return Path(text).absolute()
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="referee a game at the table (the daemon)")
-    run.add_argument("--config", type=Path, metavar="FILE", help="the settings file")
-    run.add_argument("--store", type=Path, metavar="FILE", help="the ledger (SQLite)")
+    run.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
+    run.add_argument("--store", type=_absolute, metavar="FILE", help="the ledger (SQLite)")
     run.add_argument(
         "--input",
         default="auto",
@@ -135,7 +145,7 @@ def parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check-buttons", help="name each button as it is pressed; cycle the LEDs and tones"
     )
-    check.add_argument("--config", type=Path, metavar="FILE", help="the settings file")
+    check.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
     check.add_argument(
         "--input", default="auto", metavar="auto|gpio|keyboard|serial[:DEVICE]", help="as for run"
     )

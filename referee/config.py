@@ -297,7 +297,10 @@ SECTIONS: dict[str, dict[str, Setting]] = {
     "serial": _settings(
         _setting("device", "/dev/ttyACM0", "the board's serial device", _not_empty),
         _setting(
-            "baud", 115_200, "its bits a second, a positive whole number", _within(1, math.inf)
+            "baud",
+            115_200,
+            "its bits a second for a UART board (a USB one ignores it), a positive whole number",
+            _within(1, math.inf),
         ),
     ),
     "store": _settings(_setting("path", "", 'the ledger\'s file, or "" for the default place')),

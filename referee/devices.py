@@ -9,7 +9,7 @@ import sys
 from gpiozero import GPIOZeroError
 
 from .config import Config, LedDriver, SoundOutput
-from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS
+from .edges import in_play
 from .inputs import InputSource
 from .inputs.gpio import GpioButtons, GpioError
 from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
@@ -56,12 +56,11 @@ def open_input(kind: str, config: Config, *, display: str, stdin_fd: int | None)
             raise StartError("--input keyboard needs a window or a terminal to type in")
         return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
     if kind == "serial" or kind.startswith("serial:"):
-        return SerialBoard(kind.partition(":")[2] or config.serial.device)
+        return SerialBoard(kind.partition(":")[2] or config.serial.device, baud=config.serial.baud)
     if kind == "gpio":
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's).
-        used = (*PLAYER_BUTTONS[: config.rules.players], *JUDGE_BUTTONS)
-        pins = {button: pin for button, pin in config.pins.items() if button in used}
+        pins = {button: config.pins[button] for button in in_play(config.rules.players)}
         try:
             return GpioButtons(pins, config.buttons.resolution_ns)
         except GpioError as err:

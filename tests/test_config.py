@@ -377,7 +377,8 @@ MISTAKES = {
     ),
     "no baud": (
         "[serial]\nbaud = 0\n",
-        "referee.toml:2: [serial] baud: must be its bits a second, a positive whole number; got 0",
+        "referee.toml:2: [serial] baud: must be its bits a second for a UART board"
+        " (a USB one ignores it), a positive whole number; got 0",
     ),
     "a pin that does not exist": (
         '[pins]\nP3 = "GPIO40"\n',

@@ -4,9 +4,16 @@ Every source turns its buttons into `Edge`s on the daemon's monotonic clock and 
 them in the `Inbox`; it never decides anything (the arbiter does).
 """
 
+import sys
 from typing import Protocol
 
 from referee.edges import Inbox
+
+
+def gil_wait_ns() -> int:
+    """How long an input's thread may wait for the GIL while the main loop runs Python:
+    one switch interval (`referee run` shortens it from Python's 5 ms)."""
+    return round(sys.getswitchinterval() * 1_000_000_000)
 
 
 class InputSource(Protocol):

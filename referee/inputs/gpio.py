@@ -24,7 +24,6 @@ conversion serves all; only the honesty of the time differs, and `name` says whi
 
 import logging
 import os
-import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from typing import Any
 from gpiozero import Device, GPIOPinInUse, PinFixedPull, PinInvalidPin
 
 from referee.edges import BUTTONS, Edge, Inbox
+from referee.inputs import gil_wait_ns
 
 log = logging.getLogger(__name__)
 
@@ -194,11 +194,11 @@ class GpioButtons:
         self.name = f"GPIO ({info})"
         # A callback thread waits for the GIL for up to one switch interval while the
         # main loop runs Python (drawing, say); lgpio adds its own hold before that.
-        gil_wait_ns = round(sys.getswitchinterval() * 1_000_000_000)
-        self.latency_ns = gil_wait_ns + (LGPIO_HOLD_NS if info.kernel_times else 0)
+        gil_wait = gil_wait_ns()
+        self.latency_ns = gil_wait + (LGPIO_HOLD_NS if info.kernel_times else 0)
         # Software times are read after that same wait, so two presses closer than it
         # may be stamped in the wrong order.
-        self.resolution_ns = resolution_ns if info.kernel_times else max(resolution_ns, gil_wait_ns)
+        self.resolution_ns = resolution_ns if info.kernel_times else max(resolution_ns, gil_wait)
         self._pin_names = dict(pins)
         self._pins: dict[str, Any] = {}
         self._watches: list[_PinWatch] = []
@@ -214,7 +214,7 @@ class GpioButtons:
                 "GPIO edge times are read in Python by the %s pin factory and may be late "
                 "by up to %.1f ms: use lgpio (GPIOZERO_PIN_FACTORY=lgpio)",
                 info.name,
-                gil_wait_ns / 1e6,
+                gil_wait / 1e6,
             )
 
     def _open(self, button: str, pin_name: str) -> Any:

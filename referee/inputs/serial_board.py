@@ -43,7 +43,8 @@ from pathlib import Path
 import serial
 
 from referee.edges import BUTTONS, Edge, Inbox, SourceStatus
-from referee.inputs.board_clock import BoardClock
+from referee.inputs import gil_wait_ns
+from referee.inputs.board_clock import MARGIN_NS, BoardClock
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,11 @@ LED_MODES = ("off", "on", "blink")
 # issue #6957), and edges pending together are served in pin-number order: presses closer
 # than that cannot be ordered honestly.
 BOARD_RESOLUTION_NS = 100_000
-# An edge's line reaches the inbox at most this long after its mapped time: its own trip
-# (the firmware's 1 ms loop, a 1 ms USB full-speed frame, the kernel's tty layer, and this
-# thread getting the GIL back: up to Python's 5 ms switch interval while the main loop
-# draws; under 10 ms in all) plus the 5 ms margin BoardClock maps times early by.
-BOARD_LATENCY_NS = 15_000_000
+# A line's trip before this thread has it: the firmware's 1 ms loop, a 1 ms USB
+# full-speed frame and the kernel's tty layer, under 5 ms in all. Its edge reaches the
+# inbox that long after its mapped time, plus this thread's wait for the GIL, plus the
+# margin BoardClock maps times early by.
+BOARD_TRIP_NS = 5_000_000
 
 # The longest valid line is under 40 bytes; anything this long without a "\n" is noise.
 MAX_LINE = 80
@@ -107,17 +108,19 @@ class SerialBoard:
     """The button board on a serial device, as an `InputSource` that also drives its LEDs."""
 
     resolution_ns = BOARD_RESOLUTION_NS
-    latency_ns = BOARD_LATENCY_NS
 
     def __init__(
         self,
         device: str,
         *,
+        baud: int = 115_200,
         clock: Callable[[], int] = time.monotonic_ns,
         retry_s: float = 0.5,
     ) -> None:
         self.device = device
         self.name = f"serial button board ({device})"
+        self.latency_ns = BOARD_TRIP_NS + gil_wait_ns() + MARGIN_NS
+        self._baud = baud  # a USB board ignores it; a UART needs it
         self._now = clock
         self._retry_s = retry_s
         self._unplugged = f"button board unplugged: waiting for {device}"
@@ -216,6 +219,7 @@ class SerialBoard:
                 try:
                     port = serial.Serial(
                         self.device,
+                        baudrate=self._baud,
                         timeout=None,  # read() blocks until data, an unplug or cancel_read()
                         write_timeout=WRITE_TIMEOUT_S,
                         exclusive=True,  # a second reader would steal half the lines
