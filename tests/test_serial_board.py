@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import serial
 
 from referee.edges import BUTTONS, Edge, Inbox, InboxItem, SourceStatus
 from referee.inputs.board_clock import MARGIN_NS
@@ -226,6 +227,8 @@ def test_unplugged_board_is_reported_once_waited_for_and_reopened(board, clock, 
     assert unplugged == SourceStatus(
         reader.name, f"button board unplugged: waiting for {board.path}", ok=False
     )
+    # P1 was down: its up will never come, so the reader says it now.
+    assert [(e.button, e.down) for e in edges(inbox, 1)] == [("P1", False)]
     nothing_more(inbox)  # many retries meanwhile, one report
     reader.set_led("P1", "on")
     reader.beep(440, 100)
@@ -240,6 +243,24 @@ def test_unplugged_board_is_reported_once_waited_for_and_reopened(board, clock, 
     assert edges(inbox, 1) == [Edge("P2", 9_000 * MS - MARGIN_NS, down=True)]
     reader.set_led("P2", "blink")
     assert board.read_line() == "L P2 blink"
+
+
+def test_a_board_that_restarts_with_a_button_down_releases_it(board, clock, inbox, reader):
+    board.hello()
+    board.down("P4", 1_000)
+    edges(inbox, 1)
+    clock.now = 7_000 * MS
+    board.send("HELLO referee-board 1")
+    assert edges(inbox, 1) == [Edge("P4", 7_000 * MS, down=False)]
+
+
+def test_what_the_board_kept_while_unheard_is_dropped(board):
+    """MicroPython sends what it kept for a host as the port opens: old presses."""
+    with serial.Serial(str(board.path), timeout=1) as port:
+        board.send("D P1 1000", "U P1 1100")
+        reader = SerialBoard(str(board.path))
+        assert reader._drop_stale(port) == len(b"D P1 1000\nU P1 1100\n")
+        assert port.in_waiting == 0
 
 
 def test_a_board_missing_at_start_is_waited_for(board, clock, inbox):

@@ -272,8 +272,10 @@ def main() -> None:
         machine.PWM(machine.Pin(BEEPER_PIN)),
     )
     out = sys.stdout.buffer
-    # Until a host opens the port, MicroPython keeps the latest output for it: the HELLO
-    # reaches a referee that starts later.
+    # Until a host opens the port, MicroPython keeps the latest output for it, presses
+    # too: the referee drops what comes in the moment after it opens the port, so those
+    # old presses are not taken as new (the HELLO with them is not needed: opening the
+    # port maps the clock afresh anyway).
     out.write(HELLO)
     host = select.poll()
     host.register(sys.stdin, select.POLLIN)

@@ -11,7 +11,7 @@ import termios
 import threading
 import time
 import tty
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from referee.edges import END, Edge, Inbox, Quit
 
@@ -26,9 +26,28 @@ KEYMAP: dict[str, str] = {
     "e": END,
 }
 QUIT_KEY = "q"
+ESC = "\x1b"
 
 # A USB keyboard is polled every 8 ms (125 Hz): two keys closer than that cannot be ordered.
 KEYBOARD_RESOLUTION_NS = 8_000_000
+
+
+def typed(text: str) -> Iterator[str]:
+    """The keys typed, lower case, without the escape sequences of keys such as Delete
+    or the arrows (ESC [ ... final, ESC O x): their digits are no buzzers. A terminal
+    sends a key's sequence in one piece, so one read holds all of it."""
+    chars = iter(text.lower())
+    for char in chars:
+        if char != ESC:
+            yield char
+            continue
+        kind = next(chars, "")
+        if kind == "[":  # CSI: parameters, then one final character from @ to ~
+            for rest in chars:
+                if "@" <= rest <= "~":
+                    break
+        elif kind == "o":  # SS3 (lower case now): one more character
+            next(chars, "")
 
 
 class TerminalKeys:
@@ -68,7 +87,7 @@ class TerminalKeys:
                 if not data:
                     inbox.put(Quit("the terminal closed"))
                     return
-                for key in data.decode(errors="replace").lower():
+                for key in typed(data.decode(errors="replace")):
                     if key == QUIT_KEY:
                         inbox.put(Quit("q pressed"))
                     elif button := KEYMAP.get(key):

@@ -62,6 +62,8 @@ BOARD_RESOLUTION_NS = 100_000
 # margin BoardClock maps times early by.
 BOARD_TRIP_NS = 5_000_000
 
+# How long after opening the port the board's kept output has surely arrived.
+STALE_WAIT_S = 0.05
 # The longest valid line is under 40 bytes; anything this long without a "\n" is noise.
 MAX_LINE = 80
 # A command to a board that stopped reading is dropped after this, not waited for.
@@ -136,6 +138,7 @@ class SerialBoard:
         self._partial = bytearray()
         self._skipping = False  # inside an over-long line: drop bytes up to its "\n"
         self._last_us: int | None = None
+        self._held: set[str] = set()  # down, as far as the board's lines have said
 
     @property
     def bad_lines(self) -> int:
@@ -207,6 +210,7 @@ class SerialBoard:
                 with self._lock:
                     self._port = None
                 port.close()
+                self._release_held(self._now())
             # Not straight back: a device that opens but fails every read would spin.
             self._stop.wait(self._retry_s)
 
@@ -227,6 +231,7 @@ class SerialBoard:
                 except OSError as exc:
                     self._report(ok=False, text=self._open_failure(exc))
                 else:
+                    self._drop_stale(port)
                     with self._lock:
                         if self._stop.is_set():
                             port.close()
@@ -247,6 +252,23 @@ class SerialBoard:
         if exc.errno == errno.EWOULDBLOCK:  # pyserial's exclusive lock is taken
             return f"button board {self.device} is in use by another program"
         return f"button board {self.device} cannot be opened: {exc}"
+
+    def _drop_stale(self, port: serial.Serial) -> int:
+        """Drop what the board kept while nobody listened: MicroPython holds its output for
+        a host to come, presses included, and sends it as the port opens. Those presses
+        are old; taken now they would be mapped to now. Returns the bytes dropped."""
+        self._stop.wait(STALE_WAIT_S)
+        dropped = port.in_waiting
+        port.reset_input_buffer()
+        if dropped:
+            log.info("%s: dropped %d bytes the board kept while unheard", self.name, dropped)
+        return int(dropped)
+
+    def _release_held(self, t_ns: int) -> None:
+        """The board went away or restarted with buttons down: their ups will never come."""
+        for button in sorted(self._held):
+            self._inbox.put(Edge(button, t_ns, down=False))
+        self._held.clear()
 
     def _restart(self) -> None:
         """Forget what the last connection knew: the board may have restarted meanwhile."""
@@ -277,6 +299,7 @@ class SerialBoard:
             if edge is None:
                 self._put_edges(edges, received_ns)
                 edges = []
+                self._release_held(received_ns)
                 self._clock.reset()
                 self._last_us = None
                 log.info("%s: the board said hello; its clock is mapped afresh", self.name)
@@ -309,6 +332,10 @@ class SerialBoard:
     def _put_edges(self, edges: list[BoardEdge], received_ns: int) -> None:
         times = self._clock.map([edge.t_us for edge in edges], received_ns)
         for edge, t_ns in zip(edges, times, strict=True):
+            if edge.down:
+                self._held.add(edge.button)
+            else:
+                self._held.discard(edge.button)
             self._inbox.put(Edge(edge.button, t_ns, edge.down))
 
     def _bad(self, raw: bytes, why: str) -> None:
