@@ -23,6 +23,7 @@ from .arbiter import Arbiter
 from .config import Config
 from .devices import KEY_POLL_S, StartError, WindowKeys, open_input, open_lights, open_speaker
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus, signals_to
+from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import next_pip_ns, pips_due, sounds_for
 from .outputs.terminal import TerminalScreen
@@ -45,8 +46,6 @@ PI_MODEL = Path("/proc/device-tree/model")
 
 class Screen(Protocol):
     def show(self, view: View) -> None: ...
-
-    def next_frame_ns(self, view: View) -> int | None: ...
 
     def close(self) -> None: ...
 
@@ -255,7 +254,7 @@ class App:
             times.append(deadline + settle)
         if (pip := next_pip_ns(view)) is not None:
             times.append(self.session.mono_ns(pip) + settle)
-        if self.screen is not None and (frame := self.screen.next_frame_ns(view)) is not None:
+        if self.screen is not None and (frame := captions.next_change_ns(view)) is not None:
             # No sooner than the settings' frame rate allows.
             times.append(max(self.session.mono_ns(frame) + settle, self._next_frame_ns))
         if self.notifier.watchdog_interval_ns:

@@ -13,7 +13,8 @@ from referee.edges import Inbox, Quit
 from referee.outputs import gallery
 from referee.outputs.canvas import Canvas, font
 from referee.outputs.captions import increment, shown_clocks
-from referee.outputs.display import ScreenUnavailable, Window, next_frame_ns, render
+from referee.outputs.captions import next_change_ns as next_frame_ns
+from referee.outputs.display import ScreenUnavailable, Window, render
 from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step

@@ -15,7 +15,8 @@ from typing import Literal
 import pygame
 from pygame import Rect
 
-Colour = tuple[int, int, int]
+from .seats import Colour
+
 Align = Literal["left", "center", "right"]
 
 FONT_FILE = "fonts/DejaVuSans-Bold.ttf"
@@ -137,10 +138,10 @@ class Canvas:
         align: Align = "center",
         max_lines: int = 1,
         max_size: int | None = None,
-    ) -> Rect:
-        """Draw the text as large as fits the box (and max_size); return where it went."""
+    ) -> int:
+        """Draw the text as large as fits the box (and max_size); return its size (0: none)."""
         if not text or box.width <= 0 or box.height <= 0:
-            return Rect(box.x, box.y, 0, 0)
+            return 0
         fitted, lines = fit(text, box.width, box.height, max_lines, max_size)
         size = max(MIN_SIZE, fitted)
         f = font(size)
@@ -164,4 +165,4 @@ class Canvas:
         self.surface.set_clip(clip)
         drawn = placed[0].unionall(placed[1:]).clip(box)
         self.drawn.append(Drawn(text, drawn, size, cut=fitted == 0))
-        return drawn
+        return size

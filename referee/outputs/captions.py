@@ -7,7 +7,7 @@ does, so the main loop sleeps a second at a time and 10 frames a second only at 
 """
 
 from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, RuleSet, solo_increment
-from referee.rules.effects import seat
+from referee.rules.effects import ms, seat
 from referee.view import View
 
 TENTH_NS = 100 * NS_PER_MS
@@ -34,18 +34,27 @@ def countdown_paused(view: View) -> bool:
     return sr is not None and sr.countdown_left_ns is not None
 
 
+def urgent(left_ns: int) -> bool:
+    """A timer in its last 3 s: tenths, pips and the urgent colour."""
+    return left_ns <= TENTHS_FROM_NS
+
+
+def _unit(left_ns: int) -> int:
+    return TENTH_NS if urgent(left_ns) else NS_PER_S
+
+
 def shown_ns(left_ns: int) -> int:
     """The time left as a timer shows it: rounded up to the second, or the tenth at the end."""
     if left_ns <= 0:
         return 0
-    unit = TENTH_NS if left_ns <= TENTHS_FROM_NS else NS_PER_S
+    unit = _unit(left_ns)
     return -(-left_ns // unit) * unit
 
 
 def seconds(left_ns: int) -> str:
     """7.25 s left reads 8; 2.41 s left reads 2.5."""
     shown = shown_ns(left_ns)
-    return f"{shown / NS_PER_S:.1f}" if shown <= TENTHS_FROM_NS else str(shown // NS_PER_S)
+    return f"{shown / NS_PER_S:.1f}" if urgent(shown) else str(shown // NS_PER_S)
 
 
 def increment(view: View) -> int | None:
@@ -87,8 +96,7 @@ def _next_tick(deadline_ns: int, now_ns: int) -> int | None:
     shown = shown_ns(deadline_ns - now_ns)
     if shown == 0:
         return None  # run out: the engine's timer fires and the state changes instead
-    unit = TENTH_NS if shown <= TENTHS_FROM_NS else NS_PER_S
-    return deadline_ns - (shown - unit)
+    return deadline_ns - (shown - _unit(shown))
 
 
 def _increment_drop(view: View) -> int | None:
@@ -115,13 +123,13 @@ def margin(call: Call) -> str:
     if len(call.presses) < 2:
         return f"{seat(call.callers[0])} alone"
     (first, t0), (second, t1) = call.presses[0], call.presses[1]
-    return f"{seat(first)} by {(t1 - t0) / NS_PER_MS:.1f} ms over {seat(second)}"
+    return f"{seat(first)} by {ms(t1 - t0)} over {seat(second)}"
 
 
 def offsets(call: Call) -> list[tuple[int, str]]:
     """Every press of the call with its offset: (player, "+4.2 ms")."""
     return [
-        (p, "first" if i == 0 else f"+{call.offset_ns(t) / NS_PER_MS:.1f} ms")
+        (p, "first" if i == 0 else f"+{ms(call.offset_ns(t))}")
         for i, (p, t) in enumerate(call.presses)
     ]
 

@@ -1,7 +1,6 @@
 """The screen: pygame-ce draws each View; the Window also owns pygame's event loop.
 
     render(surface, view)      draw the screen for a view on any surface (tests, gallery)
-    next_frame_ns(view)        when the picture next changes by itself
     Window(inbox)              the real display; take_events() puts its keys in the inbox
 
 On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on a
@@ -25,7 +24,7 @@ from . import captions
 from .canvas import Canvas
 from .screens import draw_screen
 
-__all__ = ["ScreenUnavailable", "Window", "next_frame_ns", "render"]
+__all__ = ["ScreenUnavailable", "Window", "render"]
 
 DEFAULT_SIZE = (1280, 720)
 HEADLESS_DRIVERS = ("offscreen", "dummy")
@@ -46,15 +45,6 @@ class ScreenUnavailable(RuntimeError):
 def render(surface: pygame.Surface, view: View) -> None:
     """Draw the whole screen for the view on the surface, whatever its size."""
     draw_screen(Canvas(surface), view)
-
-
-def next_frame_ns(view: View) -> int | None:
-    """The game-clock time at which the picture next changes by itself, or None.
-
-    Timers tick every whole second and every tenth in their last 3 s; the solo
-    increment when its shown number drops (captions.py, shared with the terminal).
-    """
-    return captions.next_change_ns(view)
 
 
 def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
@@ -154,10 +144,6 @@ class Window:
         pygame.display.flip()
         self._last_key = key
         self.frames += 1
-
-    def next_frame_ns(self, view: View) -> int | None:
-        """As the terminal screen has it, so the main loop can drive either."""
-        return next_frame_ns(view)
 
     def close(self) -> None:
         pygame.display.quit()

@@ -141,6 +141,10 @@ def views() -> dict[str, View]:
         eight.call(seat, 10 + 10 * i, valid=True)
     eight.call(6, 120, valid=False)
     out["eight-players"] = eight.view(125)
+    crowd = [
+        Press(seat, at(130) + i * 3_100_000) for i, seat in enumerate((4, 2, 7, 1, 8, 3, 5, 6))
+    ]
+    out["call-eight-presses"] = eight.play(*crowd).view(131, notices=trouble)
     return out
 
 

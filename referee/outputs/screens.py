@@ -13,13 +13,14 @@ from math import ceil
 from pygame import Rect
 
 from referee.rules import NS_PER_S, Call, Judgement, Phase, RuleSet
+from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.view import Notice, Severity, View
 
 from . import captions
-from .canvas import Align, Canvas, Colour
+from .canvas import Align, Canvas
 from .layout import columns, grid, inset, rows, square
+from .seats import Colour, label
 from .seats import colour as seat_colour
-from .seats import label
 from .style import (
     ATTENTION,
     BACKGROUND,
@@ -49,6 +50,9 @@ JUDGED: dict[Judgement, tuple[str, Colour]] = {
 }
 BADGE_RATIO = 2.6  # a seat's mark, "P3 ■", is this many times as wide as tall
 
+# Rows of the photo finish: more would not be legible on a 3.5" screen.
+PHOTO_ROWS = 4
+
 
 class Screen:
     """One view being drawn on one surface, with the sizes derived from the surface."""
@@ -74,8 +78,9 @@ class Screen:
         max_size: int | None = None,
     ) -> int:
         """Draw the text as large as fits (up to max_size); return the size it got."""
-        self.canvas.text(box, text, colour, align=align, max_lines=max_lines, max_size=max_size)
-        return self.canvas.drawn[-1].size if text else 0
+        return self.canvas.text(
+            box, text, colour, align=align, max_lines=max_lines, max_size=max_size
+        )
 
     def texts(self, lines: Sequence[tuple[Rect, str, Colour]], align: Align = "center") -> None:
         """Texts that belong together, all one size."""
@@ -116,7 +121,7 @@ class Screen:
     def timer(self, box: Rect, left_ns: int, full_ns: int) -> None:
         """A timer's digits over a bar that drains with them; red for the last 3 s."""
         shown = captions.shown_ns(left_ns)
-        colour = URGENT if shown <= captions.TENTHS_FROM_NS else TEXT
+        colour = URGENT if captions.urgent(shown) else TEXT
         digits, bar = rows(box, [0.75, 0.25], self.pad)
         self.text(digits, f"{captions.seconds(left_ns)} s", colour)
         bar = inset(bar, self.pad // 2)
@@ -253,7 +258,7 @@ class Screen:
         if solo.zeroed:
             self.text(note, "after a wrong no-SET claim", BAD)
         else:
-            self.text(note, "halves every 15 s", DIM)
+            self.text(note, f"halves every {SOLO_HALF_LIFE_NS // NS_PER_S} s", DIM)
         sets = "1 SET" if solo.sets == 1 else f"{solo.sets} SETs"
         self.text(self.panel(score), f"score {self.state.players[0].points}  ·  {sets}")
 
@@ -296,8 +301,12 @@ class Screen:
         inside = self.panel(box)
         title, listing = rows(inside, [0.13, 0.87], self.pad // 2)
         self.text(title, "photo finish", DIM)
-        slots = rows(listing, [1] * max(len(call.presses), 4), max(1, self.pad // 2))
+        slots = rows(listing, [1] * PHOTO_ROWS, max(1, self.pad // 2))
         presses = captions.offsets(call)
+        if len(presses) > PHOTO_ROWS:  # the first few matter; the rest would be unreadable
+            later = len(presses) - (PHOTO_ROWS - 1)
+            presses = presses[: PHOTO_ROWS - 1]
+            self.text(slots[-1], f"and {later} later", DIM)
         cells = [columns(slot, [0.46, 0.54], self.pad) for slot in slots[: len(presses)]]
         on = list(zip(cells, presses, strict=True))
         self.badges([(mark, seat) for (mark, _), (seat, _) in on])
@@ -316,7 +325,7 @@ class Screen:
         who, digits, pips, *reminder = rows(box, weights, self.pad)
         self.seat_row(who, "may call:", sr.participants)
         shown = captions.shown_ns(left)
-        urgent = shown <= captions.TENTHS_FROM_NS
+        urgent = captions.urgent(shown)
         self.text(digits, captions.seconds(left), URGENT if urgent else TEXT)
         self.pips(pips, ceil(shown / NS_PER_S) if urgent else 0)
         if reminder:

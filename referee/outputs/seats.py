@@ -4,10 +4,14 @@ The colours are Okabe and Ito's palette, chosen to stay distinct for colour-blin
 players; the symbols all exist in the shipped font.
 """
 
+from referee.rules.effects import seat
+
+Colour = tuple[int, int, int]
+
 SYMBOLS = ("●", "▲", "■", "◆", "★", "✚", "♥", "♣")
 
 # (r, g, b) for seats 1-8.
-COLOURS: tuple[tuple[int, int, int], ...] = (
+COLOURS: tuple[Colour, ...] = (
     (230, 159, 0),  # orange
     (86, 180, 233),  # sky blue
     (0, 158, 115),  # bluish green
@@ -23,10 +27,10 @@ def symbol(player: int) -> str:
     return SYMBOLS[(player - 1) % len(SYMBOLS)]
 
 
-def colour(player: int) -> tuple[int, int, int]:
+def colour(player: int) -> Colour:
     return COLOURS[(player - 1) % len(COLOURS)]
 
 
 def label(player: int) -> str:
     """ "P3 ■": the number first, so it reads aloud the same as the screen."""
-    return f"P{player} {symbol(player)}"
+    return f"{seat(player)} {symbol(player)}"

@@ -1,28 +1,33 @@
 """The game in a terminal: the scoreboard, the call and its photo finish, timers, notices.
 
 For a machine without a screen (or over ssh). It redraws the whole picture only when
-its text changes; the main loop asks `next_change_ns` when a timer needs a new frame.
+its text changes; the main loop asks captions.next_change_ns when a timer needs a frame.
 """
 
 from collections.abc import Callable
 from typing import TextIO
 
+from referee.inputs.keyboard import KEYMAP, QUIT_KEY
 from referee.rules import Phase, RuleSet
 from referee.view import Severity, View
 
 from . import captions
-from .seats import colour, label
+from .seats import Colour, colour, label
+from .style import ATTENTION, DIM, ERROR, URGENT
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
-DIM = "\x1b[2m"
 CLEAR = "\x1b[H\x1b[2J"
 ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
-KEYS = "keys: 1-8 buzzers  v valid  x invalid  s super  u undo  e end  q quit"
+_NAMES = {"VALID": "valid", "INVALID": "invalid", "SUPER": "super", "UNDO": "undo", "END": "end"}
+KEYS = "keys: 1-8 buzzers  " + "  ".join(
+    [f"{key} {_NAMES[button]}" for key, button in KEYMAP.items() if button in _NAMES]
+    + [f"{QUIT_KEY} quit"]
+)
 MESSAGES_SHOWN = 4
 
 
-def _paint(text: str, rgb: tuple[int, int, int] | None = None, *, bold: bool = False) -> str:
+def _paint(text: str, rgb: Colour | None = None, *, bold: bool = False) -> str:
     start = (BOLD if bold else "") + (f"\x1b[38;2;{rgb[0]};{rgb[1]};{rgb[2]}m" if rgb else "")
     return f"{start}{text}{RESET}" if start else text
 
@@ -30,7 +35,7 @@ def _paint(text: str, rgb: tuple[int, int, int] | None = None, *, bold: bool = F
 def render(view: View, *, colour_on: bool = True) -> str:
     """The whole picture as text (with ANSI colour when colour_on)."""
 
-    def paint(text: str, rgb: tuple[int, int, int] | None = None, *, bold: bool = False) -> str:
+    def paint(text: str, rgb: Colour | None = None, *, bold: bool = False) -> str:
         return _paint(text, rgb, bold=bold) if colour_on else text
 
     state, settings = view.state, view.settings
@@ -51,7 +56,7 @@ def render(view: View, *, colour_on: bool = True) -> str:
         row.append(paint(text, colour(p.id), bold=p.id == caller))
     if settings.rules is RuleSet.SUPER and state.phase is not Phase.LOBBY:
         row.append(f"bank {state.bank}")
-    # Four players a line fit 80 columns.
+    # Four players a line: eight on one would not fit a terminal's width.
     rows = ["   ".join(row[i : i + 4]) for i in range(0, len(row), 4)]
     lines += rows or ["nobody has joined yet"]
     lines.append("")
@@ -61,11 +66,12 @@ def render(view: View, *, colour_on: bool = True) -> str:
     lines.append("")
 
     for notice in view.notices:
-        mark = "!!" if notice.severity is Severity.ERROR else "!"
-        lines.append(paint(f"{mark} {notice.text}", (230, 80, 60), bold=True))
+        error = notice.severity is Severity.ERROR
+        mark = "!!" if error else "!"
+        lines.append(paint(f"{mark} {notice.text}", ERROR if error else ATTENTION, bold=True))
     lines += [f"> {m}" for m in view.messages[-MESSAGES_SHOWN:]]
     if "keyboard" in view.source:
-        lines += ["", paint(KEYS, (150, 150, 150))]
+        lines += ["", paint(KEYS, DIM)]
     return "\n".join(lines) + "\n"
 
 
@@ -79,14 +85,17 @@ def _details(view: View, paint: Callable[..., str]) -> list[str]:
         Phase.SUPER_CALL,
     ):
         paused = " (paused)" if captions.countdown_paused(view) else ""
-        hot = (240, 80, 60) if left <= 3_000_000_000 and not paused else None
+        hot = URGENT if captions.urgent(left) and not paused else None
         out.append(paint(f"COUNTDOWN {captions.seconds(left)} s{paused}", hot, bold=True))
         if view.settings.must_use_flipped:
             out.append("the SET must use the flipped card")
-    if (value := captions.increment(view)) is not None and state.phase is Phase.OPEN:
+    if (value := captions.increment(view)) is not None and (
+        state.phase is Phase.OPEN or state.claim
+    ):
         out.append(f"a SET now scores {value}")
-    call = state.pending or (state.calls[-1] if state.calls else None)
-    if call is not None and state.phase is not Phase.LOBBY:
+    # A call's photo finish while it is judged, and in open play until the next one.
+    call = state.pending or (state.calls[-1] if state.calls and state.phase is Phase.OPEN else None)
+    if call is not None:
         out.append("photo finish: " + captions.margin(call))
         out += [f"   {label(p)}  {text}" for p, text in captions.offsets(call)]
     if state.phase is Phase.OVER:
@@ -108,9 +117,6 @@ class TerminalScreen:
             self._stream.write(CLEAR + text.replace("\n", "\r\n"))
             self._stream.flush()
             self._last = text
-
-    def next_frame_ns(self, view: View) -> int | None:
-        return captions.next_change_ns(view)
 
     def close(self) -> None:
         self._stream.write(ALT_SCREEN_OFF)
