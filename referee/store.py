@@ -212,12 +212,15 @@ class Store:
 
     def append(self, game_id: int, inp: Input) -> None:
         """Add an input to a game; it is on the disk when this returns, or StoreError."""
-        text = _storable_words(inp)
+        self._append(game_id, Stored(inp.t_ns, _storable_words(inp)))
+
+    def _append(self, game_id: int, stored: "Stored") -> None:
+        """Write an input already checked to read back as itself."""
         try:
             with self._writing() as conn:
                 conn.execute(
                     "INSERT INTO inputs (game_id, t_ns, words) VALUES (?, ?, ?)",
-                    (game_id, inp.t_ns, text),
+                    (game_id, stored.t_ns, stored.words),
                 )
         except sqlite3.IntegrityError as err:
             raise ValueError(f"{self.path}: no game {game_id}") from err
@@ -337,6 +340,14 @@ class Store:
             ) from err
 
 
+@dataclass(frozen=True)
+class Stored:
+    """An input as the ledger keeps it: its time and its replay words."""
+
+    t_ns: int
+    words: str
+
+
 def _storable_words(inp: Input) -> str:
     """The input's words, checked to read back as the very same input.
 
@@ -371,7 +382,7 @@ class Ledger:
     def __init__(self, store: Store, game_id: int) -> None:
         self.store = store
         self.game_id = game_id
-        self._unsaved: deque[Input] = deque()
+        self._unsaved: deque[Stored] = deque()
         self._reason: str | None = None  # set while inputs wait for the disk
 
     @property
@@ -387,15 +398,15 @@ class Ledger:
 
     def append(self, inp: Input) -> bool:
         """Save the input after those still waiting; True if all of them are on the disk now."""
-        _storable_words(inp)  # a bad input raises here, before it can block those after it
-        self._unsaved.append(inp)
+        # Checked here, once: a bad input raises before it can block those after it.
+        self._unsaved.append(Stored(inp.t_ns, _storable_words(inp)))
         return self.flush()
 
     def flush(self) -> bool:
         """Try again to save the waiting inputs, oldest first; True when none is left."""
         while self._unsaved:
             try:
-                self.store.append(self.game_id, self._unsaved[0])
+                self.store._append(self.game_id, self._unsaved[0])
             except StoreError as err:
                 if err.reason != self._reason:
                     log.warning(

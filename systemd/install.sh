@@ -2,8 +2,8 @@
 # Installs the referee box: `sudo make install` on Raspberry Pi OS Lite (Bookworm or Trixie).
 #
 # With DESTDIR set it only writes the box's files under that directory (tests, staging):
-# no apt, no user, no systemctl, nothing outside DESTDIR. The venv it makes there runs, but
-# only from there: a venv cannot be moved.
+# no apt, no user, no systemctl; outside DESTDIR only pip's cache and a temporary folder
+# for the build. The venv it makes there runs, but only from there: a venv cannot be moved.
 #
 # Running it again changes nothing unless the code, the unit or the system's Python did.
 # An existing /etc/referee/referee.toml is never overwritten.
