@@ -202,7 +202,7 @@ def main() -> int:
         "--settle-ms", type=float, help="[buttons] settle_ms (default: the settings' default)"
     )
     parser.add_argument(
-        "--switch-ms", type=float, help="Python's GIL switch interval (default: Python's, 5 ms)"
+        "--switch-ms", type=float, help="Python's GIL switch interval (default: referee run's)"
     )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

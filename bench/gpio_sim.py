@@ -50,11 +50,14 @@ from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from referee.app import App, RunOptions
+from referee.cli import SWITCH_INTERVAL_S
 from referee.config import default_config
 from referee.edges import Edge, InboxItem, Quit
 from referee.outputs.display import render
 from referee.rules import Input, State, new_game
 from referee.view import View
+
+sys.setswitchinterval(SWITCH_INTERVAL_S)  # as `referee run` does (fairness.py can override)
 
 LOADS = ("idle", "render", "flip")
 MS = 1_000_000
