@@ -26,8 +26,9 @@ until the next blink transition and, while nothing blinks, until `show` or `clos
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol
 
 from gpiozero import LED, OutputDevice
@@ -184,7 +185,37 @@ class Blinker:
                 self._refresh()
 
 
-class ShiftRegisterLeds:
+class _GpioLeds:
+    """What the two GPIO wirings share: their gpiozero devices, opened in order and closed
+    together (those opened so far if one cannot open), and a Blinker that writes the lit
+    seats through the wiring's `_write`, once the devices are there."""
+
+    def __init__(self, devices: Iterable[Callable[[], Any]]) -> None:
+        self._devices: list[Any] = []
+        try:
+            for make in devices:
+                self._devices.append(make())
+        except Exception:
+            self._release()
+            raise
+        self._blinker = Blinker(self._write)
+
+    def show(self, modes: dict[int, LedMode]) -> None:
+        self._blinker.show(modes)
+
+    def close(self) -> None:
+        self._blinker.close()
+        self._release()
+
+    def _release(self) -> None:
+        for device in self._devices:
+            device.close()
+
+    def _write(self, lit: frozenset[int]) -> None:
+        raise NotImplementedError
+
+
+class ShiftRegisterLeds(_GpioLeds):
     """Eight LEDs on a 74HC595 whose latch clock (RCLK) is tied to its shift clock (SRCLK).
 
     With the two clocks tied, each rising edge shifts the data pin into QA and stores in
@@ -196,62 +227,29 @@ class ShiftRegisterLeds:
     """
 
     def __init__(self, data_pin: str, clock_pin: str, *, pin_factory: Any = None) -> None:
-        self._data = OutputDevice(data_pin, pin_factory=pin_factory)
-        try:
-            self._clock = OutputDevice(clock_pin, pin_factory=pin_factory)
-        except Exception:
-            self._data.close()
-            raise
-        self._blinker = Blinker(self._write)
-
-    def show(self, modes: dict[int, LedMode]) -> None:
-        self._blinker.show(modes)
-
-    def close(self) -> None:
-        self._blinker.close()
-        self._clock.close()
-        self._data.close()
+        super().__init__(
+            partial(OutputDevice, pin, pin_factory=pin_factory) for pin in (data_pin, clock_pin)
+        )
 
     def _write(self, lit: frozenset[int]) -> None:
-        for seat in range(MAX_SEATS, 0, -1):
-            self._data.value = seat in lit
-            self._pulse()
-        self._data.off()
-        self._pulse()
-
-    def _pulse(self) -> None:
-        self._clock.on()
-        self._clock.off()
+        data, clock = self._devices
+        for bit in [seat in lit for seat in range(MAX_SEATS, 0, -1)] + [False]:
+            data.value = bit
+            clock.on()
+            clock.off()
 
 
-class PinLeds:
+class PinLeds(_GpioLeds):
     """One LED per seat on a pin of its own, e.g. {1: "GPIO4", 2: "GPIO19"}."""
 
     def __init__(self, pins: Mapping[int, str], *, pin_factory: Any = None) -> None:
-        self._leds: dict[int, LED] = {}
-        try:
-            for seat, pin in pins.items():
-                self._leds[seat] = LED(pin, pin_factory=pin_factory)
-        except Exception:
-            self._close_leds()
-            raise
-        self._blinker = Blinker(self._write)
-
-    def show(self, modes: dict[int, LedMode]) -> None:
-        self._blinker.show(modes)
-
-    def close(self) -> None:
-        self._blinker.close()
-        self._close_leds()
+        self._seats = list(pins)
+        super().__init__(partial(LED, pin, pin_factory=pin_factory) for pin in pins.values())
 
     def _write(self, lit: frozenset[int]) -> None:
-        for seat, led in self._leds.items():
+        for seat, led in zip(self._seats, self._devices, strict=True):
             if led.is_lit != (seat in lit):
                 led.value = seat in lit
-
-    def _close_leds(self) -> None:
-        for led in self._leds.values():
-            led.close()
 
 
 class LedBoard(Protocol):
