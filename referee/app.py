@@ -1,11 +1,12 @@
 """`referee run`: the one place that wires inputs, arbiter, engine, store and outputs.
 
-One thread, this one, owns the engine, the store and the screen (DESIGN.md). Input
-threads only put edges in the inbox; signals only put a Quit there. The loop sleeps
-until the next edge or the next thing due: a decision's settle window, a timer, a
-frame, the watchdog, or a retry of the ledger. At idle it wakes only for the watchdog
-and, with a window, to take the window's events (every 10 ms when the window is the
-keyboard).
+One thread, this one, owns the engine, the store and the screen (DESIGN.md). It sleeps
+in one wait on every input source's file descriptor (the kernel wakes it) and the
+inbox's pipe (signals), until news comes or the next thing is due: a decision the
+sources' watermark must pass, a timer, a frame, the watchdog, or a retry of the ledger.
+Then it reads every source until empty, and only then decides: in event time, behind
+the watermark (DESIGN.md, "Event time"), so a stall may delay a decision, never change
+it. At idle it wakes only for the watchdog and, with a window, to take its events.
 """
 
 import contextlib
@@ -15,20 +16,21 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from .arbiter import Arbiter
 from .config import Config
-from .devices import KEY_POLL_S, StartError, WindowKeys, open_input, open_lights, open_speaker
-from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus, signals_to
+from .devices import StartError, open_devices
+from .edges import Edge, Inbox, InboxItem, LostTrack, Quit, SourceStatus, Status, signals_to
+from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
-from .outputs.sound import next_pip_ns, pips_due, sounds_for
+from .outputs.sound import Plan, countdown_plan, sounds_for
 from .outputs.terminal import TerminalScreen
-from .rules import NS_PER_S, Effect
-from .session import Session
+from .rules import NS_PER_S
+from .session import Outcome, Session
 from .store import Store
 from .systemd import Notifier
 from .view import Notice, Severity, View
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 
 MESSAGES_KEPT = 6
 LEDGER_RETRY_NS = 5_000_000_000
-WINDOW_POLL_S = 0.5
+WINDOW_POLL_NS = 500_000_000
 PI_MODEL = Path("/proc/device-tree/model")
 
 
@@ -98,11 +100,12 @@ class App:
     ) -> None:
         self.options = options
         self.clock = clock
-        self.inbox = Inbox()
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
-        self.lost_sources: dict[str, str] = {}
+        self.troubles: dict[tuple[str, str], str] = {}  # (source, condition) -> what is wrong
         # Whatever opened is closed again if a later part cannot open (and by close()).
         with contextlib.ExitStack() as opened:
+            self.inbox = Inbox()
+            opened.callback(self.inbox.close)
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
             self.window: Window | None = None
@@ -110,36 +113,36 @@ class App:
             self.screen, self.display = self._open_screen(displays, stdout)
             if self.screen is not None:
                 opened.callback(self.screen.close)
-            self.source = open_input(
-                pick_input(options.input), options.config, display=self.display, stdin_fd=stdin_fd
+            started_ns = self.clock()  # before any edge the buttons can stamp
+            devices = open_devices(
+                options.config,
+                pick_input(options.input),
+                self.inbox,
+                display=self.display,
+                window=self.window,
+                stdin_fd=stdin_fd,
+                clock=clock,
             )
-            opened.callback(self.source.close)
-            timing = options.config.buttons
-            # The settle window covers at least how late this input can deliver an edge.
-            settle_ns = max(timing.settle_ns, self.source.latency_ns)
-            self.timing = replace(timing, settle_ns=settle_ns)
-            self.arbiter = Arbiter(self.timing)
-            self.arbiter.decide(self.clock())
+            opened.callback(devices.close)
+            self.inputs, self.lights, self.speaker = devices.inputs, devices.lights, devices.speaker
+            self.arbiter = Arbiter(options.config.buttons)
             self.store = Store.open(options.store_path)
             opened.callback(self.store.close)
             self.session = Session(
                 self.store,
                 options.config.rules,
-                tie_floor_ns=self.source.resolution_ns,
-                now_ns=self.arbiter.horizon,
+                tie_floor_ns=self.inputs.resolution_ns,
+                now_ns=started_ns,
             )
             opened.callback(self._save_what_waits)
-            self.lights = open_lights(options.config, self.source)
-            if self.lights is not None:
-                opened.callback(self.lights.close)
-            desktop = self.display == "window"
-            self.speaker = open_speaker(options.config, self.source, desktop=desktop)
-            opened.callback(self.speaker.close)
+            if self.session.resumed:
+                self.messages.append(self.session.resumed)
             self._close = opened.pop_all()
         self._last_ping = self.clock()
         self._retry_at = 0
-        self._shown: View | None = None
         self._next_frame_ns = 0
+        self._next_window_poll = 0
+        self._plan: Plan = ()
 
     def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
         """The first of the displays that opens, and its name."""
@@ -168,12 +171,11 @@ class App:
 
     def run(self) -> int:
         with signals_to(self.inbox):
-            for button in self.source.held_at_start():
+            for button in self.inputs.held_at_start():
                 self.arbiter.held_at_start(button, self.clock())
-            self.source.start(self.inbox)
-            self.notifier.ready(f"{self.source.name}, game {self.session.ledger.game_id}")
+            self.notifier.ready(f"{self.inputs.name}, game {self.session.ledger.game_id}")
             shown = f"window ({self.window.driver})" if self.window else self.display
-            log.info("input %s, display %s, store %s", self.source.name, shown, self.store.path)
+            log.info("input %s, display %s, store %s", self.inputs.name, shown, self.store.path)
             try:
                 return self._loop()
             finally:
@@ -184,36 +186,40 @@ class App:
         while True:
             view = self.view()
             self.present(view)
-            now = self.clock()
-            for item in self._wait(self._timeout(now, view)):
+            self._poll_window()
+            for item in self.inputs.wait(self._timeout(self.clock(), view)):
                 if isinstance(item, Quit):
                     log.info("stopping: %s", item.reason)
                     return 0
                 self._take(item)
             self.step(self.clock())
 
-    def _wait(self, timeout: float | None) -> list[InboxItem]:
-        """Sleep on the inbox until an edge or the timeout. A window's events (its keys,
-        its closing, its uncovering) wait in SDL's queue until they are taken: often when
-        the window is the keyboard, now and then otherwise."""
-        if self.window is None:
-            return self.inbox.get(timeout)
-        nap = KEY_POLL_S if isinstance(self.source, WindowKeys) else WINDOW_POLL_S
-        items = self.inbox.get(nap if timeout is None else min(timeout, nap))
-        self.window.take_events()
-        return items + self.inbox.drain()
+    @property
+    def _window_polled(self) -> bool:
+        """A window that is not the input: its events are taken now and then."""
+        return self.window is not None and not isinstance(self.inputs.sources[0], WindowKeys)
 
-    def step(self, now_ns: int) -> list[Effect]:
-        """Decide what is due by now, play it, and let the game's timers fire."""
-        effects: list[Effect] = []
-        decisions = self.arbiter.decide(now_ns)
+    def _poll_window(self) -> None:
+        """A window's events (its closing, its uncovering) wait in SDL's queue, which has
+        no descriptor to wait on; taken, they go to the inbox and wake the wait."""
+        now = self.clock()
+        if self.window is not None and self._window_polled and now >= self._next_window_poll:
+            self.window.take_events()
+            self._next_window_poll = now + WINDOW_POLL_NS
+
+    def step(self, now_ns: int) -> list[Outcome]:
+        """Decide what the sources' watermark has passed, play it, let the timers fire."""
+        outcomes: list[Outcome] = []
+        watermark = self.inputs.watermark_ns
+        tie_ns = self.session.settings.tie_ns
+        decisions = self.arbiter.advance(watermark, tie_ns)
         for decision in decisions:
-            effects += self.session.play(decision)
-        effects += self.session.tick(self.arbiter.horizon)
-        for effect in effects:
-            log.info("%s", effect.text)
-            self.messages.append(effect.text)
-        for sound in sounds_for(effects):
+            outcomes += self.session.play(decision)
+        outcomes += self.session.tick(self.arbiter.horizon(watermark))
+        for outcome in outcomes:
+            log.info("%s", outcome.text)
+            self.messages.append(outcome.text)
+        for sound in sounds_for(outcomes):
             self.speaker.play(sound)
         if self.session.ledger.pending and (decisions or now_ns >= self._retry_at):
             if not decisions:  # else an input has just tried the disk
@@ -223,40 +229,60 @@ class App:
         if interval and now_ns >= self._last_ping + interval:
             self.notifier.watchdog()
             self._last_ping = now_ns
-        return effects
+        return outcomes
 
     def present(self, view: View) -> None:
-        """Show the view: the screen, the lights, and the countdown's pips."""
+        """Show the view: the screen, the lights, and the timed sounds of its countdown."""
         if self.screen is not None:
             self.screen.show(view)
             self._next_frame_ns = self.clock() + NS_PER_S // self.options.config.display.fps
         if self.lights is not None:
             self.lights.show(led_modes(view))
-        for pip in pips_due(self._shown, view):
-            self.speaker.play(pip)
-        self._shown = view
+        plan = tuple((self.session.mono_ns(t), sound) for t, sound in countdown_plan(view))
+        if plan != self._plan:
+            self.speaker.plan(plan)
+            self._plan = plan
 
     def _take(self, item: InboxItem) -> None:
         match item:
             case Edge():
                 self.arbiter.take(item)
-            case SourceStatus(source=name, text=text, ok=ok):
+            case LostTrack(button=button, t_ns=t_ns):
+                self.arbiter.lose_track(button, t_ns)
+            case SourceStatus(source=name, text=text, ok=ok, condition=condition):
                 if ok:
-                    self.lost_sources.pop(name, None)
+                    self.troubles.pop((name, condition), None)
                 else:
-                    self.lost_sources[name] = text
+                    self.troubles[(name, condition)] = text
                 self.messages.append(text)
+            case Status():
+                self._log_status()
+
+    def _log_status(self) -> None:
+        state = self.session.state
+        log.info(
+            "status: game %d, phase %s, %d inputs waiting for the disk; input %s, "
+            "watermark %.3f s behind; %d late inputs; notices: %s",
+            self.session.ledger.game_id,
+            state.phase,
+            self.session.ledger.pending,
+            self.inputs.name,
+            (self.clock() - self.inputs.watermark_ns) / NS_PER_S,
+            self.session.late,
+            "; ".join(n.text for n in self.notices()) or "none",
+        )
 
     def _timeout(self, now_ns: int, view: View) -> float | None:
-        settle = self.timing.settle_ns
-        times = [self.arbiter.next_wakeup_ns()]
-        if (deadline := self.session.deadline_mono_ns) is not None:
-            times.append(deadline + settle)
-        if (pip := next_pip_ns(view)) is not None:
-            times.append(self.session.mono_ns(pip) + settle)
+        """Seconds until the next thing is due (None: until news comes)."""
+        tie_ns = self.session.settings.tie_ns
+        # What the watermark must pass: a decision the arbiter holds, or a timer.
+        wanted = [self.arbiter.next_due_ns(tie_ns), self.session.deadline_mono_ns]
+        times = [self.inputs.wake_ns(min((t for t in wanted if t is not None), default=None))]
         if self.screen is not None and (frame := captions.next_change_ns(view)) is not None:
             # No sooner than the settings' frame rate allows.
-            times.append(max(self.session.mono_ns(frame) + settle, self._next_frame_ns))
+            times.append(max(self.session.mono_ns(frame), self._next_frame_ns))
+        if self._window_polled:
+            times.append(self._next_window_poll)
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
         if self.session.ledger.pending:
@@ -265,18 +291,24 @@ class App:
         return None if due is None else max(0, due - now_ns) / 1e9
 
     def view(self) -> View:
+        """What the outputs show. Its clock is the wall clock, not the watermark: a timer
+        on the screen runs to its deadline on time, while the decisions wait for the
+        watermark (a press stamped before the deadline still pauses the countdown)."""
+        now = self.session.game_ns(self.clock())
         return View(
             settings=self.session.settings,
             state=self.session.state,
-            now_ns=self.session.game_ns(self.arbiter.horizon),
+            now_ns=max(now, self.session.last_ns),
             messages=tuple(self.messages),
             notices=self.notices(),
-            source=self.source.name,
+            source=self.inputs.name,
         )
 
     def notices(self) -> tuple[Notice, ...]:
-        notices = [Notice(text) for text in self.lost_sources.values()]
+        notices = [Notice(text) for text in self.troubles.values()]
         notices += [Notice(f"{b} is held down: ignored until released") for b in self.arbiter.stuck]
+        if late := self.session.late:
+            notices.append(Notice(f"{late} input{'s' if late > 1 else ''} came late: see the log"))
         if trouble := self.session.ledger.trouble:
             notices.append(Notice(trouble, Severity.ERROR))
         return tuple(notices)

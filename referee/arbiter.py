@@ -1,21 +1,22 @@
-"""Raw edges in, decided button presses out, in the order the buttons were really pressed.
+"""Raw edges in, decided button presses out, in event time.
 
-DESIGN.md, "The arbiter". Like the rules engine it reads no clock: the main loop passes
-`now_ns` in, so tests can replay any interleaving of edges and callbacks exactly.
+DESIGN.md, "Event time". Like the rules engine it reads no clock: the main loop passes
+the sources' watermark in (the time up to which every edge has been read), so tests can
+replay any interleaving of edges and reads exactly, and a stall can delay a decision
+but never change one.
 
 - A press's time is its first edge. Edges within `debounce` after a change of level
-  are bounce; when the window ends the level the button was left at is what counts,
-  so a tap shorter than the window still ends in a release.
-- Every decision waits `settle` after its time before it is released, then decisions
-  go out ordered by time, so a callback that arrives late (Python busy drawing) still
-  takes its place. The engine's clock therefore runs `settle` behind the wall clock:
-  `horizon(now)` is the time up to which everything is decided.
+  are bounce; when the window ends (the watermark passes it) the level the button was
+  left at is what counts, so a tap shorter than the window still ends in a release.
+- Decisions go out in time order, each once the watermark has passed it: a press once
+  it has passed the press plus the tie window, so that every press that ties with it
+  is known, and whatever came first has been read whatever order it was read in.
 - UNDO: released before `end_hold` it is an undo at its release; held that long it is
   END (the end of the game) at the moment the hold completes.
 - A button down longer than `stuck` is stuck: it is ignored and reported until it is
   released; a button already down when the box starts is stuck from the start.
-- A decision whose time falls before the horizon (an edge later than the settle
-  window allows) is moved up to the horizon to keep the order, counted and logged.
+- A source that loses track of a button (a board unplugged or restarted) makes up its
+  release: the button is up again, and that release decides nothing (no UNDO).
 """
 
 import heapq
@@ -23,8 +24,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .edges import END, UNDO, Edge
-from .rules import NS_PER_MS, NS_PER_S
+from .edges import END, PLAYER_BUTTONS, UNDO, Edge
+from .rules import NS_PER_S
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +35,6 @@ class Timing(Protocol):
 
     @property
     def debounce_ns(self) -> int: ...
-
-    @property
-    def settle_ns(self) -> int: ...
 
     @property
     def stuck_ns(self) -> int: ...
@@ -69,10 +67,8 @@ class _Button:
 @dataclass
 class Arbiter:
     timing: Timing
-    late: int = 0  # decisions that had to be moved to keep the order
     _buttons: dict[str, _Button] = field(default_factory=dict)
     _pending: list[Decision] = field(default_factory=list)  # a heap, by time
-    horizon: int = 0  # everything up to here is decided: the engine's clock
 
     def held_at_start(self, button: str, now_ns: int) -> None:
         """The button was already down when the box started: stuck until released."""
@@ -84,7 +80,8 @@ class Arbiter:
     def take(self, edge: Edge) -> None:
         b = self._buttons.setdefault(edge.button, _Button())
         if b.raw_down != b.down and edge.t_ns >= b.quiet_until:
-            # That change happened before this edge, whether or not `decide` has run since.
+            # That change happened before this edge, whether or not the watermark has
+            # passed the window's end yet.
             self._settle(edge.button, b)
         b.raw_down, b.raw_ns = edge.down, edge.t_ns
         if edge.t_ns < b.quiet_until:
@@ -92,43 +89,46 @@ class Arbiter:
         elif edge.down != b.down:
             self._change(edge.button, b, edge.t_ns)
 
-    def decide(self, now_ns: int) -> list[Decision]:
-        """Every decision whose settle window has passed by now, in time order."""
+    def lose_track(self, button: str, t_ns: int) -> None:
+        """The source made up the button's release: it is up, and nothing is decided."""
+        b = self._buttons.get(button)
+        if b is None or not (b.down or b.raw_down):
+            return
+        if b.stuck:
+            log.info("%s is no longer stuck: its source lost track of it", button)
+        b.down = b.raw_down = b.stuck = b.held_to_end = False
+        b.since_ns = b.raw_ns = t_ns
+        b.quiet_until = t_ns
+
+    def advance(self, watermark_ns: int, tie_ns: int) -> list[Decision]:
+        """Every decision the watermark has passed, in time order."""
         for name, b in self._buttons.items():
-            if b.raw_down != b.down and now_ns >= b.quiet_until:
+            if b.raw_down != b.down and watermark_ns >= b.quiet_until:
                 self._settle(name, b)
             if b.down and not b.stuck:
-                if (
-                    name == UNDO
-                    and not b.held_to_end
-                    and now_ns >= b.since_ns + self.timing.end_hold_ns
-                ):
+                end_ns = b.since_ns + self.timing.end_hold_ns
+                if name == UNDO and not b.held_to_end and watermark_ns >= end_ns:
                     b.held_to_end = True
-                    heapq.heappush(
-                        self._pending, Decision(b.since_ns + self.timing.end_hold_ns, END)
-                    )
-                if now_ns >= b.since_ns + self.timing.stuck_ns:
+                    heapq.heappush(self._pending, Decision(end_ns, END))
+                if watermark_ns >= b.since_ns + self.timing.stuck_ns:
                     b.stuck = True
                     held_s = self.timing.stuck_ns / NS_PER_S
                     log.warning("%s held down for over %.0f s: stuck, ignored", name, held_s)
         out: list[Decision] = []
-        while self._pending and self._pending[0].t_ns + self.timing.settle_ns <= now_ns:
-            decision = heapq.heappop(self._pending)
-            if decision.t_ns < self.horizon:
-                self.late += 1
-                log.warning(
-                    "%s came %.1f ms later than the settle window allows; raise settle_ms",
-                    decision.button,
-                    (self.horizon - decision.t_ns) / NS_PER_MS,
-                )
-                decision = Decision(self.horizon, decision.button)
-            out.append(decision)
-        self.horizon = max(self.horizon, now_ns - self.timing.settle_ns)
+        while self._pending and _due(self._pending[0], tie_ns) <= watermark_ns:
+            out.append(heapq.heappop(self._pending))
         return out
 
-    def next_wakeup_ns(self) -> int | None:
-        """When `decide` next has something to do, if no edge comes first."""
-        times = [d.t_ns + self.timing.settle_ns for d in self._pending[:1]]
+    def horizon(self, watermark_ns: int) -> int:
+        """The time up to which the game may be decided: the watermark, or just before the
+        first decision still waiting, so that no timer fires ahead of an earlier input."""
+        if self._pending:
+            return min(watermark_ns, self._pending[0].t_ns)
+        return watermark_ns
+
+    def next_due_ns(self, tie_ns: int) -> int | None:
+        """The event time the watermark must pass for `advance` to have something to do."""
+        times = [_due(d, tie_ns) for d in self._pending[:1]]
         for name, b in self._buttons.items():
             if b.raw_down != b.down:
                 times.append(b.quiet_until)
@@ -154,7 +154,7 @@ class Arbiter:
 
     def _settle(self, name: str, b: _Button) -> None:
         """A debounce window ended with the button left at the other level: it changed with
-        the window's last edge, which was no bounce then. That is only known now, at the
+        the window's last edge, which was no bounce then. That is only known at the
         window's end, so a decision it makes is taken then, to keep decisions in order."""
         b.bounces -= 1
         self._change(name, b, b.raw_ns, decided_ns=b.quiet_until)
@@ -175,3 +175,9 @@ class Arbiter:
         elif name == UNDO and not b.held_to_end:
             heapq.heappush(self._pending, decision)
         b.held_to_end = False
+
+
+def _due(decision: Decision, tie_ns: int) -> int:
+    """When the watermark has passed far enough to release the decision: a buzzer's press
+    waits out the tie window, so that it is released with every press that ties with it."""
+    return decision.t_ns + (tie_ns if decision.button in PLAYER_BUTTONS else 0)

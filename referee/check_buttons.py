@@ -15,11 +15,10 @@ from typing import TextIO
 
 from .arbiter import Arbiter
 from .config import Config
-from .edges import Edge, Inbox, Quit, SourceStatus, in_play, signals_to
-from .inputs import InputSource
-from .inputs.gpio import GpioButtons
-from .outputs.lights import LedMode, Leds
-from .outputs.sound import QueuedSpeaker, Speaker, call_out
+from .devices import Devices
+from .edges import PLAYER_BUTTONS, Edge, LostTrack, Quit, SourceStatus, signals_to
+from .outputs.lights import LedMode
+from .outputs.sound import QueuedSpeaker, call_out
 from .rules import NS_PER_MS, NS_PER_S
 
 LED_STEP_S = 0.4
@@ -29,24 +28,24 @@ class ButtonCheck:
     def __init__(
         self,
         config: Config,
-        source: InputSource,
-        lights: Leds | None,
-        speaker: Speaker,
+        devices: Devices,
         out: TextIO,
         *,
         clock: Callable[[], int] = time.monotonic_ns,
         pause: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config
-        self.source = source
-        self.lights = lights
-        self.speaker = speaker
+        self.inputs = devices.inputs
+        self.on_gpio = devices.on_gpio
+        self.lights = devices.lights
+        self.speaker = devices.speaker
         self.out = out
         self.clock = clock
         self.pause = pause
-        self.inbox = Inbox()
         self.arbiter = Arbiter(config.buttons)
-        self.buttons = in_play(config.rules.players)
+        # Every button the source reads, the seats the rules leave empty included.
+        self.buttons = tuple(b for s in self.inputs.sources for b in s.buttons)
+        self.seats = sum(1 for b in self.buttons if b in PLAYER_BUTTONS)
         self._levels: dict[str, tuple[bool, int]] = {}  # as last reported
         self._stuck: set[str] = set()
 
@@ -55,14 +54,13 @@ class ButtonCheck:
 
     def run(self) -> int:
         debounce_ms = self.config.buttons.debounce_ns / NS_PER_MS
-        self.say(f"buttons: {self.source.name}; debounce {debounce_ms:g} ms")
+        self.say(f"buttons: {self.inputs.name}; debounce {debounce_ms:g} ms")
         self.cycle_leds()
         self.play_tones()
         self.say("press and release every button; Ctrl-C (q on a keyboard) when done")
-        for button in self.source.held_at_start():
+        for button in self.inputs.held_at_start():
             self.arbiter.held_at_start(button, self.clock())
-        self.source.start(self.inbox)
-        with signals_to(self.inbox):
+        with signals_to(self.inputs.inbox):
             self.watch()
         self.summary()
         return 0
@@ -71,7 +69,7 @@ class ButtonCheck:
         if self.lights is None:
             self.say("LEDs: none with this input")
             return
-        seats = range(1, self.config.rules.players + 1)
+        seats = range(1, self.seats + 1)
         for seat in seats:
             self.say(f"LED P{seat} on (the others off)")
             self.lights.show({s: LedMode.ON if s == seat else LedMode.OFF for s in seats})
@@ -82,7 +80,7 @@ class ButtonCheck:
         self.lights.show(dict.fromkeys(seats, LedMode.OFF))
 
     def play_tones(self) -> None:
-        for seat in range(1, self.config.rules.players + 1):
+        for seat in range(1, self.seats + 1):
             sound = call_out(seat)
             self.say(f"P{seat}'s note: {sound.notes[0][0]} Hz")
             self.speaker.play(sound)
@@ -92,9 +90,9 @@ class ButtonCheck:
     def watch(self) -> None:
         done = False
         while not done:
-            wake = self.arbiter.next_wakeup_ns()
+            wake = self.inputs.wake_ns(self.arbiter.next_due_ns(0))
             timeout = None if wake is None else max(0, wake - self.clock()) / NS_PER_S
-            for item in self.inbox.get(timeout):
+            for item in self.inputs.wait(timeout):
                 match item:
                     case Quit():
                         done = True  # after what came with it is reported
@@ -103,7 +101,9 @@ class ButtonCheck:
                     case Edge():
                         self.arbiter.take(item)
                         self.report(item.button)
-            self.arbiter.decide(self.clock())
+                    case LostTrack(button=button, t_ns=t_ns):
+                        self.arbiter.lose_track(button, t_ns)
+            self.arbiter.advance(self.inputs.watermark_ns, 0)
             for button in list(self._levels):
                 self.report(button)  # a tap ends when its debounce window does
             self.report_stuck()
@@ -134,7 +134,7 @@ class ButtonCheck:
         never = []
         for button in self.buttons:
             presses, bounces = self.arbiter.counts(button)
-            pin = self.config.pins[button] if isinstance(self.source, GpioButtons) else ""
+            pin = self.config.pins[button] if self.on_gpio else ""
             note = "  never pressed" if not presses else ""
             note += "  STUCK" if button in self._stuck else ""
             self.say(f"{button:<8} {pin:<8} {presses:>7} {bounces:>7}{note}")
@@ -147,3 +147,10 @@ class ButtonCheck:
             )
         else:
             self.say("every button works.")
+        players = self.config.rules.players
+        if self.seats > players:
+            off = f"P{players + 1}" + (f"-P{self.seats}" if self.seats > players + 1 else "")
+            self.say(
+                f"{off}: checked, but off in a game: the rules have {players} seats"
+                f" ([rules] players = {players})."
+            )

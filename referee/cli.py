@@ -85,26 +85,34 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _check_buttons(args: argparse.Namespace) -> int:
-    from .app import is_raspberry_pi, pick_input
+    from .app import pick_input
     from .check_buttons import ButtonCheck
-    from .devices import StartError, open_input, open_lights, open_speaker
+    from .devices import StartError, open_devices
+    from .edges import Inbox
+    from .rules.settings import MAX_SEATS
 
     config = load_config(args.config)
     _log_to(logging.StreamHandler(sys.stderr))
     display = "terminal" if sys.stdin.isatty() else "none"
-    with contextlib.ExitStack() as opened:
+    kind = pick_input(args.input)
+    with contextlib.closing(Inbox()) as inbox:
         try:
-            source = open_input(pick_input(args.input), config, display=display, stdin_fd=None)
-            opened.callback(source.close)
-            lights = open_lights(config, source)
-            if lights is not None:
-                opened.callback(lights.close)
-            speaker = open_speaker(config, source, desktop=not is_raspberry_pi())
-            opened.callback(speaker.close)
+            try:
+                # Every buzzer the pin map wires, the seats the rules leave empty too.
+                devices = open_devices(config, kind, inbox, display=display, seats=MAX_SEATS)
+            except StartError as err:
+                if kind != "gpio" or config.rules.players == MAX_SEATS:
+                    raise
+                # A pin of an empty seat may serve something else (a HAT screen's touch).
+                print(f"referee: not checking the empty seats: {err}", file=sys.stderr)
+                devices = open_devices(config, kind, inbox, display=display)
         except StartError as err:
             print(f"referee: {err}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        return ButtonCheck(config, source, lights, speaker, sys.stdout).run()
+        try:
+            return ButtonCheck(config, devices, sys.stdout).run()
+        finally:
+            devices.close()
 
 
 def _absolute(text: str) -> Path:

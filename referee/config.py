@@ -229,7 +229,7 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         _setting(
             "settle_ms",
             5.0,
-            "milliseconds to wait for late edges before deciding who was first, 0 to 200",
+            "milliseconds a serial board without watermark (T) lines may be late, 0 to 200",
             _within(0, 200),
         ),
         _setting(

@@ -1,21 +1,29 @@
-"""The box's devices, opened from the settings: where the buttons are, the LEDs, the sound.
+"""The box's devices, opened from the settings in one place: the buttons, the LEDs, the sound.
 
-`referee run` and `referee check-buttons` open them the same way, here.
+`referee run` and `referee check-buttons` both open them here, with `open_devices`.
 """
 
+import contextlib
 import logging
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpiozero import GPIOZeroError
 
 from .config import Config, LedDriver, SoundOutput
-from .edges import in_play
+from .edges import Inbox, in_play
 from .inputs import InputSource
-from .inputs.gpio import GpioButtons, GpioError
-from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
+from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys
+from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+
+if TYPE_CHECKING:  # pygame is imported only when a window is opened
+    from .outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -24,56 +32,89 @@ class StartError(Exception):
     """The box cannot start as asked: a one-line reason for the log and the terminal."""
 
 
-# How often the main loop takes the window's keys: they are stamped when taken.
-KEY_POLL_S = 0.01
+@dataclass
+class Devices:
+    inputs: Inputs
+    lights: Leds | None
+    speaker: Speaker
+    close: Callable[[], None]
+    on_gpio: bool = False  # the buttons, LEDs and beeper are on the Pi's pins
 
 
-class WindowKeys:
-    """The window's keyboard as the input: the main loop takes its keys from SDL every
-    KEY_POLL_S and stamps them then, so they are never late for the arbiter, but two keys
-    closer than that may be stamped in either order."""
+def open_devices(
+    config: Config,
+    kind: str,
+    inbox: Inbox,
+    *,
+    display: str,
+    window: "Window | None" = None,
+    stdin_fd: int | None = None,
+    clock: Callable[[], int] = time.monotonic_ns,
+    seats: int | None = None,
+) -> Devices:
+    """The buttons (`kind`: keyboard, serial[:DEVICE] or gpio), their LEDs and the
+    speaker. `seats`: how many buzzers to open on GPIO (the game's seats by default).
+    Whatever opened is closed again when a later part cannot open."""
+    source = open_input(
+        kind, config, display=display, window=window, stdin_fd=stdin_fd, clock=clock, seats=seats
+    )
+    inputs = Inputs([source], inbox, clock=clock)
+    with contextlib.ExitStack() as opened:
+        opened.callback(inputs.close)
+        on_gpio = kind == "gpio"
+        lights = open_lights(config, source, on_gpio=on_gpio)
+        if lights is not None:
+            opened.callback(lights.close)
+        speaker = open_speaker(config, source, on_gpio=on_gpio, desktop=display == "window")
+        opened.callback(speaker.close)
+        return Devices(inputs, lights, speaker, opened.pop_all().close, on_gpio)
 
-    name = "keyboard (window)"
-    resolution_ns = max(KEYBOARD_RESOLUTION_NS, round(KEY_POLL_S * 1e9))
-    latency_ns = 0
 
-    def held_at_start(self) -> tuple[str, ...]:
-        return ()
-
-    def start(self, inbox: object) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def open_input(kind: str, config: Config, *, display: str, stdin_fd: int | None) -> InputSource:
+def open_input(
+    kind: str,
+    config: Config,
+    *,
+    display: str,
+    window: "Window | None" = None,
+    stdin_fd: int | None = None,
+    clock: Callable[[], int] = time.monotonic_ns,
+    seats: int | None = None,
+) -> InputSource:
     """`keyboard` (the window's, or the terminal's), `serial[:DEVICE]` or `gpio`."""
     if kind == "keyboard":
-        if display == "window":
-            return WindowKeys()
+        if window is not None:
+            return WindowKeys(window, clock)
         if display != "terminal":
             raise StartError("--input keyboard needs a window or a terminal to type in")
-        return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
+        try:
+            return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd, clock)
+        except NotATerminal as err:
+            raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
     if kind == "serial" or kind.startswith("serial:"):
-        return SerialBoard(kind.partition(":")[2] or config.serial.device, baud=config.serial.baud)
+        device = kind.partition(":")[2] or config.serial.device
+        return SerialBoard(
+            device, baud=config.serial.baud, settle_ns=config.buttons.settle_ns, clock=clock
+        )
     if kind == "gpio":
+        from .inputs.gpio import GpioButtons, GpioError  # Linux's GPIO: gpiod is only there
+
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's).
-        pins = {button: config.pins[button] for button in in_play(config.rules.players)}
+        buttons = in_play(config.rules.players if seats is None else seats)
+        pins = {button: config.pins[button] for button in buttons}
         try:
-            return GpioButtons(pins, config.buttons.resolution_ns)
+            return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
         except GpioError as err:
             raise StartError(str(err)) from None
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 
 
-def open_lights(config: Config, source: InputSource) -> Leds | None:
-    """The buzzers' LEDs: on the serial board with its buttons, or on the Pi's GPIO as
-    the settings' [leds] say."""
+def open_lights(config: Config, source: InputSource, *, on_gpio: bool) -> Leds | None:
+    """The buzzers' LEDs: on the serial board with its buttons, or on the Pi's GPIO (when
+    the buttons are there too) as the settings' [leds] say."""
     if isinstance(source, SerialBoard):
         return BoardLeds(source)
-    if not isinstance(source, GpioButtons):
+    if not on_gpio:
         return None
     leds = config.leds
     try:
@@ -88,12 +129,12 @@ def open_lights(config: Config, source: InputSource) -> Leds | None:
     return None
 
 
-def open_speaker(config: Config, source: InputSource, *, desktop: bool) -> Speaker:
+def open_speaker(config: Config, source: InputSource, *, on_gpio: bool, desktop: bool) -> Speaker:
     """The beeper (the serial board's), the sound card, or silence."""
     output = config.sound.output
     if output is SoundOutput.BEEPER and isinstance(source, SerialBoard):
         return BoardSpeaker(source)
-    if output is SoundOutput.BEEPER and isinstance(source, GpioButtons) and config.beeper_pin:
+    if output is SoundOutput.BEEPER and on_gpio and config.beeper_pin:
         try:
             return BeeperSpeaker(config.beeper_pin)
         except GPIOZeroError as err:

@@ -1,9 +1,12 @@
-"""Raw button edges and the one thread-safe queue that carries them to the main loop.
+"""What input sources hand the main loop: button edges in event time, and their conditions.
 
-Input threads (gpiozero's callbacks, the serial reader, the terminal reader) only ever
-`put` here; the main loop owns everything else (DESIGN.md, "One picture").
+The main loop reads every source itself (DESIGN.md, "Event time"). The few producers that
+are not sources (signal handlers, the sound thread's troubles) `put` into the `Inbox`,
+whose pipe wakes the loop's wait like any source's file descriptor.
 """
 
+import contextlib
+import os
 import queue
 import signal
 from collections.abc import Iterator
@@ -28,7 +31,7 @@ def in_play(players: int) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    """A button went down or up at t_ns on the daemon's monotonic clock (CLOCK_MONOTONIC)."""
+    """A button went down or up at t_ns (its event time) on the daemon's CLOCK_MONOTONIC."""
 
     button: str  # one of BUTTONS
     t_ns: int
@@ -36,12 +39,23 @@ class Edge:
 
 
 @dataclass(frozen=True, slots=True)
+class LostTrack:
+    """The source can no longer tell the button's level (its board went away or started
+    again): the button counts as up from t_ns, and that made-up release is no input."""
+
+    button: str
+    t_ns: int
+
+
+@dataclass(frozen=True, slots=True)
 class SourceStatus:
-    """An input source's lasting condition changed: the board was unplugged, came back..."""
+    """One of an input source's lasting conditions changed: the board was unplugged, came
+    back, stalled... Each condition is shown on its own until it is ok again."""
 
     source: str
     text: str
     ok: bool
+    condition: str = "link"  # the source's connection; or "stall", "times", "kernel"...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,27 +65,37 @@ class Quit:
     reason: str
 
 
-InboxItem = Edge | SourceStatus | Quit
+@dataclass(frozen=True, slots=True)
+class Status:
+    """SIGUSR1: say in the log what the box is doing (the field's way to ask a daemon)."""
+
+
+InboxItem = Edge | LostTrack | SourceStatus | Quit | Status
 
 
 class Inbox:
-    """The queue the main loop sleeps on."""
+    """Items from outside the main loop, and a pipe that wakes the loop when one comes."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[InboxItem] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    def fileno(self) -> int:
+        """Readable while items wait: for the main loop's selector."""
+        return self._wake_r
 
     def put(self, item: InboxItem) -> None:
         self._queue.put(item)
-
-    def get(self, timeout_s: float | None) -> list[InboxItem]:
-        """Wait up to timeout_s (None: forever) for an item; return it and all queued after it."""
-        try:
-            items = [self._queue.get(timeout=timeout_s)]
-        except queue.Empty:
-            return []
-        return items + self.drain()
+        # A full pipe holds wake-ups enough: the loop is surely woken.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._wake_w, b"!")
 
     def drain(self) -> list[InboxItem]:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._wake_r, 4096):
+                pass
         items: list[InboxItem] = []
         while True:
             try:
@@ -79,15 +103,29 @@ class Inbox:
             except queue.Empty:
                 return items
 
+    def close(self) -> None:
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+
+# SIGHUP (the terminal went away, or `kill -HUP`) and SIGQUIT end the box cleanly, as
+# SIGTERM does: the LEDs go dark and what waits for the disk is kept. SIGUSR1 asks for a
+# status line in the log.
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
 
 @contextmanager
 def signals_to(inbox: Inbox) -> Iterator[None]:
-    """SIGTERM and SIGINT (Ctrl-C) become a Quit in the inbox, for the main loop to act on."""
+    """Signals become items in the inbox, for the main loop to act on between decisions."""
 
     def to_inbox(signum: int, frame: FrameType | None) -> None:
-        inbox.put(Quit(signal.Signals(signum).name))
+        if signum == signal.SIGUSR1:
+            inbox.put(Status())
+        else:
+            inbox.put(Quit(signal.Signals(signum).name))
 
-    previous = {sig: signal.signal(sig, to_inbox) for sig in (signal.SIGTERM, signal.SIGINT)}
+    wanted = (*QUIT_SIGNALS, signal.SIGUSR1)
+    previous = {sig: signal.signal(sig, to_inbox) for sig in wanted}
     try:
         yield
     finally:

@@ -6,18 +6,29 @@ and the screen says so). The game clock is the daemon's monotonic clock shifted 
 a game starts at 0 and a resumed game carries on from its last stored input: the time
 the box was off does not count, and a running timer gets back the time between that
 input and the power cut.
+
+Inputs come in event-time order (the arbiter releases them behind the sources'
+watermark). One that comes after later ones were decided can only come from a source
+that broke its promise (DESIGN.md, "Late data"). It is never dropped: when nothing but
+presses came after it, the game is decided again with it in its place (the state is the
+replay of the inputs in event-time order, and the ledger replays in that order); else it
+is applied now, at the watermark. Either way it is counted and said.
 """
 
+import bisect
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .arbiter import Decision
 from .edges import PLAYER_BUTTONS
 from .rules import (
+    NS_PER_MS,
+    NS_PER_S,
     Effect,
     Ignored,
     Input,
     Phase,
+    Press,
     Settings,
     State,
     Tick,
@@ -30,17 +41,47 @@ from .store import Ledger, Store, StoreError
 
 log = logging.getLogger(__name__)
 
+# How many presses since the last other input are kept to decide again with a late one;
+# more than any table makes between two verdicts.
+RECENT_KEPT = 64
+
+
+@dataclass(frozen=True)
+class LateInput:
+    """An input that came after later ones were decided, and what was done with it."""
+
+    words: str
+    late_by_ns: int
+    redecided: bool  # decided again in its place; else applied at the watermark
+
+    @property
+    def text(self) -> str:
+        how = "decided again in its place" if self.redecided else "applied now"
+        return f"{self.words} came {self.late_by_ns / NS_PER_MS:.1f} ms late: {how}"
+
+
+Outcome = Effect | LateInput
+
+
+@dataclass(frozen=True)
+class _Recent:
+    inp: Press
+    before: State  # the state it was played on
+
 
 class Session:
     settings: Settings
     state: State
     ledger: Ledger
     origin_ns: int  # the monotonic time at the game clock's 0
-    last_ns: int  # the game time of the latest input
+    last_ns: int  # the game time up to which the game is decided
+    late: int  # inputs that came late, this run
+    resumed: str | None = None  # what a resumed game's timers do, for the screen
 
     def __init__(self, store: Store, rules: Settings, *, tie_floor_ns: int, now_ns: int) -> None:
         """Resume the store's latest game, or start one in the lobby. now_ns: monotonic."""
         self.store = store
+        self.late = 0
         # The tie window never goes below what the input can resolve (DESIGN.md, arbiter).
         self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
         game = store.latest_game()
@@ -53,9 +94,15 @@ class Session:
         last_ns = game.inputs[-1].t_ns if game.inputs else 0
         self.origin_ns = now_ns - last_ns
         self.last_ns = last_ns
+        self._recent: list[_Recent] = []
+        self._settled_ns = last_ns  # nothing before this is decided again
         log.info(
             "resumed game %d (%d inputs, phase %s)", game.id, len(game.inputs), self.state.phase
         )
+        if (deadline := self.state.deadline) is not None:
+            # The time between the last input and the cut is given back to the timer.
+            self.resumed = f"resumed: timers restarted at {(deadline - last_ns) / NS_PER_S:.0f} s"
+            log.info("%s", self.resumed)
         if self.settings != self.rules:
             log.info("the settings changed since this game started: they apply to the next one")
 
@@ -65,6 +112,8 @@ class Session:
         self.ledger = Ledger(self.store, self.store.new_game(self.settings, lobby=True))
         self.origin_ns = now_ns
         self.last_ns = 0
+        self._recent = []
+        self._settled_ns = 0
         log.info(
             "game %d: %s rules, %d seats",
             self.ledger.game_id,
@@ -78,16 +127,19 @@ class Session:
     def mono_ns(self, game_ns: int) -> int:
         return game_ns + self.origin_ns
 
-    def play(self, decision: Decision) -> list[Effect]:
+    def play(self, decision: Decision) -> list[Outcome]:
         """A decided button press: its input goes to the engine and the ledger."""
         if decision.button == "SUPER" and self.state.phase is Phase.OVER:
             return self._next_game(decision.t_ns)
         # The replay scripts' words for it: one grammar for scripts, ledger and buttons.
         button = decision.button
         said = ["press", button[1:]] if button in PLAYER_BUTTONS else [button.lower()]
-        return self._feed(parse_input(said, self.game_ns(decision.t_ns)))
+        inp = parse_input(said, self.game_ns(decision.t_ns))
+        if inp.t_ns < self.last_ns:
+            return self._late(inp)
+        return list(self._feed(inp))
 
-    def _next_game(self, now_ns: int) -> list[Effect]:
+    def _next_game(self, now_ns: int) -> list[Outcome]:
         """SUPER after the end: a new game, once every input of this one is saved."""
         if not self.ledger.flush():
             return [Ignored(f"the ended game is not all saved yet ({self.ledger.trouble})")]
@@ -98,9 +150,12 @@ class Session:
             return [Ignored(f"no new game: {err.reason}")]
         return []
 
-    def tick(self, mono_ns: int) -> list[Effect]:
-        """Let the game's timers fire up to now; only a tick that fired one is kept."""
-        return self._feed(Tick(self.game_ns(mono_ns)))
+    def tick(self, mono_ns: int) -> list[Outcome]:
+        """Let the game's timers fire up to mono_ns; only a tick that fired one is kept."""
+        t_ns = self.game_ns(mono_ns)
+        if t_ns <= self.last_ns:
+            return []  # decided that far already (a late input was applied at last_ns)
+        return list(self._feed(Tick(t_ns)))
 
     @property
     def deadline_mono_ns(self) -> int | None:
@@ -110,9 +165,47 @@ class Session:
     def _feed(self, inp: Input) -> list[Effect]:
         if inp.t_ns < self.last_ns:
             raise ValueError(f"{words(inp)} at {inp.t_ns} ns comes before {self.last_ns} ns")
-        state, effects = step(self.settings, self.state, inp)
-        if not isinstance(inp, Tick) or state is not self.state:
-            self.ledger.append(inp)  # durable (or queued and shown as trouble) before shown
-        self.state = state
+        effects = self._step(inp, save=True)
         self.last_ns = inp.t_ns
         return effects
+
+    def _step(self, inp: Input, *, save: bool) -> list[Effect]:
+        before = self.state
+        self.state, effects = step(self.settings, before, inp)
+        if not isinstance(inp, Tick) or self.state is not before:
+            if save:
+                self.ledger.append(inp)  # durable (or queued and shown as trouble) before shown
+            self._remember(inp, before)
+        return effects
+
+    def _remember(self, inp: Input, before: State) -> None:
+        """Keep what a late input needs to be decided again in its place: the presses
+        since the last other input, with the state each was played on."""
+        if not isinstance(inp, Press):
+            self._recent.clear()
+            self._settled_ns = inp.t_ns
+            return
+        self._recent.append(_Recent(inp, before))
+        if len(self._recent) > RECENT_KEPT:
+            self._settled_ns = self._recent.pop(0).inp.t_ns
+
+    def _late(self, inp: Input) -> list[Outcome]:
+        self.late += 1
+        redecided = inp.t_ns >= self._settled_ns
+        note = LateInput(words(inp), self.last_ns - inp.t_ns, redecided)
+        log.warning("%s", note.text)
+        if not redecided:
+            # A verdict, a timer or another step of the table's came since: what the
+            # table did stands, and the late input is taken as coming now.
+            return [note, *self._feed(replace(inp, t_ns=self.last_ns))]
+        # Only presses came since: play it and them again, from the state before them.
+        at = bisect.bisect_right([r.inp.t_ns for r in self._recent], inp.t_ns)
+        again = [r.inp for r in self._recent[at:]]
+        if at < len(self._recent):
+            self.state = self._recent[at].before
+        del self._recent[at:]
+        self.ledger.append(inp)  # the ledger replays in event-time order: it takes its place
+        outcomes: list[Outcome] = [note]
+        for redone in (inp, *again):
+            outcomes += self._step(redone, save=False)
+        return outcomes

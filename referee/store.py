@@ -235,8 +235,10 @@ class Store:
                 game = self._conn.execute(
                     "SELECT id, started_at, settings, lobby FROM games ORDER BY id DESC LIMIT 1"
                 ).fetchone()
+                # Event-time order: an input that came late was appended after later
+                # ones, and is replayed in its place (DESIGN.md, "Late data").
                 rows = self._conn.execute(
-                    "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY id",
+                    "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY t_ns, id",
                     (game[0] if game else None,),
                 ).fetchall()
             finally:

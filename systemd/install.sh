@@ -28,6 +28,11 @@ SOURCES="pyproject.toml README.md referee"
 # apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
 PACKAGES="python3-venv python3-lgpio libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
 libasound2t64|libasound2"
+# PyPI's gpiod (libgpiod v2, for the buttons) has wheels for 64-bit Pis only: a 32-bit
+# Raspberry Pi OS builds it, with the compiler and Python's headers.
+if [ "$(uname -m)" = armv7l ]; then
+    PACKAGES="$PACKAGES gcc python3-dev"
+fi
 
 say() {
     printf 'referee: %s\n' "$*"

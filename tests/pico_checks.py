@@ -139,6 +139,22 @@ def check_lines(fw):
     check(edges_for(True, False, 1) == (False,), "a release")
     check(edges_for(True, True, 0) == (), "a bounce while held")
     check(edges_for(False, False, 1) == (), "a rise while up")
+    check(fw["time_line"](2**40) == "T 1099511627776\n", "T line")
+
+
+def check_time_lines(fw):
+    times = fw["TimeLines"]()
+    after = times.after_drain
+    check(after(0, b"", -1) == b"T 0\n", "a T at once")
+    check(after(500, b"", -1) == b"", "no T before its time")
+    check(after(100_000, b"", -1) == b"T 100000\n", "a T every 100 ms")
+    check(after(100_900, b"D P1 100800\n", 100_800) == b"D P1 100800\nT 100900\n", "with lines")
+    check(after(101_900, b"", -1) == b"", "the lines were covered")
+    # An edge whose interrupt came between the reading of the time and the drain.
+    drained = b"D P2 102950\n"
+    check(after(102_900, drained, 102_950) == drained + b"T 102900\n", "an edge after the T")
+    check(after(103_900, b"", -1) == b"T 103900\n", "covered on the next pass")
+    check(after(104_900, b"", -1) == b"", "and then quiet again")
 
 
 def check_commands(fw):
@@ -188,14 +204,15 @@ def check_interrupts(fw):
     edge(9, 1, Pin.IRQ_FALLING, 10)  # INVALID tapped, back up before the handler ran
     down = bytearray(len(pins))
     extender = fw["TickExtender"](PERIOD - 100)
-    lines = fw["drain"](extender, down)
+    lines, newest = fw["drain"](extender, down)
     want = (
         f"D P3 {PERIOD - 5}\nD P1 {PERIOD - 2}\nU P3 {PERIOD + 3}\n"
         f"D INVALID {PERIOD + 10}\nU INVALID {PERIOD + 10}\n"
     )
     check(lines == want.encode(), f"drained {lines!r}")
+    check(newest == PERIOD + 10, "the newest stamp drained")
     check(list(down) == [1] + [0] * 11, "P1 is held")
-    check(fw["drain"](extender, down) == b"", "nothing twice")
+    check(fw["drain"](extender, down) == (b"", -1), "nothing twice")
     for n in range(fw["RING_SIZE"] + 5):
         edge(1, n % 2, Pin.IRQ_FALLING, 100 + n)
     check(fw["_lost"] == 6, "a full ring drops and counts")
@@ -245,6 +262,7 @@ class Host:
             return [(self, self.POLLIN)] if self.typed else []
         if not self.steps:
             raise StopLoop
+        FakeTime.now_us += 1000  # the loop's pause
         self.steps.pop(0)()
         return []
 
@@ -275,12 +293,16 @@ def check_main(fw):
         fw["micropython"] = MicropythonOnRp2
     fw["_head"] = fw["_tail"] = 0
 
-    def press(gpio, t_us):
+    def press(gpio):
+        """A press half-way through the loop's pause."""
+
         def step():
             pin = PINS[gpio]
             pin.level, pin.flag = 0, Pin.IRQ_FALLING
-            FakeTime.now_us = t_us
+            now = FakeTime.now_us
+            FakeTime.now_us -= 500
             pin.handler(pin)
+            FakeTime.now_us = now
 
         return step
 
@@ -293,17 +315,19 @@ def check_main(fw):
     def wait(ms):
         def step():
             FakeTime.now_ms += ms
+            FakeTime.now_us += 1000 * ms
 
         return step
 
     FakeTime.now_us = 5_000
-    host.steps = [press(3, 5_100), type_in(b"L P2 on\nB 880 50\n"), wait(49), wait(1)]
+    host.steps = [press(3), type_in(b"L P2 on\nB 880 50\n"), wait(49), wait(1), wait(100)]
     try:
         fw["main"]()
         raise AssertionError("main() returned")
     except StopLoop:
         passed.append("main() ran its script")
-    check(host.written == b"HELLO referee-board 1\nD P2 5100\n", f"wrote {host.written!r}")
+    want = b"HELLO referee-board 1\nT 5000\nD P2 5500\nT 6000\nT 160000\n"
+    check(host.written == want, f"wrote {host.written!r}")
     buttons = [gpio for gpio, pin in PINS.items() if pin.handler is fw["_on_edge"]]
     check(sorted(buttons) == list(range(2, 14)), "an interrupt on each button, GP2-GP13")
     check(PINS[15].level == 1, "P2's LED (GP15) is lit")
@@ -315,7 +339,14 @@ def run(source):
     fw = {"__name__": "pico_firmware"}
     exec(source, fw)
     fw["time"] = FakeTime
-    for checks in (check_lines, check_commands, check_ticks, check_interrupts, check_lights):
+    for checks in (
+        check_lines,
+        check_time_lines,
+        check_commands,
+        check_ticks,
+        check_interrupts,
+        check_lights,
+    ):
         checks(fw)
     check_main(fw)
     print(sys.implementation.name, len(passed), "firmware checks passed")

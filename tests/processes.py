@@ -4,6 +4,7 @@ import os
 import select
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,14 @@ class Output:
 
     def wait_for(self, text: str, timeout: float = 10) -> str:
         return self.wait_until(lambda got: text in got, repr(text), timeout)
+
+
+def wait_in_file(path: Path, text: str, timeout: float = 10) -> str:
+    """Wait until a file another process writes (a log) holds `text`; a file has no
+    readiness to wait on, so it is looked at every few milliseconds."""
+    end = time.monotonic() + timeout
+    while text not in (got := path.read_text() if path.exists() else ""):
+        if time.monotonic() > end:
+            pytest.fail(f"{text!r} never came in {path}; it holds:\n{got[-3000:]}")
+        time.sleep(0.01)
+    return got

@@ -4,6 +4,7 @@ import io
 import os
 import socket
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from referee.app import App, RunOptions, pick_display
 from referee.config import default_config
 from referee.devices import StartError
 from referee.edges import Edge, SourceStatus
-from referee.inputs.keyboard import KEYMAP
+from referee.keys import KEYMAP
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
@@ -28,98 +29,147 @@ class Clock:
         return self.now
 
 
+KEY_OF = {button: key for key, button in KEYMAP.items()}
+
+
+class Table:
+    """An App on the terminal keyboard (a pipe) and a clock that moves when told."""
+
+    def __init__(self, app: App, clock: Clock, keys: int) -> None:
+        self.app, self.clock, self.keys = app, clock, keys
+
+    def at(self, t_ns: int) -> list[str]:
+        """A pass of the loop at t_ns: read the keys, decide what the watermark passed."""
+        self.clock.now = t_ns
+        for item in self.app.inputs.read():
+            self.app._take(item)
+        return [o.text for o in self.app.step(t_ns)]
+
+    def tap(self, *buttons: str) -> list[str]:
+        """Each button typed 90 ms after the one before; each decided before the next."""
+        texts = []
+        for button in buttons:
+            os.write(self.keys, KEY_OF[button].encode())
+            texts += self.at(self.clock.now + 50 * MS)  # read: stamped now
+            # Past the tie window (8 ms for a keyboard) and the debounce window (30 ms).
+            texts += self.at(self.clock.now + 40 * MS)
+        return texts
+
+
 @pytest.fixture
 def make_app(tmp_path):
-    apps = []
+    made = []
 
-    def make(**rules) -> tuple[App, Clock]:
+    def make(**rules) -> Table:
         config = default_config()
         config = replace(config, rules=replace(config.rules, **rules))
         clock = Clock()
         read, write = os.pipe()
         options = RunOptions(config, tmp_path / "referee.db", input="keyboard", display="terminal")
         app = App(options, clock=clock, stdin_fd=read, stdout=io.StringIO())
-        apps.append((app, read, write))
-        return app, clock
+        made.append((app, read, write))
+        return Table(app, clock, write)
 
     yield make
-    for app, read, write in apps:
-        app.store.close()
+    for app, read, write in made:
+        app.close()
         os.close(read)
         os.close(write)
 
 
-def tap(app: App, clock: Clock, *buttons: str) -> list[str]:
-    texts = []
-    for button in buttons:
-        app.arbiter.take(Edge(button, clock.now, True))
-        app.arbiter.take(Edge(button, clock.now, False))
-        clock.now += 50 * MS
-        texts += [e.text for e in app.step(clock.now)]
-    return texts
-
-
 def test_a_game_through_the_loop(make_app):
-    app, clock = make_app()
-    assert tap(app, clock, "P1", "P2", "SUPER", "P2") == [
+    table = make_app()
+    assert table.tap("P1", "P2", "SUPER", "P2") == [
         "P1 joins the game",
         "P2 joins the game",
         "game on: P1, P2",
         "P2 calls SET",
     ]
+    app = table.app
     assert app.session.state.phase is Phase.CALL
-    tap(app, clock, "VALID")
+    table.tap("VALID")
     assert [p.points for p in app.session.state.players] == [0, 1]
     assert app.view().messages[-1] == "P2 SET! (+1)"
 
 
+def test_a_key_typed_during_a_stall_is_stamped_when_read(make_app):
+    """The keyboard's promise: what it has not delivered was typed after its watermark."""
+    table = make_app(pointout_ns=2 * S)
+    table.tap("P1", "P2", "SUPER", "P1")
+    os.write(table.keys, b"v")  # typed at +1 s, but the loop only reads at +3 s
+    assert table.at(table.clock.now + 3 * S) == [
+        "P1 too late (+0)",
+        "P1 is locked until another player's SET is judged valid",
+        "ignored: no call to judge",
+    ]
+
+
 def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
-    app, clock = make_app()
-    tap(app, clock, "P1", "P2", "SUPER")
-    clock.now += 1 * S
-    app.step(clock.now)
-    assert app._timeout(clock.now, app.view()) is None  # idle: sleep until an edge
-    tap(app, clock, "P1")
-    timeout = app._timeout(clock.now, app.view())
+    table = make_app()
+    table.tap("P1", "P2", "SUPER")
+    app = table.app
+    table.at(table.clock.now + 1 * S)
+    assert app._timeout(table.clock.now, app.view()) is None  # idle: sleep until a key
+    table.tap("P1")
+    timeout = app._timeout(table.clock.now, app.view())
     assert timeout is not None and 0.9 < timeout <= 1.0  # the point-out timer's next second
 
 
-def test_the_point_out_timer_fires_through_the_loop(make_app):
-    app, clock = make_app(pointout_ns=2 * S)
-    tap(app, clock, "P1", "P2", "SUPER", "P1")
-    clock.now += 3 * S
-    assert "P1 too late (+0)" in [e.text for e in app.step(clock.now)]
+def test_a_timer_fires_once_the_watermark_passes_its_deadline(make_app):
+    table = make_app(pointout_ns=2 * S)
+    table.tap("P1", "P2", "SUPER", "P1")
+    app = table.app
+    deadline = app.session.deadline_mono_ns
+    assert deadline is not None
+    # The terminal's watermark is its last empty read: the loop reads it at the deadline.
+    assert app.inputs.wake_ns(deadline) == deadline
+    assert table.at(deadline - 1) == []
+    assert table.at(deadline)[0] == "P1 too late (+0)"
     assert app.session.state.locked == (1,)
 
 
 def test_a_bounced_key_is_one_press(make_app):
-    app, clock = make_app()
+    table = make_app()
     for i in range(5):
-        app.arbiter.take(Edge("P1", clock.now + i * 100_000, i % 2 == 0))
-    clock.now += 100 * MS
-    assert [e.text for e in app.step(clock.now)] == ["P1 joins the game"]
+        table.app.arbiter.take(Edge("P1", table.clock.now + i * 100_000, i % 2 == 0))
+    assert table.at(table.clock.now + 100 * MS) == ["P1 joins the game"]
 
 
 def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
-    app, clock = make_app()
-    app.arbiter.take(Edge("P3", clock.now, True))
-    clock.now += 11 * S
-    app.step(clock.now)
+    """Each condition of a source is shown on its own, until it is ok again."""
+    table = make_app()
+    app = table.app
+    app.arbiter.take(Edge("P3", table.clock.now, True))
+    table.at(table.clock.now + 11 * S)
+    app._take(SourceStatus("board", "button board stalled: no T line for 1 s", False, "stall"))
     app._take(SourceStatus("board", "button board unplugged: waiting for /dev/ttyACM0", ok=False))
     app.session.ledger._reason = "disk full"  # what a failed write leaves: see test_store
     notices = app.notices()
     assert [n.text for n in notices] == [
+        "button board stalled: no T line for 1 s",
         "button board unplugged: waiting for /dev/ttyACM0",
         "P3 is held down: ignored until released",
         "storage trouble: disk full, 0 inputs not yet saved",
     ]
     assert notices[-1].severity is Severity.ERROR
     app._take(SourceStatus("board", "button board connected", ok=True))
-    app.arbiter.take(Edge("P3", clock.now, False))
+    app._take(SourceStatus("board", "button board heard again", True, "stall"))
+    app.arbiter.take(Edge("P3", table.clock.now, False))
     app.session.ledger._reason = None
-    clock.now += 1 * S
-    app.step(clock.now)
+    table.at(table.clock.now + 1 * S)
     assert app.notices() == ()
+
+
+def test_late_inputs_are_counted_and_shown(make_app):
+    table = make_app()
+    table.tap("P1", "P2", "SUPER", "P2")
+    app = table.app
+    # A broken promise: P1's press, stamped between the start and P2's call, comes now.
+    app.arbiter.take(Edge("P1", table.clock.now - 60 * MS, True))
+    texts = table.at(table.clock.now + 50 * MS)
+    assert texts[0] == "press 1 came 60.0 ms late: decided again in its place"
+    assert app.session.state.pending is not None and app.session.state.pending.callers == (1,)
+    assert [n.text for n in app.notices()] == ["1 input came late: see the log"]
 
 
 def test_the_watchdog_is_fed_from_the_loop(make_app, tmp_path, monkeypatch):
@@ -128,35 +178,38 @@ def test_the_watchdog_is_fed_from_the_loop(make_app, tmp_path, monkeypatch):
     sock.settimeout(2)
     monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify"))
     monkeypatch.setenv("WATCHDOG_USEC", "2000000")
-    app, clock = make_app()
-    assert app._timeout(clock.now, app.view()) == pytest.approx(1.0)  # half the watchdog time
-    clock.now += 1 * S
-    app.step(clock.now)
+    table = make_app()
+    app = table.app
+    assert app._timeout(table.clock.now, app.view()) == pytest.approx(1.0)  # half the watchdog
+    table.at(table.clock.now + 1 * S)
     assert sock.recv(100) == b"WATCHDOG=1"
     sock.close()
 
 
 def test_a_restart_resumes_the_game_and_its_clock(make_app):
-    app, clock = make_app()
-    tap(app, clock, "P1", "P2", "SUPER", "P1")
+    table = make_app()
+    table.tap("P1", "P2", "SUPER", "P1")
+    app = table.app
     deadline = app.session.state.pointout_deadline
-    app.store.close()
-    again, _ = make_app()
+    app.close()
+    again = make_app().app
     assert again.session.state == app.session.state
     assert again.session.state.pointout_deadline == deadline  # time while off does not count
+    assert again.view().messages == ("resumed: timers restarted at 10 s",)
     # The clock carries on from the last input kept: the press (ticks that fired nothing
     # are not kept).
-    assert again.session.game_ns(again.arbiter.horizon) == app.session.state.calls[-1].first_ns
+    assert again.session.last_ns == app.session.state.calls[-1].first_ns
 
 
 def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
-    app, clock = make_app()
-    tap(app, clock, "P1", "P2", "SUPER", "END")
+    table = make_app()
+    table.tap("P1", "P2", "SUPER", "END")
+    app = table.app
     assert app.session.state.phase is Phase.OVER
     old = app.session.ledger.game_id
-    tap(app, clock, "SUPER")
+    table.tap("SUPER")
     assert app.session.state.phase is Phase.LOBBY and app.session.ledger.game_id == old + 1
-    tap(app, clock, "P4")
+    table.tap("P4")
     with Store.open_readonly(tmp_path / "referee.db") as store:
         game = store.latest_game()
     assert game is not None and game.id == old + 1 and game.state().players[0].id == 4
@@ -166,6 +219,16 @@ def test_keyboard_input_needs_somewhere_to_type(tmp_path):
     options = RunOptions(default_config(), tmp_path / "r.db", input="keyboard", display="none")
     with pytest.raises(StartError, match="needs a window or a terminal"):
         App(options)
+
+
+def test_keyboard_input_from_a_file_is_refused_in_one_line(tmp_path):
+    """`referee run --input keyboard </dev/null`: no keys will ever come from there."""
+    options = RunOptions(default_config(), tmp_path / "r.db", input="keyboard", display="terminal")
+    with Path(os.devnull).open() as null, pytest.raises(StartError) as raised:
+        App(options, stdin_fd=null.fileno(), stdout=io.StringIO())
+    assert str(raised.value) == (
+        "--input keyboard reads keys from a terminal: standard input is not a terminal"
+    )
 
 
 def test_display_auto_tries_a_window_where_there_may_be_a_screen(monkeypatch):
@@ -178,9 +241,13 @@ def test_display_auto_tries_a_window_where_there_may_be_a_screen(monkeypatch):
 class Recorder:
     def __init__(self) -> None:
         self.got: list = []
+        self.plans: list = []
 
     def play(self, sound) -> None:
         self.got.append(sound)
+
+    def plan(self, plan) -> None:
+        self.plans.append(plan)
 
     def show(self, modes) -> None:
         self.got.append(dict(modes))
@@ -189,27 +256,32 @@ class Recorder:
         pass
 
 
-def test_sounds_pips_and_lights_follow_the_game(make_app):
+def test_sounds_the_countdowns_plan_and_lights_follow_the_game(make_app):
     from referee.outputs import sound
     from referee.outputs.lights import LedMode
 
-    app, clock = make_app(players=3)
+    table = make_app(players=3)
+    app = table.app
     app.speaker = speaker = Recorder()
     app.lights = lights = Recorder()
-    tap(app, clock, "P1", "P2", "SUPER", "P3")
+    table.tap("P1", "P2", "SUPER", "P3")
     assert speaker.got[-1] == sound.TICK  # P3 did not join: ignored
-    tap(app, clock, "P2")
+    table.tap("P2")
     assert speaker.got[-1] == sound.call_out(2)
-    tap(app, clock, "VALID", "SUPER", "P1", "SUPER")  # a super round: P1 joins, the flip
-    speaker.got.clear()
-    flip = clock.now - 50 * MS
-    for seconds_in in (6.5, 7.2, 8.1, 9.05):  # looks at the screen now and then
-        clock.now = flip + int(seconds_in * S) + app.timing.settle_ns
-        app.step(clock.now)
-        app.present(app.view())
-    assert speaker.got == [sound.PIP, sound.PIP, sound.PIP]
+    table.tap("VALID", "SUPER", "P1", "SUPER")  # a super round: P1 joins, the flip
     app.present(app.view())
+    flip = table.clock.now - 40 * MS  # when `s` was read
+    pips = tuple((flip + k * S, sound.PIP) for k in (7, 8, 9))
+    assert speaker.plans[-1] == (*pips, (flip + 10 * S, sound.TIME_UP))
+    plans = len(speaker.plans)
+    for seconds_in in (6.5, 7.2, 8.1, 9.05):  # the screen now and then: the plan stands
+        table.at(flip + int(seconds_in * S))
+        app.present(app.view())
+    assert len(speaker.plans) == plans
     assert lights.got[-1] == {1: LedMode.ON, 2: LedMode.OFF, 3: LedMode.OFF}  # only P1 may call
+    table.tap("P1")  # a call pauses the countdown: nothing more is planned
+    app.present(app.view())
+    assert speaker.plans[-1] == ()
 
 
 def test_a_game_played_with_the_windows_keys(tmp_path):
@@ -220,17 +292,21 @@ def test_a_game_played_with_the_windows_keys(tmp_path):
     config = replace(config, buttons=replace(config.buttons, debounce_ns=1))
     app = App(RunOptions(config, tmp_path / "referee.db", "keyboard", "window"))
     try:
-        assert app.display == "window" and app.source.name == "keyboard (window)"
+        assert app.display == "window" and app.inputs.name == "keyboard (window)"
         for char in "12s2":
             code = pygame.key.key_code(char)
             pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=code, mod=0, unicode=char))
             pygame.event.post(pygame.event.Event(pygame.KEYUP, key=code, mod=0, unicode=char))
-            edges = app._wait(1.0)
+            edges = app.inputs.read()
             button = KEYMAP[char]
             assert [(e.button, e.down) for e in edges] == [(button, True), (button, False)]
             for edge in edges:
                 app._take(edge)
-            app.step(edges[-1].t_ns + app.timing.settle_ns)  # once its settle window is over
+            # Decided once the window has been read again past the key and its tie window.
+            tie_over = edges[-1].t_ns + app.session.settings.tie_ns
+            while app.inputs.watermark_ns < tie_over:
+                app.inputs.wait(max(0, tie_over - app.clock()) / 1e9)
+            app.step(app.clock())
         assert app.session.state.pending is not None
         assert app.session.state.pending.callers == (2,)
         app.present(app.view())
@@ -263,20 +339,21 @@ def test_an_explicit_window_without_a_screen_is_a_clear_error(tmp_path, monkeypa
 
 
 def test_no_new_game_until_the_ended_one_is_saved(make_app):
-    app, clock = make_app()
-    tap(app, clock, "P1", "P2")
+    table = make_app()
+    app = table.app
+    table.tap("P1", "P2")
     conn = app.store._conn  # a real full disk: SQLite may not grow the file any more
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages}")
     while not app.session.ledger.pending:  # P3 joins and leaves until the file is full
-        tap(app, clock, "P3")
-    tap(app, clock, "END")
+        table.tap("P3")
+    table.tap("END")
     assert app.session.state.phase is Phase.OVER and app.session.ledger.pending
     game = app.session.ledger.game_id
-    assert tap(app, clock, "SUPER")[-1].startswith("ignored: the ended game is not all saved")
+    assert table.tap("SUPER")[-1].startswith("ignored: the ended game is not all saved")
     assert app.session.ledger.game_id == game
     conn.execute("PRAGMA max_page_count = 1000000")  # room again
-    tap(app, clock, "SUPER")
+    table.tap("SUPER")
     assert app.session.ledger.game_id == game + 1 and app.session.state.phase is Phase.LOBBY
     with Store.open_readonly(app.store.path) as store:
         ended = store.latest_game()

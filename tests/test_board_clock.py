@@ -13,6 +13,7 @@ from referee.inputs.board_clock import (
 )
 
 MS = 1_000_000  # ns
+S = 1000 * MS
 
 # A read: the t_us steps from the line before (the first relative to the last read), and
 # when the read came, relative to the read before.
@@ -50,21 +51,57 @@ def test_the_mapping_never_goes_back_and_keeps_distinct_stamps_apart(reads_):
         assert (ns1 == ns0) == (us1 == us0)
 
 
-@given(
-    st.lists(st.integers(0, QUIET_US - 1), min_size=1, max_size=19),
-    st.lists(st.integers(0, 20 * MS), min_size=20, max_size=20),
-)
-def test_a_burst_keeps_the_boards_differences_exactly(steps, latencies):
+def one_burst(steps: list[int], latencies: list[int]) -> tuple[list[int], list[int]]:
+    """The stamps of a burst (steps apart, within MAX_BURST_US) and their mapped times,
+    each line read on its own, each with its own latency."""
     clock = BoardClock()
     t_us = [5_000_000]
     for step in steps:
         t_us.append(min(t_us[-1] + step, t_us[0] + MAX_BURST_US - 1))
-    # Each line read on its own, each with its own latency.
     mapped = [
         clock.map([us], 10**12 + 1000 * us + latency)[0]
         for us, latency in zip(t_us, latencies, strict=False)
     ]
+    return t_us, mapped
+
+
+@given(
+    st.lists(st.integers(0, QUIET_US - 1), min_size=1, max_size=19),
+    st.lists(st.integers(0, MARGIN_NS), min_size=20, max_size=20),
+)
+def test_a_burst_keeps_the_boards_differences_exactly(steps, latencies):
+    """While the latencies stay within the margin: see the next test for the rest."""
+    t_us, mapped = one_burst(steps, latencies)
     assert [ns - mapped[0] for ns in mapped] == [1000 * (us - t_us[0]) for us in t_us]
+
+
+@given(
+    st.lists(st.integers(0, QUIET_US - 1), min_size=1, max_size=19),
+    st.lists(st.integers(0, 200 * MS), min_size=20, max_size=20),
+)
+def test_a_burst_mapped_after_the_arrivals_is_re_anchored_only_between_presses_far_apart(
+    steps, latencies
+):
+    """A burst whose first line was slow maps the faster ones after their arrival: it is
+    re-anchored at the next gap no photo finish spans (a board sending T lines never
+    falls quiet), and never maps two edges closer than that with different offsets."""
+    t_us, mapped = one_burst(steps, latencies)
+    for (us0, ns0), (us1, ns1) in pairwise(zip(t_us, mapped, strict=False)):
+        assert ns1 > ns0 or us1 == us0
+        if us1 - us0 < REANCHOR_GAP_US:
+            assert ns1 - ns0 == 1000 * (us1 - us0)
+
+
+def test_a_slow_first_line_is_forgotten_at_the_next_wide_gap():
+    clock = BoardClock()
+    offset = 10**12
+    (first,) = clock.map([1_000_000], offset + 1000 * 1_000_000 + 100 * MS)  # a slow line
+    assert first == offset + 1000 * 1_000_000 + 95 * MS
+    # T lines every 100 ms, each 1 ms on its way: mapped after their arrival until...
+    (late,) = clock.map([1_050_000], offset + 1000 * 1_050_000 + MS)
+    assert late == first + 50 * MS
+    (anchored,) = clock.map([1_150_000], offset + 1000 * 1_150_000 + MS)
+    assert anchored == offset + 1000 * 1_150_000 + MS - MARGIN_NS
 
 
 @given(
@@ -162,3 +199,24 @@ def test_it_follows_the_drift_between_the_clocks(seed, drift_ppm):
 def test_latency_jitter_within_the_margin_never_maps_an_edge_after_its_arrival(seed, drift_ppm):
     for _true_ns, mapped, received in simulate(seed, drift_ppm, latency_ms=(0.3, 5)):
         assert mapped <= received
+
+
+def test_a_stamp_before_the_last_one_maps_with_the_current_offset_and_moves_nothing():
+    clock = BoardClock()
+    first, last = clock.map([1_000, 2_000], 7_000 * MS)
+    (back,) = clock.map([1_500], 7_100 * MS)
+    assert back - first == 500_000
+    (after,) = clock.map([2_500], 7_100 * MS)
+    assert after - last == 500_000
+
+
+def test_how_far_ahead_of_the_boards_clock_a_stamp_lies():
+    clock = BoardClock()
+    assert clock.ahead_ns(10**20, 5_000 * MS) == 0  # nothing known yet
+    clock.observe(1_000_000, 5_000 * MS + MS)  # 1 ms on its way
+    assert clock.ahead_ns(1_000_000, 5_000 * MS + MS) == 0
+    # Half a second later on both clocks: a stamp 2 s ahead is about 2 s ahead (within the
+    # latency and the drift the clocks may have had since); one on time is not.
+    later = 5_500 * MS + MS
+    assert abs(clock.ahead_ns(1_500_000 + 2_000_000, later) - 2 * S) < 5 * MS
+    assert clock.ahead_ns(1_500_000, later) == 0

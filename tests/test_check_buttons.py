@@ -1,10 +1,13 @@
 """check-buttons: each LED and tone in turn, then every button named as it goes down and up."""
 
 import io
+from pathlib import Path
 
 from referee.check_buttons import ButtonCheck
 from referee.config import default_config
-from referee.edges import Edge, Inbox, Quit
+from referee.devices import Devices
+from referee.edges import Edge, Inbox, Quit, in_play
+from referee.inputs.mux import Inputs
 from referee.outputs import sound
 from referee.outputs.lights import LedMode
 
@@ -18,18 +21,25 @@ class ScriptedButtons:
 
     name = "GPIO (mock)"
     resolution_ns = 100_000
-    latency_ns = 0
+    buttons = in_play(4)
 
     def __init__(self, edges: list[Edge]) -> None:
-        self.edges = edges
+        self.items = [*edges, Quit("done")]
+        self.watermark_ns = T0
+
+    def fileno(self) -> None:
+        return None
+
+    def wake_ns(self, wanted_ns: int | None) -> int:
+        return T0  # now: everything is there at once
+
+    def read(self) -> list:
+        items, self.items = self.items, []
+        self.watermark_ns = T0 + 20 * S  # all of it, up to the end of the script
+        return items
 
     def held_at_start(self) -> tuple[str, ...]:
         return ()
-
-    def start(self, inbox: Inbox) -> None:
-        for edge in self.edges:
-            inbox.put(edge)
-        inbox.put(Quit("done"))
 
     def close(self) -> None:
         pass
@@ -49,10 +59,15 @@ class Recorder:
         pass
 
 
-def run(edges: list[Edge]) -> tuple[str, Recorder, Recorder]:
+def devices(source, lights=None, speaker=None, *, on_gpio=False) -> Devices:
+    inputs = Inputs([source], Inbox(), clock=lambda: T0 + 20 * S)
+    return Devices(inputs, lights, speaker or Recorder(), inputs.close, on_gpio)
+
+
+def run(edges: list[Edge], source=None) -> tuple[str, Recorder, Recorder]:
     out, lights, speaker = io.StringIO(), Recorder(), Recorder()
     check = ButtonCheck(
-        default_config(), ScriptedButtons(edges), lights, speaker, out,
+        default_config(), devices(source or ScriptedButtons(edges), lights, speaker), out,
         clock=lambda: T0 + 20 * S, pause=lambda seconds: None,
     )  # fmt: skip
     assert check.run() == 0
@@ -89,19 +104,24 @@ def test_presses_bounces_a_stuck_button_and_the_summary():
 
 
 def test_on_gpio_the_summary_names_each_buttons_pin():
-    from gpiozero.pins.mock import MockFactory
-
     from referee.inputs.gpio import GpioButtons
+    from tests.fake_gpio import FakeRequest
 
-    config, factory = default_config(), MockFactory()
-    buttons = GpioButtons(config.pins, config.buttons.resolution_ns, factory=factory)
+    config = default_config()
+    buttons = GpioButtons(config.pins, config.buttons.resolution_ns, chip=Path("/dev/gpiochip0"),
+                          request=FakeRequest.on)  # fmt: skip
+    check = ButtonCheck(config, devices(buttons, on_gpio=True), io.StringIO())
     try:
-        check = ButtonCheck(config, buttons, None, Recorder(), io.StringIO())
         check.arbiter.take(Edge("P2", T0, True))
         check.summary()
     finally:
         buttons.close()
-        factory.close()
-    rows = {line.split()[0]: line.split()[1:] for line in check.out.getvalue().splitlines()[2:]}
+    lines = check.out.getvalue().splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
     assert rows["P2"][:2] == [config.pins["P2"], "1"]
     assert rows["VALID"][:2] == [config.pins["VALID"], "0"]
+    assert rows["P8"][:2] == [config.pins["P8"], "0"]  # every wired seat is checked...
+    assert (
+        lines[-1]
+        == "P5-P8: checked, but off in a game: the rules have 4 seats ([rules] players = 4)."
+    )

@@ -293,8 +293,8 @@ MISTAKES = {
     ),
     "a bool for a number": (
         "[buttons]\n\nsettle_ms = true\n",
-        "referee.toml:3: [buttons] settle_ms: must be milliseconds to wait for late edges"
-        " before deciding who was first, 0 to 200; got true",
+        "referee.toml:3: [buttons] settle_ms: must be milliseconds a serial board without"
+        " watermark (T) lines may be late, 0 to 200; got true",
     ),
     "a float for a whole number": (
         "[display]\nfps = 30.0\n",

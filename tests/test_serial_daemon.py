@@ -15,9 +15,11 @@ from .processes import Output
 class Daemon:
     """`referee run` reading a board, as under systemd: no screen, the log on stderr."""
 
-    def __init__(self, tmp_path, board: FakeBoard) -> None:
+    def __init__(
+        self, tmp_path, board: FakeBoard, settings: str = "[rules]\nplayers = 4\n"
+    ) -> None:
         config = tmp_path / "referee.toml"
-        config.write_text("[rules]\nplayers = 4\n")
+        config.write_text(settings)
         self.store = tmp_path / "referee.db"
         env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "DISPLAY")}
         self.proc = subprocess.Popen(
@@ -45,32 +47,31 @@ def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
         daemon = Daemon(tmp_path, board)
         board.wait_connected(timeout_s=10)
         board.hello()
-        # The board's microseconds. Lines written together are stamped close together, as
-        # a real board's are: it sends each line when its edge happens.
-        t = 5_000_000
+        board.tick()
+        # Each press and release stamped as it happens on the board's clock, with its T.
         for button in ("P1", "P2", "P4", "SUPER"):
-            board.down(button, t)
-            board.up(button, t + 100)
-            t += 200
+            board.edges_now(("D", button, 200), ("U", button, 100))
         daemon.wait_for("game on: P1, P2, P4")
-        # P4 is first by 0.3 ms: the board's clock orders them, and the photo finish shows
-        # the board's exact margin.
-        t += 500_000
-        board.send(f"D P4 {t}", f"D P2 {t + 300}")
+        board.wait_until_us(board.clock_us() + 100_000)  # no bounce of the last presses
+        # P4 is first by 0.3 ms, but its line comes second: the board's stamps order them,
+        # and the photo finish shows the board's exact margin.
+        board.edges_now(("D", "P2", 1_000), ("D", "P4", 1_300))
         daemon.wait_for("P4 calls SET")
         sent = [board.read_line()]
         while sent[-1] != "L P4 blink":  # its turn: its LED blinks (read_line times out)
             sent.append(board.read_line())
         board.garbage(b"\xff\xfeNOT A LINE\n")
-        board.send(f"U P2 {t + 90_000}", f"U P4 {t + 90_000}")
-        board.down("VALID", t + 1_000_000)
-        board.up("VALID", t + 1_100_000)
+        board.garbage(b"U P7 100000000000000000000")
+        board.edges_now(("U", "P2", 100), ("U", "P4", 100))
+        board.edges_now(("D", "VALID", 200), ("U", "VALID", 100))
         daemon.wait_for("P4 SET! (+1)")
+        daemon.wait_for("1 line with impossible times")
         assert main(["state", "--store", str(daemon.store)]) == 0  # while the daemon writes
         live = json.loads(capsys.readouterr().out)
         assert daemon.stop() == 0
     assert "NOT A LINE" in daemon.log  # counted and logged, never fatal
-    assert "later than the settle window" not in daemon.log
+    assert "U P7 100000000000000000000" in daemon.log
+    assert "ms late" not in daemon.log
 
     assert main(["state", "--store", str(daemon.store)]) == 0
     state = json.loads(capsys.readouterr().out)
@@ -83,19 +84,68 @@ def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
     ]
 
 
-def test_an_unplugged_board_is_waited_for_and_play_goes_on(tmp_path):
+def test_a_verdict_stamped_in_time_beats_the_timeout_however_late_its_line_comes(tmp_path):
+    """Issue 7's stall: the table's VALID is stamped inside the caller's time but reaches
+    the daemon after the deadline, first because the daemon is stopped, then because the
+    board's lines are held up (for less than the second that makes it stalled)."""
+    with FakeBoard(tmp_path) as board:
+        daemon = Daemon(tmp_path, board, "[rules]\nplayers = 2\npointout_s = 0.4\n")
+        board.wait_connected(timeout_s=10)
+        board.hello()
+        board.tick()
+        for button in ("P1", "P2", "SUPER"):
+            board.edges_now(("D", button, 200), ("U", button, 100))
+        daemon.wait_for("game on: P1, P2")
+        board.wait_until_us(board.clock_us() + 100_000)  # no bounce of the last press
+        called_us = board.edges_now(("D", "P2", 0))
+        daemon.wait_for("P2 calls SET")
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            board.wait_until_us(called_us + 100_000)
+            board.edges_now(("U", "P2", 0))
+            board.wait_until_us(called_us + 200_000)
+            board.edges_now(("D", "VALID", 0))
+            board.wait_until_us(called_us + 250_000)
+            board.edges_now(("U", "VALID", 0))
+            board.wait_until_us(called_us + 700_000)  # well past the deadline
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+        daemon.wait_for("P2 SET! (+1)")
+
+        board.wait_until_us(board.clock_us() + 100_000)
+        called_us = board.edges_now(("D", "P1", 0))
+        daemon.wait_for("P1 calls SET")
+        board.stop_ticking()
+        board.wait_until_us(called_us + 600_000)
+        # Sent now, stamped when they happened: P1 let go, VALID pressed and released.
+        board.edges_now(("U", "P1", 450_000), ("D", "VALID", 400_000), ("U", "VALID", 350_000))
+        board.tick()
+        daemon.wait_for("P1 SET! (+1)")
+        assert daemon.stop() == 0
+    assert "too late" not in daemon.log
+    assert "ms late" not in daemon.log
+    assert "stalled" not in daemon.log
+
+
+def test_an_unplugged_board_is_waited_for_and_an_older_one_plays_in_its_place(tmp_path):
     with FakeBoard(tmp_path) as board:
         daemon = Daemon(tmp_path, board)
         board.wait_connected(timeout_s=10)
         board.hello()
-        board.down("P3", 1_000)
+        board.tick()
+        board.edges_now(("D", "P3", 0))
         daemon.wait_for("P3 joins the game")
+        board.edges_now(("D", "UNDO", 0))
         board.unplug()
         daemon.wait_for("unplugged")
         board.plug()
         board.wait_connected(timeout_s=10)
-        board.hello()  # the board restarted: its clock starts again
-        board.up("P3", 50)
-        board.down("P1", 100_000)
+        # A board with an older firmware, without T lines: its lines alone, with the
+        # keyboard's rules. Its clock starts again.
+        board.hello()
+        now = board.clock_us()
+        board.send(f"U P3 {now}", f"D P1 {now + 100}")
         daemon.wait_for("P1 joins the game")
         assert daemon.stop() == 0
+    assert "UNDO" not in daemon.log.partition("unplugged")[2]  # the lost UNDO undid nothing
+    assert "stalled" not in daemon.log

@@ -1,7 +1,6 @@
 import subprocess
 import sys
 import threading
-from itertools import pairwise
 from typing import get_args
 
 import pytest
@@ -14,6 +13,7 @@ from referee.outputs.sound import (
     PIP,
     PLAYER_HZ,
     RESUME,
+    STALE_NS,
     SUPER,
     TICK,
     TIME_UP,
@@ -27,11 +27,10 @@ from referee.outputs.sound import (
     SoundCardSpeaker,
     call_out,
     co_caller,
+    countdown_plan,
     game_on,
     joined,
     left,
-    next_pip_ns,
-    pips_due,
     render,
     sounds_for,
     turn,
@@ -84,7 +83,7 @@ EFFECT_SOUNDS = [
     (fx.SuperCancelled(), [UNDO]),
     (fx.CountdownStarted((1, 2)), [FLIP]),
     (fx.CountdownResumed(), [RESUME]),
-    (fx.TimeUp((1,)), [TIME_UP]),
+    (fx.TimeUp((1,)), []),  # heard at the deadline: countdown_plan
     (fx.RoundEnded(), []),
     (fx.NoSetClaimed(), [SUPER]),
     (fx.ClaimJudged(upheld=True), [VALID]),
@@ -123,9 +122,9 @@ def test_the_seats_have_eight_different_notes_a_beeper_can_play():
         assert each.ms <= 800  # short: a table must not wait for the box
 
 
-def test_only_call_outs_and_pips_cut():
-    assert call_out(1).cuts and PIP.cuts
-    assert not any(x.cuts for x in (co_caller(1), turn(1), VALID, INVALID, TIME_UP, TICK))
+def test_only_call_outs_cut_what_is_queued():
+    assert call_out(1).cuts
+    assert not any(x.cuts for x in (co_caller(1), turn(1), VALID, INVALID, PIP, TIME_UP, TICK))
 
 
 # --- the countdown's pips --------------------------------------------------------------------
@@ -146,73 +145,54 @@ def at(state: State, t: float, settings: Settings = SETTINGS) -> View:
     return View(settings=settings, state=state, now_ns=s(t))
 
 
-def test_pips_at_three_two_and_one_second_left():
-    state = game(*FLIPPED)
-    looks = [at(state, t) for t in (2, 8.9, 9, 9.5, 10, 10.999, 11, 11.5)]
-    due = [pips_due(a, b) for a, b in pairwise(looks)]
-    assert due == [[], [PIP], [], [PIP], [], [PIP], []]
-    assert [next_pip_ns(v) for v in looks] == [s(9), s(9), s(10), s(10), s(11), s(11), None, None]
+def test_pips_at_three_two_and_one_second_left_and_the_end_at_zero():
+    state = game(*FLIPPED)  # flipped at 2 s
+    assert countdown_plan(at(state, 2)) == (
+        (s(9), PIP),
+        (s(10), PIP),
+        (s(11), PIP),
+        (s(12), TIME_UP),
+    )
+    # The plan is the countdown's, not the moment's: it stands as time goes by.
+    assert countdown_plan(at(state, 11.5)) == countdown_plan(at(state, 2))
 
 
-def test_the_time_up_tone_comes_with_the_engines_decision():
+def test_the_time_up_tone_is_planned_not_played_with_the_engines_decision():
     state = game(*FLIPPED)
-    assert next_pip_ns(at(state, 11)) is None  # the loop wakes at state.deadline (12 s)
     assert state.deadline == s(12)
     after, effects = step(SETTINGS, state, Tick(s(12)))
-    assert sounds_for(effects) == [TIME_UP]
-    assert pips_due(at(state, 11.5), at(after, 12)) == []
+    assert [type(e) for e in effects] == [fx.TimeUp]
+    assert sounds_for(effects) == []  # heard at the deadline, from the plan
+    assert countdown_plan(at(after, 12)) == ()
 
 
-def test_a_late_look_plays_only_the_last_pip():
-    state = game(*FLIPPED)
-    assert pips_due(at(state, 8), at(state, 10.5)) == [PIP]
-    assert pips_due(at(state, 8), at(state, 12.5)) == []  # time is up: no pip after zero
-
-
-def test_no_pips_while_the_countdown_is_paused_and_none_replayed_after():
-    running = game(*FLIPPED)
-    paused = game(*FLIPPED, Press(1, s(9.5)))  # 2.5 s left, the 3 s pip was played
-    assert pips_due(at(running, 9), at(paused, 9.5)) == []
-    assert next_pip_ns(at(paused, 15)) is None
-    assert pips_due(at(paused, 9.5), at(paused, 15)) == []
+def test_no_plan_while_the_countdown_is_paused_and_a_new_one_when_it_resumes():
+    paused = game(*FLIPPED, Press(1, s(9.5)))  # 2.5 s left
+    assert countdown_plan(at(paused, 15)) == ()
     resumed = game(*FLIPPED, Press(1, s(9.5)), Verdict(False, s(19)))  # deadline 21.5 s
     assert resumed.super_round is not None
     assert resumed.super_round.countdown_deadline == s(21.5)
-    assert pips_due(at(paused, 15), at(resumed, 19)) == []  # the 3 s pip would be 18.5 s
-    assert next_pip_ns(at(resumed, 19)) == s(19.5)
-    assert pips_due(at(resumed, 19), at(resumed, 19.5)) == [PIP]
+    # The 3 s pip would be at 18.5 s, before the countdown resumed: the speaker drops a
+    # planned sound whose moment has passed when it is planned.
+    assert countdown_plan(at(resumed, 19))[0] == (s(18.5), PIP)
 
 
-def test_an_undo_restarts_the_pips_with_the_countdown():
-    called = game(*FLIPPED, Press(2, s(11.2)))  # 0.8 s left: every pip was played
+def test_an_undo_plans_the_restarted_countdown():
     restarted = game(*FLIPPED, Press(2, s(11.2)), Undo(s(12)))  # full 10 s again
-    assert pips_due(at(called, 11.2), at(restarted, 12)) == []
-    assert next_pip_ns(at(restarted, 12)) == s(19)
-    assert pips_due(at(restarted, 12), at(restarted, 19)) == [PIP]
-
-
-def test_an_undone_time_up_counts_down_again():
-    over = game(*FLIPPED, Tick(s(12)))
+    assert countdown_plan(at(restarted, 12))[0] == (s(19), PIP)
     again = game(*FLIPPED, Tick(s(12)), Undo(s(30)))
-    assert pips_due(at(over, 12), at(again, 30)) == []
-    assert next_pip_ns(at(again, 30)) == s(37)
+    assert countdown_plan(at(again, 30))[-1] == (s(40), TIME_UP)
 
 
 def test_a_short_countdown_has_only_the_pips_it_can_hold():
     short = Settings(players=4, super_ns=s(2))
     state = game(*FLIPPED, settings=short)  # deadline 4 s
-    flip = at(game(*FLIPPED[:3], settings=short), 2, short)
-    assert pips_due(flip, at(state, 2, short)) == []
-    assert next_pip_ns(at(state, 2, short)) == s(3)
-    assert pips_due(at(state, 2, short), at(state, 3, short)) == [PIP]
+    assert countdown_plan(at(state, 2, short)) == ((s(3), PIP), (s(4), TIME_UP))
 
 
-def test_no_pips_on_the_first_look_or_outside_a_countdown():
-    state = game(*FLIPPED)
-    assert pips_due(None, at(state, 9)) == []
-    idle = game()
-    assert pips_due(at(idle, 0), at(idle, 9)) == []
-    assert next_pip_ns(at(idle, 0)) is None
+def test_no_plan_outside_a_countdown():
+    assert countdown_plan(at(game(), 9)) == ()
+    assert countdown_plan(at(game(*FLIPPED[:3]), 9)) == ()  # joining, not flipped yet
 
 
 # --- speakers ----------------------------------------------------------------------------------
@@ -258,9 +238,9 @@ def test_a_call_out_cuts_what_is_stale(beeper):
     with pin.changed:
         assert pin.changed.wait_for(lambda: pin.frequencies == [988.0], WAIT_S)
     speaker.play(joined(8))  # queued behind the long note...
-    speaker.play(PIP)  # ...and dropped with it
+    speaker.play(call_out(1))  # ...and dropped with it
     assert speaker.wait_quiet(WAIT_S)
-    assert pin.frequencies == [988.0, None, 1760.0, None]
+    assert pin.frequencies == [988.0, None, 784.0, None]
 
 
 def test_the_speaker_sleeps_when_quiet(beeper):
@@ -326,7 +306,7 @@ class RestingSpeaker(QueuedSpeaker):
         self.rested = threading.Event()
         super().__init__()
 
-    def _perform(self, sound, cut):
+    def _perform(self, sound, rest):
         self.rested.clear()
 
     def _rest(self):
@@ -348,7 +328,91 @@ def test_a_speaker_rests_its_device_after_a_silence_then_sleeps():
 def test_silence_takes_anything():
     quiet = Silence()
     quiet.play(FANFARE)
+    quiet.plan(((0, PIP),))
     quiet.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000 * NS_PER_S
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class Recording(QueuedSpeaker):
+    """Notes what it performs and whether it was cut; holds a sound while told to."""
+
+    def __init__(self, clock) -> None:
+        self.started: list[Sound] = []
+        self.performed: list[tuple[Sound, bool]] = []
+        self.changed = threading.Condition()
+        self.hold = threading.Event()
+        self.hold.set()
+        super().__init__(clock=clock)
+
+    def _perform(self, sound, rest):
+        with self.changed:
+            self.started.append(sound)
+            self.changed.notify_all()
+        self.hold.wait(WAIT_S)
+        cut = rest(sound.ms / 1000)
+        with self.changed:
+            self.performed.append((sound, cut))
+            self.changed.notify_all()
+
+    def wait_started(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.started) >= count, WAIT_S)
+
+    def wait_for(self, count: int) -> list[tuple[Sound, bool]]:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.performed) >= count, WAIT_S)
+        return self.performed
+
+
+@pytest.fixture
+def recording():
+    clock = FakeClock()
+    speaker = Recording(clock)
+    yield speaker, clock
+    speaker.hold.set()
+    speaker.close()
+
+
+def test_a_planned_sound_cuts_what_sounds_when_its_moment_comes(recording):
+    speaker, clock = recording
+    long = Sound(((988, 60_000),))
+    speaker.play(long)
+    speaker.plan(((clock.now + 3 * NS_PER_S, PIP), (clock.now + 10 * NS_PER_S, TIME_UP)))
+    speaker.wait_started(1)
+    clock.now += 3 * NS_PER_S
+    speaker.plan(((clock.now, PIP), (clock.now + 7 * NS_PER_S, TIME_UP)))  # wakes the thread
+    assert speaker.wait_for(2) == [(long, True), (PIP, False)]
+
+
+def test_a_sound_that_cannot_start_in_time_is_dropped_not_queued(recording):
+    speaker, clock = recording
+    speaker.hold.clear()  # the first sound is held, as a slow device would
+    speaker.play(TICK)
+    speaker.wait_started(1)
+    speaker.play(joined(2))  # waits behind it...
+    clock.now += STALE_NS + 1  # ...past its moment
+    speaker.play(VALID)
+    speaker.hold.set()
+    assert [sound for sound, _ in speaker.wait_for(2)] == [TICK, VALID]
+    assert speaker.wait_quiet(WAIT_S) and speaker.dropped == 1
+
+
+def test_a_plan_drops_what_is_already_past_and_a_late_wake_drops_its_sound(recording):
+    speaker, clock = recording
+    speaker.plan(((clock.now - 1, PIP), (clock.now + 10 * NS_PER_MS, TIME_UP)))
+    clock.now += NS_PER_S  # the thread woke a second late for the time-up tone
+    speaker.play(TICK)
+    assert speaker.wait_for(1) == [(TICK, False)]
+    assert speaker.wait_quiet(WAIT_S) and speaker.dropped == 1
+    speaker.plan(())
+    assert_asleep(thread_named("referee-sound"))
 
 
 # --- the sound card ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import sys
 from referee.cli import main
 from referee.outputs.terminal import CLEAR
 
-from .processes import Output
+from .processes import Output, wait_in_file
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # The test types faster than anyone could press a buzzer twice; a keyboard has no contact
@@ -103,3 +103,18 @@ def test_sigterm_ends_the_game_loop_cleanly(tmp_path):
     term.proc.send_signal(signal.SIGTERM)
     assert term.proc.wait(timeout=10) == 0
     os.close(term.master)
+
+
+def test_sigusr1_logs_a_status_line_and_sighup_and_sigquit_end_cleanly(tmp_path):
+    """SIGHUP (the terminal gone, or `kill -HUP`) and SIGQUIT end the box as SIGTERM does,
+    leaving the LEDs dark and saving what waits for the disk; SIGUSR1 asks for a status."""
+    for stop in (signal.SIGHUP, signal.SIGQUIT):
+        term = Terminal(tmp_path, tmp_path / "referee.db")
+        term.wait_for("PRESS YOUR BUZZER TO JOIN")
+        term.proc.send_signal(signal.SIGUSR1)
+        log = tmp_path / "referee.log"
+        wait_in_file(log, "status: game 1, phase lobby")
+        term.proc.send_signal(stop)
+        assert term.proc.wait(timeout=10) == 0
+        assert f"stopping: {stop.name}" in log.read_text()
+        os.close(term.master)

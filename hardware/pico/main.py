@@ -1,11 +1,12 @@
 """Firmware of the referee's serial button board: a Raspberry Pi Pico running MicroPython.
 
-It speaks DESIGN.md's protocol ("The serial button board") over the Pico's USB serial port,
-in ASCII lines ended by "\\n":
+It speaks the referee's protocol (docs/protocol.md) over the Pico's USB serial port, in
+ASCII lines ended by "\\n":
 
     board -> referee   HELLO referee-board 1      once, when it starts
                        D <button> <t_us>          a button went down, at the board's clock
                        U <button> <t_us>          ... and up
+                       T <t_us>                   every edge stamped before t_us has been sent
     referee -> board   L <button> off|on|blink    a buzzer's LED
                        B <hz> <ms>                a beep
 
@@ -24,6 +25,12 @@ Why it is built the way it is:
   waiting, so the loop never blocks on the host. Blinking is done here.
 - The referee orders presses by these stamps, not by when lines arrive: the loop's pace
   adds latency, never unfairness. The ring holds the edges of one pass, with room to spare.
+- T lines tell the referee how far the stamps are complete, so that it decides a race or
+  a timer only when no earlier edge can still come. Each pass reads the time *before* it
+  drains the ring: a handler runs to its end before the loop goes on, so every edge
+  stamped before that time is in the ring by then. A T goes out with every drain that
+  sent lines (in the same write), on the next pass if an edge drained was stamped at or
+  after it, and at least every T_EVERY_US.
 
 The pin numbers below are the table in README.md (this folder).
 """
@@ -79,6 +86,7 @@ BEEP_HZ_MIN = const(20)  # the rp2's PWM cannot go below about 8 Hz
 BEEP_HZ_MAX = const(20_000)
 BEEP_MS_MAX = const(10_000)
 COMMAND_MAX = const(40)  # the longest command is 16 bytes
+T_EVERY_US = const(100_000)  # a T line at least this often, edges or not
 
 
 # Pure functions: no hardware, tested on a PC (tests/test_pico_firmware.py).
@@ -86,6 +94,10 @@ COMMAND_MAX = const(40)  # the longest command is 16 bytes
 
 def edge_line(down: bool, button: str, t_us: int) -> str:
     return ("D " if down else "U ") + button + " " + str(t_us) + "\n"
+
+
+def time_line(t_us: int) -> str:
+    return "T " + str(t_us) + "\n"
 
 
 def edges_for(was_down: bool, fell: bool, level: int) -> tuple:
@@ -150,6 +162,28 @@ class TickExtender:
         return self._us
 
 
+class TimeLines:
+    """When to send `T <t_us>`: with every drain that sent lines, again on the next pass
+    while an edge sent is stamped at or after the last T (its interrupt came between the
+    pass's reading of the time and the drain), and at least every T_EVERY_US."""
+
+    def __init__(self) -> None:
+        self._sent_us = None  # the last T's t_us
+        self._newest_us = -1  # the newest stamp of an edge sent
+
+    def after_drain(self, now_us: int, lines: bytes, newest_us: int) -> bytes:
+        """What this pass writes: `lines` (drained after now_us was read; newest_us is
+        their newest stamp) and the T line, when one is due."""
+        if lines:
+            self._newest_us = max(self._newest_us, newest_us)
+        last = self._sent_us
+        due = lines or last is None or self._newest_us >= last or now_us - last >= T_EVERY_US
+        if not due:
+            return lines
+        self._sent_us = now_us
+        return lines + time_line(now_us).encode()
+
+
 class LineBuffer:
     """Bytes from the host, cut into lines; a line too long to be a command is dropped."""
 
@@ -201,19 +235,22 @@ def _on_edge(pin: machine.Pin) -> None:
     _head = following
 
 
-def drain(clock: TickExtender, down: bytearray) -> bytes:
-    """The lines for every edge recorded since the last call; `down` is each button's state."""
+def drain(clock: TickExtender, down: bytearray) -> tuple:
+    """The lines for every edge recorded since the last call, and the newest stamp among
+    them (-1 for none); `down` is each button's state."""
     global _tail
     lines = []
+    newest = -1
     while _tail != _head:
         slot = _tail
         i = _which[slot]
         t_us = clock.extend(_stamps[slot])
         for is_down in edges_for(down[i] == 1, _fell[slot] == 1, _levels[slot]):
             lines.append(edge_line(is_down, BUTTON_NAMES[i], t_us))
+            newest = max(newest, t_us)
         down[i] = 1 if _levels[slot] == 0 else 0
         _tail = (slot + 1) & RING_MASK
-    return "".join(lines).encode()
+    return "".join(lines).encode(), newest
 
 
 # The main loop's outputs.
@@ -280,11 +317,15 @@ def main() -> None:
     host = select.poll()
     host.register(sys.stdin, select.POLLIN)
     commands = LineBuffer()
+    times = TimeLines()
     while True:
-        clock.extend(time.ticks_us())  # keeps the extender within half a period
-        lines = drain(clock, down)
-        if lines:
-            out.write(lines)
+        # Read before the drain (see TimeLines); it also keeps the extender within half
+        # a period.
+        now_us = clock.extend(time.ticks_us())
+        lines, newest_us = drain(clock, down)
+        written = times.after_drain(now_us, lines, newest_us)
+        if written:
+            out.write(written)
         while host.poll(0):
             for line in commands.feed(sys.stdin.buffer.read(1)):
                 command = parse_command(line)

@@ -29,11 +29,19 @@ smallest one seen is the best estimate. The mapping, in three rules:
    travelled faster than the burst's first one (that one waited for the GIL, say, after a
    long quiet spell aged the floor): the margin absorbs such a difference up to its size.
    Beyond that the burst keeps its exact spacing and the line maps after its arrival by the
-   excess: exact differences matter more than the daemon's idea of "now".
+   excess (exact differences matter more than the daemon's idea of "now"), until the next
+   gap of REANCHOR_GAP_US, where the burst is re-anchored: a board that sends T lines
+   never falls quiet, and its first line may have been a slow one.
 
 So a mapped time is within about ten milliseconds of the truth, usually a few before it,
 ordered exactly as the board ordered the edges and exactly spaced within a burst. A line
 reaches the daemon at most its own latency plus the margin after its mapped time.
+
+The serial board (board_stream.py) observes every plausible line the moment it arrives,
+its `T` lines too (the board reads a T's time just before it writes the line: the
+tightest samples of all), and maps edges and T lines together in stamp order, so a
+watermark is mapped exactly as the edges it covers. Only plausible stamps may reach the
+floor: `ahead_ns` says how far a stamp lies ahead of anything the board's clock can show.
 """
 
 from collections.abc import Sequence
@@ -65,31 +73,53 @@ class BoardClock:
 
     def reset(self) -> None:
         self._floor: int | None = None  # min over samples of (sample - ageing at its t_us)
+        self._floor_ns = 0  # when the sample that set the floor was received
         self._offset = 0
         self._burst_start_us = 0
         self._last_us: int | None = None
 
+    def observe(self, t_us: int, received_ns: int) -> None:
+        """Learn from a line stamped t_us that arrived at received_ns (rule 1). Only a
+        plausible stamp may be observed: one far ahead would drag the floor down for good."""
+        sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
+        if self._floor is None or sample < self._floor:
+            self._floor = sample
+            self._floor_ns = received_ns
+
+    def ahead_ns(self, t_us: int, received_ns: int) -> int:
+        """How far t_us lies ahead of the latest time the board's clock can show at
+        received_ns, as far as the lines observed tell (0: not ahead, or nothing known).
+        The board's clock may run DRIFT_PPM fast, and the floor ages DRIFT_PPM up: an
+        honest stamp can seem ahead by twice the drift since the floor's sample."""
+        if self._floor is None:
+            return 0
+        sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
+        drift = 2 * (received_ns - self._floor_ns) * DRIFT_PPM // 1_000_000
+        return max(0, self._floor - sample - drift)
+
     def map(self, board_us: Sequence[int], received_ns: int) -> list[int]:
         """Daemon times (ns) of edges stamped board_us whose lines arrived at received_ns.
 
-        board_us must not decrease, within the call and from one call to the next; the
-        caller rejects lines whose t_us goes back before they get here.
+        In stamp order, the mapping is monotonic (rule 2). A stamp before the last one
+        mapped (a line that broke the board's promise of order) is mapped with the
+        current offset and moves nothing: the board's order is kept where it can be.
         """
-        floor = self._floor
         for t_us in board_us:
-            sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
-            if floor is None or sample < floor:
-                floor = sample
+            self.observe(t_us, received_ns)
+        floor = self._floor
         if floor is None:  # no line yet, and none given
             return []
-        self._floor = floor
         return [self._map_one(t_us, floor) for t_us in board_us]
 
     def _map_one(self, t_us: int, floor: int) -> int:
         last = self._last_us
+        if last is not None and t_us < last:
+            return 1000 * t_us + self._offset
         gap = QUIET_US if last is None else t_us - last
         long_burst = t_us - self._burst_start_us >= MAX_BURST_US
-        if gap >= QUIET_US or (long_burst and gap >= REANCHOR_GAP_US):
+        # Mapping lines at the floor after their arrival (rule 3's excess): not for long.
+        fast = self._offset > floor + _ageing_ns(t_us)
+        if gap >= QUIET_US or ((long_burst or fast) and gap >= REANCHOR_GAP_US):
             offset = floor + _ageing_ns(t_us) - MARGIN_NS
             if last is not None:
                 # Keep the mapping strictly increasing across the re-anchoring.

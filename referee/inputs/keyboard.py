@@ -1,35 +1,39 @@
-"""The keyboard as the box's buttons: keys 1-8 are the buzzers, v x s u the judge buttons.
+"""The keyboard as the box's buttons (referee/keys.py): a terminal, or the window's keys.
 
-`TerminalKeys` reads a terminal in cbreak mode; the pygame window reads its own keys
-(outputs/display.py) through the same KEYMAP.
+Neither reports when a key went down, only when the box reads it, so a key is stamped
+when it is read, and the watermark of a keyboard is the time it was last read empty
+(DESIGN.md, "Event time"): a key typed during a stall is stamped when the stall ends.
 """
 
+import errno
 import logging
 import os
-import selectors
+import stat
 import termios
-import threading
 import time
 import tty
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from referee.edges import END, Edge, Inbox, Quit
+from referee.edges import BUTTONS, Edge, Quit
+from referee.inputs import SourceItem
+from referee.keys import KEYMAP, QUIT_KEY
+
+if TYPE_CHECKING:  # pygame is imported only when a window is opened
+    from referee.outputs.display import Window
 
 log = logging.getLogger(__name__)
 
-KEYMAP: dict[str, str] = {
-    **{str(n): f"P{n}" for n in range(1, 9)},
-    "v": "VALID",
-    "x": "INVALID",
-    "s": "SUPER",
-    "u": "UNDO",
-    "e": END,
-}
-QUIT_KEY = "q"
 ESC = "\x1b"
 
 # A USB keyboard is polled every 8 ms (125 Hz): two keys closer than that cannot be ordered.
 KEYBOARD_RESOLUTION_NS = 8_000_000
+# How often the main loop takes the window's keys: SDL has no descriptor to wait on.
+KEY_POLL_NS = 10_000_000
+
+
+class NotATerminal(Exception):
+    """Keys cannot be read from this file; the message says what it is instead."""
 
 
 def typed(text: str) -> Iterator[str]:
@@ -50,55 +54,117 @@ def typed(text: str) -> Iterator[str]:
             next(chars, "")
 
 
+def _readable_as_keys(fd: int) -> None:
+    """A terminal, or a pipe or socket a test or a script types into; else NotATerminal."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as err:
+        raise NotATerminal(f"standard input cannot be read ({err.strerror})") from None
+    if os.isatty(fd) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return
+    raise NotATerminal("standard input is not a terminal")
+
+
 class TerminalKeys:
-    """Keys typed in a terminal. A terminal reports no key-up, so each key is a tap."""
+    """Keys typed in a terminal, read by the main loop. A terminal reports no key-up, so
+    each key is a tap."""
 
     name = "keyboard"
     resolution_ns = KEYBOARD_RESOLUTION_NS
-    latency_ns = 1_000_000
+    buttons = BUTTONS
 
     def __init__(self, fd: int, clock: Callable[[], int] = time.monotonic_ns) -> None:
-        self._fd = fd
+        _readable_as_keys(fd)
+        self._fd: int | None = fd
         self._clock = clock
         self._saved: list[object] | None = None
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread: threading.Thread | None = None
+        if os.isatty(fd):
+            self._saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)  # keys arrive one by one, unechoed; Ctrl-C still interrupts
+        self._blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._watermark = clock()
+
+    def fileno(self) -> int | None:
+        return self._fd
+
+    @property
+    def watermark_ns(self) -> int:
+        return self._watermark
+
+    def wake_ns(self, wanted_ns: int | None) -> int | None:
+        return wanted_ns  # a read then finds every key typed before it
 
     def held_at_start(self) -> tuple[str, ...]:
         return ()  # a terminal reports no key as held
 
-    def start(self, inbox: Inbox) -> None:
-        if os.isatty(self._fd):
-            self._saved = termios.tcgetattr(self._fd)
-            tty.setcbreak(self._fd)  # keys arrive one by one, unechoed; Ctrl-C still interrupts
-        self._thread = threading.Thread(target=self._read, args=(inbox,), daemon=True)
-        self._thread.start()
-
-    def _read(self, inbox: Inbox) -> None:
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._fd, selectors.EVENT_READ)
-            sel.register(self._wake_r, selectors.EVENT_READ)
-            while True:
-                ready = {key.fd for key, _ in sel.select()}
-                if self._wake_r in ready:
-                    return
+    def read(self) -> list[SourceItem]:
+        items: list[SourceItem] = []
+        while self._fd is not None:
+            t_ns = self._clock()
+            try:
                 data = os.read(self._fd, 64)
-                t_ns = self._clock()
-                if not data:
-                    inbox.put(Quit("the terminal closed"))
-                    return
-                for key in typed(data.decode(errors="replace")):
-                    if key == QUIT_KEY:
-                        inbox.put(Quit("q pressed"))
-                    elif button := KEYMAP.get(key):
-                        inbox.put(Edge(button, t_ns, True))
-                        inbox.put(Edge(button, t_ns, False))
+            except BlockingIOError:
+                self._watermark = t_ns
+                break
+            except OSError as err:  # EIO: the terminal hung up
+                data = b""
+                log.warning("the terminal cannot be read: %s", os.strerror(err.errno or errno.EIO))
+            if not data:
+                self._watermark = t_ns
+                self._fd = None  # nothing more will come: stop waiting on it
+                items.append(Quit("the terminal closed"))
+                break
+            for key in typed(data.decode(errors="replace")):
+                if key == QUIT_KEY:
+                    items.append(Quit("q pressed"))
+                elif button := KEYMAP.get(key):
+                    items += [Edge(button, t_ns, True), Edge(button, t_ns, False)]
+        return items
 
     def close(self) -> None:
-        os.write(self._wake_w, b"x")
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+        fd = self._fd
+        if fd is None:
+            return
+        self._fd = None
+        os.set_blocking(fd, self._blocking)
         if self._saved is not None:
-            termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)  # type: ignore[arg-type]
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+            termios.tcsetattr(fd, termios.TCSADRAIN, self._saved)  # type: ignore[arg-type]
+
+
+class WindowKeys:
+    """The window's keyboard as the input: the main loop takes its keys from SDL every
+    KEY_POLL_NS (the window stamps each key as it is taken), so two keys closer than
+    that may be stamped in either order."""
+
+    name = "keyboard (window)"
+    resolution_ns = max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
+    buttons = BUTTONS
+
+    def __init__(self, window: "Window", clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self._window = window
+        self._clock = clock
+        self._watermark = clock()
+
+    def fileno(self) -> int | None:
+        return None
+
+    @property
+    def watermark_ns(self) -> int:
+        return self._watermark
+
+    def wake_ns(self, wanted_ns: int | None) -> int | None:
+        return self._watermark + KEY_POLL_NS
+
+    def held_at_start(self) -> tuple[str, ...]:
+        return ()
+
+    def read(self) -> list[SourceItem]:
+        # The window puts its keys in the inbox, which the loop drains right after.
+        t_ns = self._clock()
+        self._window.take_events()
+        self._watermark = t_ns
+        return []
+
+    def close(self) -> None:
+        pass

@@ -1,168 +1,165 @@
 """The serial button board: a USB microcontroller that stamps button edges in its own clock.
 
-The protocol (DESIGN.md, "The serial button board"; the firmware is hardware/pico/main.py),
-ASCII lines ended by "\\n":
+Its lines are docs/protocol.md (the firmware is hardware/pico/main.py). The main loop
+reads it like any source: the port is opened non-blocking (pyserial, timeout 0), its
+descriptor is in the loop's wait, and `read` takes what is there without ever waiting.
+board_lines.py cuts and parses the lines; board_stream.py puts them in event time (sorted
+at the board's T lines, mapped to the daemon's clock, impossible stamps kept out). Here:
+the port, its comings and goings, and the source's watermark.
 
-    board -> referee   HELLO referee-board 1        once, when the board starts
-                       D <button> <t_us>             button down at the board's microsecond clock
-                       U <button> <t_us>             button up
-    referee -> board   L <button> off|on|blink       its LED
-                       B <hz> <ms>                   a beep
-
-One thread opens the device with pyserial, frames the bytes into lines itself (pyserial's
-readline hands back half a line on a timeout, and half a line must never count as one),
-parses them and puts `Edge`s in the inbox.
-
-The clock mapping (board_clock.py has the details): the board's clock orders and spaces
-the presses exactly, so a burst of edges (each less than a second after the one before) is
-mapped with one offset, `t_ns = 1000 * t_us + offset`, and keeps the board's differences to
-the nanosecond. A line always arrives after its edge, so the smallest receive-minus-board
-time seen is the best estimate of the offset; it is aged by the largest drift NTP may put
-between the clocks (500 ppm) so that it follows the crystals' drift, and each burst's
-offset sits a 5 ms margin below it so that a later, faster line of the burst still maps
-before its arrival. Re-anchoring between bursts never moves an edge back: the mapping is
-monotonic. A HELLO means the board restarted: the mapping starts afresh, as it does
-whenever the device is (re)opened.
-
-A line that does not parse is counted (`bad_lines`), logged with its repr and skipped. An
-unplugged board is reported once as a `SourceStatus`, waited for and reopened. Commands sent
-meanwhile are dropped, not queued: a stale beep is worse than none. But the LEDs are state,
-not events: whenever the board is (re)opened it is sent every LED's latest mode, since a
-board that was away has restarted dark, and one that stayed plugged while the referee
-restarted still shows what the last run left.
+- **Watermark.** While the board sends T lines, its last T, mapped. Otherwise (an older
+  board without them, a board not heard yet, or one stalled) the keyboard's rule with the
+  settle window as a line's worst trip: the time the port was last read empty, less
+  `settle_ns` (mapped stamps sit before their lines' arrival).
+- **Stalled.** A board in watermark mode whose last T line is STALL_NS old, judged right
+  after the port has been read (so that a stall of the daemon itself, after which the
+  board's lines are all there, is not taken for the board's), is shown as stalled until
+  its T lines come again; meanwhile its watermark follows the fallback rule, so the
+  game's timers go on, and what it sends goes on as from a board without T lines.
+- **Opening.** A missing or unplugged board is tried again every RETRY_NS, from `read`
+  (`wake_ns` says when); each condition is reported once, as a `SourceStatus`. For
+  STALE_WAIT_NS after the port opens, what comes is what MicroPython kept for a host while
+  nobody listened, presses included: old, and mapped to now if taken, so it is dropped.
+- **Commands.** `set_led` and `beep` write at once (the speaker's thread beeps: a lock
+  guards the port). Those sent while the board is away are dropped, not queued: a stale
+  beep is worse than none. But the LEDs are state: every (re)opening sends every LED's
+  latest mode, since a board that was away has restarted dark, and one that stayed
+  plugged while the referee restarted still shows what the last run left.
 """
 
 import errno
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import serial
 
-from referee.edges import BUTTONS, Edge, Inbox, SourceStatus
-from referee.inputs import gil_wait_ns
-from referee.inputs.board_clock import MARGIN_NS, BoardClock
+from referee.edges import BUTTONS, SourceStatus
+from referee.inputs import SourceItem
+from referee.inputs.board_lines import LED_MODES, BadLine, LineFramer, parse_line
+from referee.inputs.board_stream import JUMPED, BoardStream
 
 log = logging.getLogger(__name__)
-
-HELLO = "HELLO referee-board 1"
-LED_MODES = ("off", "on", "blink")
 
 # The board stamps in microseconds, but a MicroPython hard interrupt on an RP2040 starts
 # 20-25 us after its edge, up to 100 us when the loop is busy (measured in MicroPython
 # issue #6957), and edges pending together are served in pin-number order: presses closer
 # than that cannot be ordered honestly.
 BOARD_RESOLUTION_NS = 100_000
-# A line's trip before this thread has it: the firmware's 1 ms loop, a 1 ms USB
-# full-speed frame and the kernel's tty layer, under 5 ms in all. Its edge reaches the
-# inbox that long after its mapped time, plus this thread's wait for the GIL, plus the
-# margin BoardClock maps times early by.
-BOARD_TRIP_NS = 5_000_000
-
 # How long after opening the port the board's kept output has surely arrived.
-STALE_WAIT_S = 0.05
-# The longest valid line is under 40 bytes; anything this long without a "\n" is noise.
-MAX_LINE = 80
+STALE_WAIT_NS = 50_000_000
+RETRY_NS = 500_000_000
+# A board in watermark mode sends a T at least every 100 ms: ten missed is a stall.
+STALL_NS = 1_000_000_000
 # A command to a board that stopped reading is dropped after this, not waited for.
 WRITE_TIMEOUT_S = 0.1
+READ_SIZE = 4096
+# Reads a call makes at most: a flood of bytes cannot hold the main loop.
+MAX_READS = 16
 
-
-class BadLine(ValueError):
-    """A line from the board that is not the protocol; the message says what is wrong."""
-
-
-@dataclass(frozen=True, slots=True)
-class BoardEdge:
-    button: str
-    t_us: int
-    down: bool
-
-
-def parse_line(raw: bytes) -> BoardEdge | None:
-    """The edge a line reports, or None for the board's HELLO; BadLine for anything else."""
-    try:
-        line = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise BadLine("not ASCII") from None
-    # MicroPython's text stdout ends lines with "\r\n": take a board that prints that too.
-    line = line.removesuffix("\r")
-    if line == HELLO:
-        return None
-    fields = line.split(" ")
-    if fields[0] == "HELLO":
-        raise BadLine(f"not a greeting this referee speaks (it expects {HELLO!r})")
-    if fields[0] not in ("D", "U"):
-        raise BadLine("expected D, U or HELLO first")
-    if len(fields) != 3:
-        raise BadLine(f"expected 3 fields separated by one space, got {len(fields)}")
-    kind, button, t_us = fields
-    if button not in BUTTONS:
-        raise BadLine(f"unknown button {button!r} (known: {' '.join(BUTTONS)})")
-    if not t_us.isdigit():
-        raise BadLine(f"t_us {t_us!r} is not a non-negative integer")
-    return BoardEdge(button, int(t_us), kind == "D")
+CONNECTED = "button board connected"
+STALLED = f"button board stalled: no T line for {STALL_NS / 1e9:g} s"
+HEARD_AGAIN = "button board heard again"
 
 
 class SerialBoard:
-    """The button board on a serial device, as an `InputSource` that also drives its LEDs."""
+    """The button board on a serial device, as an `InputSource` that also drives its LEDs
+    and its beeper."""
 
     resolution_ns = BOARD_RESOLUTION_NS
+    buttons = BUTTONS
 
     def __init__(
         self,
         device: str,
         *,
+        settle_ns: int,
         baud: int = 115_200,
         clock: Callable[[], int] = time.monotonic_ns,
-        retry_s: float = 0.5,
     ) -> None:
         self.device = device
         self.name = f"serial button board ({device})"
-        self.latency_ns = BOARD_TRIP_NS + gil_wait_ns() + MARGIN_NS
         self._baud = baud  # a USB board ignores it; a UART needs it
+        self._settle_ns = settle_ns
         self._now = clock
-        self._retry_s = retry_s
         self._unplugged = f"button board unplugged: waiting for {device}"
-        self._stop = threading.Event()
-        self._lock = threading.Lock()  # guards _port between the reader and the senders
-        self._port: serial.Serial | None = None
+        self._lock = threading.Lock()  # guards _port between the main loop and the speaker
+        self._port: serial.Serial | None = None  # open and listened to
         self._leds = dict.fromkeys(BUTTONS, "off")  # as the referee wants them; under _lock
-        self._thread: threading.Thread | None = None
-        self._inbox: Inbox  # set by start(), before the thread that uses it runs
-        self._last_status: tuple[bool, str] | None = None
+        self._opening: serial.Serial | None = None  # open, its kept output not dropped yet
+        self._ready_at = 0  # when the kept output has surely come
+        self._retry_at = 0
+        self._items: list[SourceItem] = []
+        self._last_status: dict[str, tuple[bool, str]] = {}  # by condition
         self._bad_lines = 0
-        self._clock = BoardClock()
-        self._partial = bytearray()
-        self._skipping = False  # inside an over-long line: drop bytes up to its "\n"
-        self._last_us: int | None = None
-        self._held: set[str] = set()  # down, as far as the board's lines have said
+        self._impossible_shown = 0
+        self._jumps_shown = 0
+        self._framer = LineFramer()
+        self._stream = BoardStream(self.name)
+        self._stalled = False
+        now = clock()
+        self._empty_ns = now  # when the port was last read empty, or found not there
+        self._received_ns = now  # when bytes last came
+        self._watermark = now - settle_ns
+        self._connect(now)
 
     @property
     def bad_lines(self) -> int:
-        """Lines received that did not parse, since start (for check-buttons and the screen)."""
+        """Lines that did not parse, since start."""
         return self._bad_lines
+
+    @property
+    def impossible_times(self) -> int:
+        """Lines whose stamps could not be true, since start."""
+        return self._stream.impossible
+
+    def fileno(self) -> int | None:
+        port = self._port
+        return None if port is None else int(port.fileno())
+
+    @property
+    def watermark_ns(self) -> int:
+        return self._watermark
+
+    def wake_ns(self, wanted_ns: int | None) -> int | None:
+        times = []
+        if self._opening is not None:
+            times.append(self._ready_at)
+        elif self._port is None:
+            times.append(self._retry_at)
+        if self._port is not None and self._stream.timed and not self._stalled:
+            # Its T lines wake the loop; this is to judge a silence.
+            times.append(self._stream.last_t_received_ns + STALL_NS)
+        elif wanted_ns is not None:
+            times.append(wanted_ns + self._settle_ns)  # the fallback rule
+        return min(times, default=None)
 
     def held_at_start(self) -> tuple[str, ...]:
         return ()  # the protocol has no line for a button already down
 
-    def start(self, inbox: Inbox) -> None:
-        if self._thread is not None:
-            raise RuntimeError(f"{self.name} is already started")
-        self._inbox = inbox
-        self._thread = threading.Thread(target=self._run, name="serial-board", daemon=True)
-        self._thread.start()
+    def read(self) -> list[SourceItem]:
+        now = self._now()
+        if self._port is None:
+            self._connect(now)
+        if self._port is None:
+            self._empty_ns = now
+        else:
+            self._read_port(self._port)
+        self._judge()
+        items, self._items = self._items, []
+        return items
 
     def close(self) -> None:
-        """Stop the reader at once, whether it is reading or waiting for the board."""
-        self._stop.set()
         with self._lock:
-            if self._port is not None:
-                self._port.cancel_read()
-        if self._thread is not None:
-            self._thread.join()
+            port, self._port = self._port, None
+        opening, self._opening = self._opening, None
+        for each in (port, opening):
+            if each is not None:
+                each.close()
+
+    # Commands: from the main loop (LEDs) and the speaker's thread (beeps).
 
     def set_led(self, button: str, mode: str) -> None:
         if button not in BUTTONS:
@@ -187,62 +184,35 @@ class SerialBoard:
         try:
             self._port.write(commands.encode("ascii"))
         except OSError as exc:  # SerialException and its timeout are OSErrors
-            # The reader sees an unplugged board for itself and reports it.
+            # The next read finds an unplugged board for itself and reports it.
             log.warning("%s: could not send %r: %s", self.name, commands, exc)
 
-    # The reader thread.
+    # The port, from the main loop.
 
-    def _run(self) -> None:
+    def _connect(self, now: int) -> None:
+        """Open the device when a retry is due; listen once its kept output is in."""
+        if self._opening is None and now >= self._retry_at:
+            self._retry_at = now + RETRY_NS
+            self._open(now)
+        if self._opening is not None and now >= self._ready_at:
+            self._listen(self._opening)
+
+    def _open(self, now: int) -> None:
+        if not Path(self.device).exists():
+            self._report(ok=False, text=self._unplugged)
+            return
         try:
-            self._serve()
-        except Exception as exc:  # a bug: say so on the screen rather than fall silent
-            log.exception("%s: the reader failed", self.name)
-            self._report(ok=False, text=f"button board reader failed: {exc!r}")
-
-    def _serve(self) -> None:
-        while (port := self._connect()) is not None:
-            try:
-                self._read(port)
-            except OSError as exc:  # SerialException is an OSError
-                log.warning("%s: %s", self.name, exc)
-                self._report(ok=False, text=self._unplugged)
-            finally:
-                with self._lock:
-                    self._port = None
-                port.close()
-                self._release_held(self._now())
-            # Not straight back: a device that opens but fails every read would spin.
-            self._stop.wait(self._retry_s)
-
-    def _connect(self) -> serial.Serial | None:
-        """The opened port, once the device is there; None when closed meanwhile."""
-        while not self._stop.is_set():
-            if not Path(self.device).exists():
-                self._report(ok=False, text=self._unplugged)
-            else:
-                try:
-                    port = serial.Serial(
-                        self.device,
-                        baudrate=self._baud,
-                        timeout=None,  # read() blocks until data, an unplug or cancel_read()
-                        write_timeout=WRITE_TIMEOUT_S,
-                        exclusive=True,  # a second reader would steal half the lines
-                    )
-                except OSError as exc:
-                    self._report(ok=False, text=self._open_failure(exc))
-                else:
-                    self._drop_stale(port)
-                    with self._lock:
-                        if self._stop.is_set():
-                            port.close()
-                            return None
-                        self._port = port
-                        self._send("".join(f"L {b} {mode}\n" for b, mode in self._leds.items()))
-                    self._restart()
-                    self._report(ok=True, text="button board connected")
-                    return port
-            self._stop.wait(self._retry_s)
-        return None
+            self._opening = serial.Serial(
+                self.device,
+                baudrate=self._baud,
+                timeout=0,  # reads take what is there: the main loop never waits on them
+                write_timeout=WRITE_TIMEOUT_S,
+                exclusive=True,  # a second reader would steal half the lines
+            )
+        except OSError as exc:
+            self._report(ok=False, text=self._open_failure(exc))
+            return
+        self._ready_at = now + STALE_WAIT_NS
 
     def _open_failure(self, exc: OSError) -> str:
         if exc.errno == errno.ENOENT or not Path(self.device).exists():
@@ -253,98 +223,97 @@ class SerialBoard:
             return f"button board {self.device} is in use by another program"
         return f"button board {self.device} cannot be opened: {exc}"
 
-    def _drop_stale(self, port: serial.Serial) -> int:
-        """Drop what the board kept while nobody listened: MicroPython holds its output for
-        a host to come, presses included, and sends it as the port opens. Those presses
-        are old; taken now they would be mapped to now. Returns the bytes dropped."""
-        self._stop.wait(STALE_WAIT_S)
-        dropped = port.in_waiting
-        port.reset_input_buffer()
-        if dropped:
-            log.info("%s: dropped %d bytes the board kept while unheard", self.name, dropped)
-        return int(dropped)
+    def _listen(self, port: serial.Serial) -> None:
+        """Drop what the board kept while unheard, then take its lines from now on."""
+        self._opening = None
+        kept = b""
+        try:
+            for _ in range(MAX_READS):
+                data = port.read(READ_SIZE)
+                if not data:
+                    break
+                kept += data
+        except OSError as exc:
+            port.close()
+            self._gone(exc)
+            return
+        self._framer.reset()
+        if kept:
+            log.info("%s: dropped %d bytes the board kept while unheard", self.name, len(kept))
+            if not kept.endswith(b"\n"):
+                self._framer.skip_line()
+        self._stream.restart()
+        with self._lock:
+            self._port = port
+            self._send("".join(f"L {b} {mode}\n" for b, mode in self._leds.items()))
+        self._report(ok=True, text=CONNECTED)
 
-    def _release_held(self, t_ns: int) -> None:
-        """The board went away or restarted with buttons down: their ups will never come."""
-        for button in sorted(self._held):
-            self._inbox.put(Edge(button, t_ns, down=False))
-        self._held.clear()
-
-    def _restart(self) -> None:
-        """Forget what the last connection knew: the board may have restarted meanwhile."""
-        self._clock.reset()
-        self._last_us = None
-        self._partial.clear()
-        self._skipping = False
-
-    def _read(self, port: serial.Serial) -> None:
-        while True:
-            data = port.read(1)
-            if self._stop.is_set():
+    def _read_port(self, port: serial.Serial) -> None:
+        for _ in range(MAX_READS):
+            before = self._now()
+            try:
+                data = port.read(READ_SIZE)
+            except OSError as exc:  # SerialException is an OSError: unplugged
+                self._gone(exc)
                 return
-            waiting = port.in_waiting
-            if waiting:
-                data += port.read(waiting)
-            self._take(data, received_ns=self._now())
+            if not data:
+                self._empty_ns = before
+                return
+            self._received_ns = self._now()
+            self._take(data, self._received_ns)
 
     def _take(self, data: bytes, received_ns: int) -> None:
-        """Turn what one read brought into edges, all received at received_ns."""
-        edges: list[BoardEdge] = []
-        for raw in self._lines(data):
+        for raw in self._framer.feed(data):
             try:
-                edge = parse_line(raw)
+                line = parse_line(raw)
             except BadLine as exc:
-                self._bad(raw, str(exc))
+                self._bad_lines += 1
+                log.warning("%s: ignored line %r: %s", self.name, raw, exc)
                 continue
-            if edge is None:
-                self._put_edges(edges, received_ns)
-                edges = []
-                self._release_held(received_ns)
-                self._clock.reset()
-                self._last_us = None
-                log.info("%s: the board said hello; its clock is mapped afresh", self.name)
-            elif self._last_us is not None and edge.t_us < self._last_us:
-                self._bad(raw, f"t_us went back (the line before had {self._last_us})")
-            else:
-                self._last_us = edge.t_us
-                edges.append(edge)
-        self._put_edges(edges, received_ns)
+            self._items += self._stream.take(raw, line, received_ns)
 
-    def _lines(self, data: bytes) -> Iterator[bytes]:
-        """The complete lines in data; the unfinished rest waits for the next read."""
-        *lines, rest = data.split(b"\n")
-        for end in lines:
-            line = bytes(self._partial) + end
-            self._partial.clear()
-            if self._skipping:  # the end of an over-long line, already counted
-                self._skipping = False
-            elif len(line) > MAX_LINE:
-                self._bad(line, f"longer than {MAX_LINE} bytes")
-            else:
-                yield line
-        if not self._skipping:
-            self._partial += rest
-            if len(self._partial) > MAX_LINE:
-                self._bad(bytes(self._partial), f"longer than {MAX_LINE} bytes")
-                self._partial.clear()
-                self._skipping = True
+    def _gone(self, exc: OSError) -> None:
+        """The port failed: the board was unplugged (or reset). Wait for it again."""
+        now = self._now()
+        log.warning("%s: %s", self.name, exc)
+        with self._lock:
+            port, self._port = self._port, None
+        if port is not None:
+            port.close()
+        self._report(ok=False, text=self._unplugged)
+        self._items += self._stream.end(now)
+        self._stalled = False
+        self._empty_ns = now
+        self._retry_at = now + RETRY_NS
 
-    def _put_edges(self, edges: list[BoardEdge], received_ns: int) -> None:
-        times = self._clock.map([edge.t_us for edge in edges], received_ns)
-        for edge, t_ns in zip(edges, times, strict=True):
-            if edge.down:
-                self._held.add(edge.button)
-            else:
-                self._held.discard(edge.button)
-            self._inbox.put(Edge(edge.button, t_ns, edge.down))
+    def _judge(self) -> None:
+        """After a read: impossible stamps, a stall, what waits, and the watermark."""
+        stream = self._stream
+        if stream.impossible != self._impossible_shown:
+            self._impossible_shown = count = stream.impossible
+            lines = "line" if count == 1 else "lines"
+            text = f"button board: {count} {lines} with impossible times"
+            self._report(ok=False, text=text, condition="times")
+        if stream.jumps != self._jumps_shown:
+            self._jumps_shown = stream.jumps
+            self._report(ok=True, text=JUMPED, condition="clock")
+        listening = self._port is not None
+        silent_ns = self._empty_ns - stream.last_t_received_ns
+        stalled = listening and stream.timed and silent_ns >= STALL_NS
+        if stalled != self._stalled and listening:
+            text = STALLED if stalled else HEARD_AGAIN
+            self._report(ok=not stalled, text=text, condition="stall")
+        self._stalled = stalled
+        if stream.timed and not stalled:
+            assert stream.watermark_ns is not None  # a T came
+            self._watermark = max(self._watermark, stream.watermark_ns)
+        else:
+            self._items += stream.release(self._received_ns)
+            self._watermark = max(self._watermark, self._empty_ns - self._settle_ns)
 
-    def _bad(self, raw: bytes, why: str) -> None:
-        self._bad_lines += 1
-        log.warning("%s: ignored line %r: %s", self.name, raw, why)
-
-    def _report(self, *, ok: bool, text: str) -> None:
-        """Tell the main loop the board's condition, once per change."""
-        if self._last_status != (ok, text):
-            self._last_status = (ok, text)
+    def _report(self, *, ok: bool, text: str, condition: str = "link") -> None:
+        """Tell the main loop one of the board's conditions, once per change."""
+        if self._last_status.get(condition) != (ok, text):
+            self._last_status[condition] = (ok, text)
             log.log(logging.INFO if ok else logging.WARNING, "%s: %s", self.name, text)
-            self._inbox.put(SourceStatus(source=self.name, text=text, ok=ok))
+            self._items.append(SourceStatus(self.name, text, ok, condition))

@@ -17,7 +17,7 @@ import time
 import pygame
 
 from referee.edges import Edge, Inbox, Quit
-from referee.inputs.keyboard import KEYMAP
+from referee.keys import KEYMAP
 from referee.view import View
 
 from . import captions

@@ -16,8 +16,8 @@ well together, as a tie plays them one after the other.
 | no SET, too late             | a low E4, 400 ms                                  |
 | SUPER, the solo no-SET claim | a two-tone call: D6 G6 D6 G6                      |
 | the flip / countdown resumes | a bright C7, 200 ms / 80 ms                       |
-| 3, 2 and 1 s left            | a pip, A6 60 ms; it cuts stale sounds             |
-| time is up                   | falling: G6 D6 G5                                 |
+| 3, 2 and 1 s left            | a pip, A6 60 ms, planned: it cuts what sounds     |
+| time is up                   | falling: G6 D6 G5, planned for the deadline       |
 | undo, a cancelled round      | a quick falling E6 B5                             |
 | game over                    | a fanfare: G5 B5 D6 G6                            |
 | an ignored input             | a 10 ms tick                                      |
@@ -25,21 +25,25 @@ well together, as a tie plays them one after the other.
 Photo-finish presses, locks, unlocks and the end of a round are silent: the screen says
 them, and a table that hears a sound for everything stops listening.
 
-Sounds follow the engine's decisions and never take part in them: the time-up tone is
-the engine's `TimeUp` effect, which the main loop already wakes for (the state's
-deadline). Only the pips are driven by time: `next_pip_ns` tells the loop when to wake,
-`pips_due` what to play then.
+Sounds follow the engine's decisions and never take part in them. They are timed in
+event time (DESIGN.md, "Feedback"): the sound of a decision is played at once and
+dropped if it cannot start within STALE_NS (a queue of old beeps misleads more than
+silence); the countdown's pips and its end are planned ahead for the flip's stamp plus
+7, 8, 9 and 10 s (`countdown_plan`) and cut whatever sounds at that moment. So the end
+is heard at the deadline, not when the watermark lets the engine decide it; a press
+stamped before the deadline still pauses the countdown, whatever was heard.
 
-Speakers play one sound after another on a thread of their own, so `play` never
-blocks; the thread sleeps on a condition with no timeout while nothing sounds.
+Speakers play on a thread of their own, so `play` never blocks; the thread sleeps on a
+condition with no timeout while nothing sounds or is planned.
 """
 
 import logging
 import math
 import threading
+import time
 from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,7 +57,6 @@ from referee.rules.effects import (
     CoCaller,
     CountdownResumed,
     CountdownStarted,
-    Effect,
     GameOver,
     GameStarted,
     Ignored,
@@ -63,7 +66,6 @@ from referee.rules.effects import (
     NoSetClaimed,
     SuperCancelled,
     SuperOpened,
-    TimeUp,
     TurnStarted,
     Undone,
 )
@@ -92,7 +94,7 @@ INVALID = Sound(((330, 400),))
 SUPER = Sound(((1175, 100), (1568, 100), (1175, 100), (1568, 100)))
 FLIP = Sound(((2093, 200),))
 RESUME = Sound(((2093, 80),))
-PIP = Sound(((1760, 60),), cuts=True)
+PIP = Sound(((1760, 60),))
 TIME_UP = Sound(((1568, 150), (1175, 150), (784, 300)))
 UNDO = Sound(((1319, 60), (988, 90)))
 FANFARE = Sound(((784, 120), (988, 120), (1175, 120), (1568, 400)))
@@ -129,12 +131,12 @@ def _hz(player: int) -> int:
     return PLAYER_HZ[player - 1]
 
 
-def sounds_for(effects: Iterable[Effect]) -> list[Sound]:
-    """The sounds of one step's effects, in order."""
+def sounds_for(effects: Iterable[object]) -> list[Sound]:
+    """The sounds of one step's effects, in order (anything else is silent)."""
     return [sound for effect in effects if (sound := _sound_for(effect)) is not None]
 
 
-def _sound_for(effect: Effect) -> Sound | None:
+def _sound_for(effect: object) -> Sound | None:
     match effect:
         case CallOpened(player=p):
             return call_out(p)
@@ -158,86 +160,78 @@ def _sound_for(effect: Effect) -> Sound | None:
             return FLIP
         case CountdownResumed():
             return RESUME
-        case TimeUp():
-            return TIME_UP
         case Undone() | SuperCancelled():
             return UNDO
         case GameOver():
             return FANFARE
         case Ignored():
             return TICK
-    return None  # PhotoFinish, Locked, Unlocked, RoundEnded: the screen says them
+    # PhotoFinish, Locked, Unlocked, RoundEnded: the screen says them. TimeUp: the end
+    # was heard at the deadline (countdown_plan).
+    return None
 
 
-# --- the countdown's pips ----------------------------------------------------------------
+# --- the countdown's pips and its end --------------------------------------------------
+
+Plan = tuple[tuple[int, Sound], ...]  # timed sounds: (time, sound), in time order
 
 
-def _deadline(view: View) -> int | None:
-    """The super countdown's deadline, while it runs."""
-    sr = view.state.super_round
-    if view.state.phase is not Phase.SUPER_COUNTDOWN or sr is None:
-        return None
-    return sr.countdown_deadline
-
-
-def next_pip_ns(view: View) -> int | None:
-    """The game-clock time of the next pip, or None if none is coming."""
-    deadline = _deadline(view)
-    if deadline is None:
-        return None
-    ahead = [deadline - k * NS_PER_S for k in PIP_S if deadline - k * NS_PER_S > view.now_ns]
-    return min(ahead, default=None)
-
-
-def pips_due(previous: View | None, view: View) -> list[Sound]:
-    """The pip to play now: one whose time came since the `previous` look, at most one.
-
-    A countdown that restarted (a flip, an undo) or resumed (after a super-call paused
-    it) since the previous look is measured from where it started again, so pips that
-    belong before that point are never played late. A late look plays only the last pip.
-    """
-    deadline = _deadline(view)
-    if previous is None or deadline is None or deadline <= view.now_ns:
-        return []
-    remaining = deadline - view.now_ns
-    before = _remaining_before(previous, deadline, view.settings.super_ns)
-    return [PIP] if any(remaining <= k * NS_PER_S < before for k in PIP_S) else []
-
-
-def _remaining_before(previous: View, deadline: int, super_ns: int) -> int:
-    """The time this countdown had left at the previous look, or when it (re)started since."""
-    then = previous.state.super_round
-    if then is not None and then.countdown_deadline == deadline:
-        return deadline - previous.now_ns
-    if then is not None and then.countdown_left_ns is not None:
-        return then.countdown_left_ns  # paused then, resumed since
-    return super_ns  # flipped or restarted by undo since
+def countdown_plan(view: View) -> Plan:
+    """The running super countdown's pips at 3, 2 and 1 s left and its end, on the game
+    clock; none while no countdown runs (paused by a call, ended, undone). A countdown
+    too short for a pip has only the pips after its start."""
+    state = view.state
+    sr = state.super_round
+    if state.phase is not Phase.SUPER_COUNTDOWN or sr is None or sr.countdown_deadline is None:
+        return ()
+    deadline = sr.countdown_deadline
+    pips = tuple(
+        (deadline - k * NS_PER_S, PIP) for k in PIP_S if k * NS_PER_S < view.settings.super_ns
+    )
+    return (*pips, (deadline, TIME_UP))
 
 
 # --- speakers ----------------------------------------------------------------------------
 
 
+# A sound that cannot start this soon after its moment is dropped: late, it would tell
+# the table something that is no longer so.
+STALE_NS = 250_000_000
+# A planned sound's thread may wake this late for it and still play it.
+PLAN_SLACK_NS = 20_000_000
+
+
 class Speaker(Protocol):
-    def play(self, sound: Sound) -> None: ...
+    def play(self, sound: Sound) -> None:
+        """Sound it now, after what is sounding (or cutting it, if it `cuts`)."""
+        ...
+
+    def plan(self, plan: Plan) -> None:
+        """The timed sounds ahead, on the monotonic clock; replaces the plan before."""
+        ...
 
     def close(self) -> None: ...
 
 
 class QueuedSpeaker:
-    """Plays sounds in order on its own thread: `play` only queues.
+    """Plays sounds on its own thread: `play` only queues, `plan` only notes the times.
 
-    A sound that `cuts` drops the sounds still queued and stops the one sounding. A
-    speaker that holds a device open may rest it after `rest_after_s` of silence.
+    A sound that `cuts` drops the sounds still queued and stops the one sounding; a
+    planned sound cuts whatever sounds when its moment comes. A speaker that holds a
+    device open may rest it after `rest_after_s` of silence.
     """
 
     rest_after_s: float | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self._clock = clock
         self._cond = threading.Condition()
-        self._queue: deque[Sound] = deque()
-        self._cut = threading.Event()
+        self._queue: deque[tuple[int, Sound]] = deque()  # (asked at, sound)
+        self._plan: deque[tuple[int, Sound]] = deque()
+        self._cut = False  # stop the sound sounding now
         self._sounding = False
         self._closed = False
+        self.dropped = 0  # sounds whose moment had passed
         self._thread = threading.Thread(target=self._run, name="referee-sound", daemon=True)
         self._thread.start()
 
@@ -247,8 +241,14 @@ class QueuedSpeaker:
                 return
             if sound.cuts:
                 self._queue.clear()
-                self._cut.set()
-            self._queue.append(sound)
+                self._cut = True
+            self._queue.append((self._clock(), sound))
+            self._cond.notify_all()
+
+    def plan(self, plan: Plan) -> None:
+        with self._cond:
+            now = self._clock()
+            self._plan = deque(item for item in plan if item[0] >= now)
             self._cond.notify_all()
 
     def wait_quiet(self, timeout_s: float | None = None) -> bool:
@@ -261,13 +261,15 @@ class QueuedSpeaker:
         with self._cond:
             self._closed = True
             self._queue.clear()
-            self._cut.set()
+            self._plan.clear()
+            self._cut = True
             self._cond.notify_all()
         self._thread.join()
         self._release()
 
-    def _perform(self, sound: Sound, cut: threading.Event) -> None:
-        """Sound it; return when it is over, or as soon as `cut` is set."""
+    def _perform(self, sound: Sound, rest: Callable[[float], bool]) -> None:
+        """Sound it; return when it is over, or as soon as `rest(seconds)` (which waits
+        up to that long) says a newer sound must take over."""
         raise NotImplementedError
 
     def _rest(self) -> None:
@@ -276,29 +278,84 @@ class QueuedSpeaker:
     def _release(self) -> None:
         """Free the device for good."""
 
+    def _due_s(self, now: int) -> float | None:
+        """Seconds until the next planned sound; call with the condition held."""
+        return max(0.0, (self._plan[0][0] - now) / 1e9) if self._plan else None
+
+    def _next(self) -> Sound | None:
+        """The sound to play now, dropping those whose moment passed; with the condition held."""
+        now = self._clock()
+        while self._plan and self._plan[0][0] <= now:
+            at, sound = self._plan.popleft()
+            if now - at <= PLAN_SLACK_NS:
+                self._queue.clear()  # the planned moment's news makes the rest stale
+                return sound
+            self._drop(sound, now - at)
+        while self._queue:
+            asked, sound = self._queue.popleft()
+            if now - asked <= STALE_NS:
+                return sound
+            self._drop(sound, now - asked)
+        return None
+
+    def _drop(self, sound: Sound, late_ns: int) -> None:
+        self.dropped += 1
+        log.info("a sound %.0f ms past its moment was dropped: %s", late_ns / 1e6, sound.notes)
+
+    def _interrupted(self, seconds: float) -> bool:
+        """Wait up to `seconds` (a note's length, on the real clock); True as soon as a
+        cut, a planned sound or close comes."""
+        end = time.monotonic() + seconds
+        with self._cond:
+            while True:
+                due = self._due_s(self._clock())
+                if self._cut or self._closed or due == 0.0:
+                    return True
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left if due is None else min(due, left))
+
     def _run(self) -> None:
-        awake = False
+        awake = False  # the device was used since it last rested
+        quiet_since = 0
         while True:
             with self._cond:
                 self._sounding = False
                 self._cond.notify_all()
-                timeout = self.rest_after_s if awake else None
-                woken = self._cond.wait_for(lambda: self._queue or self._closed, timeout)
+                sound = self._wait_for_sound(quiet_since if awake else None)
                 if self._closed:
                     return
-                sound = self._queue.popleft() if woken else None
                 self._sounding = sound is not None
-                self._cut.clear()
+                self._cut = False
             try:
                 if sound is None:
                     self._rest()
                 else:
-                    self._perform(sound, self._cut)
+                    self._perform(sound, self._interrupted)
             except Exception:
                 # A speaker that fails (an unplugged board, a busy sound card) must not
                 # take the referee down with it: the screen still says everything.
                 log.exception("the speaker failed")
             awake = sound is not None
+            quiet_since = self._clock()
+
+    def _wait_for_sound(self, quiet_since: int | None) -> Sound | None:
+        """The next sound to play, once it is due; None when the device should rest
+        (quiet for rest_after_s since `quiet_since`) or the speaker closes. With the
+        condition held."""
+        while not self._closed:
+            if (sound := self._next()) is not None:
+                return sound
+            now = self._clock()
+            timeout = self._due_s(now)
+            if quiet_since is not None and self.rest_after_s is not None:
+                rest_in = self.rest_after_s - (now - quiet_since) / 1e9
+                if rest_in <= 0:
+                    return None
+                timeout = rest_in if timeout is None else min(timeout, rest_in)
+            self._cond.wait(timeout)
+        return None
 
 
 class BeeperSpeaker(QueuedSpeaker):
@@ -314,7 +371,7 @@ class BeeperSpeaker(QueuedSpeaker):
         self._highest = self._buzzer.max_tone.frequency
         super().__init__()
 
-    def _perform(self, sound: Sound, cut: threading.Event) -> None:
+    def _perform(self, sound: Sound, rest: Callable[[float], bool]) -> None:
         try:
             for hz, ms in sound.notes:
                 if hz:
@@ -323,7 +380,7 @@ class BeeperSpeaker(QueuedSpeaker):
                     self._buzzer.play(Tone.from_frequency(hz_in_range))
                 else:
                     self._buzzer.stop()
-                if cut.wait(ms / 1000):
+                if rest(ms / 1000):
                     return
         finally:
             self._buzzer.stop()
@@ -345,11 +402,11 @@ class BoardSpeaker(QueuedSpeaker):
         self._board = board
         super().__init__()
 
-    def _perform(self, sound: Sound, cut: threading.Event) -> None:
+    def _perform(self, sound: Sound, rest: Callable[[float], bool]) -> None:
         for hz, ms in sound.notes:
             if hz:
                 self._board.beep(hz, ms)
-            if cut.wait(ms / 1000):
+            if rest(ms / 1000):
                 return
 
 
@@ -403,7 +460,7 @@ class SoundCardSpeaker(QueuedSpeaker):
         self._clips: dict[Sound, Any] = {}  # rendered once per mixer opening
         super().__init__()
 
-    def _perform(self, sound: Sound, cut: threading.Event) -> None:
+    def _perform(self, sound: Sound, rest: Callable[[float], bool]) -> None:
         opened = self._mixer.get_init()
         if opened is None:
             self._open()
@@ -418,7 +475,7 @@ class SoundCardSpeaker(QueuedSpeaker):
             self._clips[sound] = clip
         channel = clip.play()
         # The mixer plays it on its own; waiting here keeps the next sound in its place.
-        if cut.wait(sound.ms / 1000):
+        if rest(sound.ms / 1000):
             channel.stop()
 
     def _open(self) -> None:
@@ -437,6 +494,9 @@ class Silence:
     """No speaker at all."""
 
     def play(self, sound: Sound) -> None:
+        pass
+
+    def plan(self, plan: Plan) -> None:
         pass
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ its text changes; the main loop asks captions.next_change_ns when a timer needs 
 from collections.abc import Callable
 from typing import TextIO
 
-from referee.inputs.keyboard import KEYMAP, QUIT_KEY
+from referee.keys import KEYMAP, QUIT_KEY
 from referee.rules import Phase, RuleSet
 from referee.view import Severity, View
 

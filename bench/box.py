@@ -1,0 +1,307 @@
+"""What the benchmarks share: the whole box on this machine, its hardware played from outside.
+
+    bench/drive.py (another process)  --pipe-->  FakeRequest -> GpioButtons -> Inputs
+        -> App.run(), the real main loop -> arbiter -> session -> ledger (on the disk)
+        -> window (SDL's dummy driver), LEDs and beeper (gpiozero's MockFactory)
+
+- The buttons, `source` "gpio": `referee.inputs.gpio.GpioButtons` as on a Pi, reading a
+  fake line request (tests/fake_gpio.py) whose events another process writes, stamped
+  with CLOCK_MONOTONIC as the kernel stamps them: the main loop waits on the pipe as it
+  waits on the request. Or "serial": `referee.inputs.serial_board.SerialBoard` on a
+  pseudo-terminal whose other end that process plays the button board on.
+- That process (bench/drive.py) plays the outside world to a plan: the edges, in any
+  order, and the stalls: SIGSTOP of the box's process, or a thread of the box holding the
+  GIL (the staller, here) for as long as asked.
+- `Box` opens the real App with a window and runs App.run() in the main thread, while a
+  benchmark's thread sends plans. It watches the loop by wrapping the App's own calls:
+  `step` (after it, the engine's state holds what was decided), the window's `show`, the
+  request's reads (the order a naive referee would take the presses in) and the beeper's
+  pin (when a note starts). The drawing load (LOADS) is one of:
+    idle    the App as it is: it draws when the picture changes and sleeps otherwise;
+    render  the loop never sleeps and renders the whole View on the window's surface on
+            every pass, on top of the App's own frames: the main thread always busy.
+"""
+
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+# Before pygame is imported: no screen and no sound card are needed.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.pop("NOTIFY_SOCKET", None)  # no systemd watchdog in a benchmark
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests/fake_gpio.py
+
+import pygame  # noqa: E402
+from gpiozero import Device  # noqa: E402
+from gpiozero.pins.mock import MockFactory, MockPWMPin  # noqa: E402
+
+from referee.app import App, RunOptions  # noqa: E402
+from referee.cli import SWITCH_INTERVAL_S  # noqa: E402
+from referee.config import default_config  # noqa: E402
+from referee.edges import Quit  # noqa: E402
+from referee.inputs import gpio  # noqa: E402
+from referee.inputs.board_stream import BoardStream  # noqa: E402
+from referee.outputs.display import render  # noqa: E402
+from referee.view import View  # noqa: E402
+from tests.fake_gpio import FakeRequest  # noqa: E402
+
+sys.setswitchinterval(SWITCH_INTERVAL_S)  # as `referee run` does
+
+LOADS = ("idle", "render")
+MS = 1_000_000
+
+
+# Notified whenever the box may have changed (a step, a frame, a note): a benchmark's
+# thread waits on it for what it expects, rather than looking again and again (which
+# would take the GIL from the main loop it measures).
+changed = threading.Condition()
+
+
+def notify() -> None:
+    with changed:
+        changed.notify_all()
+
+
+def wait_until(predicate: Callable[[], object], what: str, timeout_s: float = 10.0) -> None:
+    with changed:
+        if not changed.wait_for(predicate, timeout_s):
+            raise RuntimeError(f"{what} did not come in {timeout_s:g} s")
+
+
+class BeeperPin(MockPWMPin):
+    """The beeper's pin: when each note started (MockPin keeps only the duty cycle)."""
+
+    notes: list[tuple[int, float]]
+
+    def _set_frequency(self, value: float | None) -> None:
+        super()._set_frequency(value)
+        if value is not None:
+            self.notes.append((time.monotonic_ns(), value))  # list.append is thread-safe
+            notify()
+
+
+class Staller:
+    """A thread of the box that holds the GIL when asked: one C call that never lets go."""
+
+    def __init__(self) -> None:
+        self._r, self.fd = os.pipe()
+        self._modulus = 3**20_000 + 1  # about 32 kbit: each squaring takes microseconds
+        self._per_bit_ns = self._calibrate()
+        threading.Thread(target=self._serve, name="staller", daemon=True).start()
+
+    def _calibrate(self) -> float:
+        bits = 2_000
+        started = time.perf_counter_ns()
+        pow(3, (1 << bits) - 1, self._modulus)
+        return (time.perf_counter_ns() - started) / bits
+
+    def hold(self, ms: float) -> None:
+        bits = max(1, round(ms * MS / self._per_bit_ns))
+        pow(3, (1 << bits) - 1, self._modulus)  # one C call: the GIL is held throughout
+
+    def _serve(self) -> None:
+        with os.fdopen(self._r) as asks:
+            for line in asks:
+                self.hold(float(line))
+
+
+class Box:
+    """The real App on fake hardware, its loop watched (see the module's docstring)."""
+
+    def __init__(
+        self, store_dir: Path, *, load: str, source: str = "gpio", players: int = 8
+    ) -> None:
+        if load not in LOADS:
+            raise ValueError(f"load {load!r}: one of {', '.join(LOADS)}")
+        BeeperPin.notes = []
+        Device.pin_factory = MockFactory(pin_class=BeeperPin)
+        self.reads: list[tuple[int, str]] = []  # (read at, button pressed): raw order
+        config = default_config()
+        config = replace(config, rules=replace(config.rules, players=players))
+        if source == "gpio":
+            kind, fd = "gpio", self._fake_request(config.pins)
+        else:
+            fd, board = os.openpty()
+            tty.setraw(board)
+            kind = f"serial:{os.ttyname(board)}"
+            self._watch_board_lines()
+        options = RunOptions(config, store_dir / "referee.db", input=kind, display="window")
+        self.app = app = App(options)
+        assert app.window is not None
+        self.window = app.window
+        self.steps = 0
+        self.after_step: Callable[[int], None] = lambda now_ns: None
+        self._started = threading.Event()
+        self.staller = Staller()
+        offsets = {b: int(p.removeprefix("GPIO")) for b, p in config.pins.items()}
+        self._driver = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "drive.py"), source, str(fd),
+             str(self.staller.fd), str(os.getpid()), json.dumps(offsets)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            pass_fds=(fd, self.staller.fd),
+        )  # fmt: skip
+        step, show = app.step, self.window.show
+
+        def stepped(now_ns: int) -> list:
+            outcomes = step(now_ns)
+            self.steps += 1
+            self.after_step(now_ns)
+            notify()
+            return outcomes
+
+        def shown(view: View) -> None:
+            self._started.set()  # the loop runs: the driver may begin
+            if load == "render":
+                render(pygame.display.get_surface(), view)  # drawn, not flipped: load
+            show(view)
+            notify()
+
+        app.step = stepped  # type: ignore[method-assign]
+        self.window.show = shown  # type: ignore[method-assign]
+        if load != "idle":
+            app._timeout = lambda now_ns, view: 0.0  # type: ignore[method-assign]
+
+    def _fake_request(self, pins: dict[str, str]) -> int:
+        """The line request the box will open, made now (fake) so that the driver can
+        write into it; returns its feed's descriptor."""
+        button_at = {int(p.removeprefix("GPIO")): b for b, p in pins.items()}
+        made = FakeRequest(list(button_at))
+        read = made.read_edge_events
+
+        def reading(max_events: int | None = None) -> list:
+            events = read(max_events)
+            now = time.monotonic_ns()
+            falls = [e for e in events if e.event_type is e.Type.FALLING_EDGE]
+            self.reads += [(now, button_at[e.line_offset]) for e in falls]
+            return events
+
+        def request(chip: Path, offsets: Sequence[int]) -> FakeRequest:
+            made.offsets = list(offsets)
+            return made
+
+        made.read_edge_events = reading  # type: ignore[method-assign]
+        gpio.find_chip = lambda: gpio.DEV / "gpiochip0"  # type: ignore[assignment]
+        gpio.request_buttons = request  # type: ignore[assignment]
+        return made.feed.fd
+
+    def _watch_board_lines(self) -> None:
+        """Note each D line as the source takes it: the order a naive referee goes by."""
+        take = BoardStream.take
+
+        def taking(stream: BoardStream, raw: bytes, line: object, received_ns: int) -> list:
+            if raw.startswith(b"D "):
+                self.reads.append((received_ns, raw.split()[1].decode()))
+            return take(stream, raw, line, received_ns)  # type: ignore[arg-type]
+
+        BoardStream.take = taking  # type: ignore[method-assign]
+
+    @property
+    def beeper_notes(self) -> list[tuple[int, float]]:
+        return BeeperPin.notes
+
+    def plan(self, actions: list[list]) -> int:
+        """Have the driver play these actions (bench/drive.py); return when it is done,
+        with the time the plan began on CLOCK_MONOTONIC."""
+        assert self._driver.stdin is not None and self._driver.stdout is not None
+        self._driver.stdin.write(json.dumps({"at": actions}) + "\n")
+        self._driver.stdin.flush()
+        return int(json.loads(self._driver.stdout.readline())["t0"])
+
+    def run(self, drive: Callable[[], None]) -> None:
+        """App.run() here, in the main thread, while `drive` sends plans from another."""
+        errors: list[BaseException] = []
+
+        def driver() -> None:
+            try:
+                self._started.wait()
+                drive()
+            except BaseException as err:
+                errors.append(err)
+            finally:
+                self.app.inbox.put(Quit("benchmark done"))
+
+        thread = threading.Thread(target=driver, name="bench-driver", daemon=True)
+        thread.start()
+        try:
+            self.app.run()  # closes the App (inputs, screen, store) when it returns
+        finally:
+            thread.join(timeout=5)
+            assert self._driver.stdin is not None
+            self._driver.stdin.close()
+            self._driver.wait(5)
+            Device.pin_factory.close()
+            Device.pin_factory = None
+        if errors:
+            raise errors[0]
+        if thread.is_alive():
+            raise RuntimeError("the main loop stopped before the benchmark was done")
+
+
+class Hogs:
+    """A busy process on every core, for as long as the `with` lasts."""
+
+    def __enter__(self) -> "Hogs":
+        self.hogs = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(os.cpu_count() or 1)
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for hog in self.hogs:
+            hog.kill()
+            hog.wait()
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile, nearest rank (p99 of 1000 values is the 990th smallest)."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(len(ordered) * p / 100)) - 1]
+
+
+def store_dir(parent: str | None = None) -> tempfile.TemporaryDirectory:
+    # On the disk by default, not in memory: the ledger's fsync is part of every decision,
+    # as on a Pi.
+    return tempfile.TemporaryDirectory(prefix="referee-bench-", dir=parent or "/var/tmp")
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    with Path("/proc/cpuinfo").open() as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith(("model name", "Model")):
+                model = line.split(":", 1)[1].strip()
+                break
+    os_name = platform.platform(terse=True)
+    with Path("/etc/os-release").open() as release:
+        for line in release:
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip().strip('"')
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"pygame-ce {pygame.version.ver} (SDL {'.'.join(map(str, pygame.get_sdl_version()))}), "
+        f"{os_name}, kernel {platform.release()}"
+    )
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1/5/15 min)"
+
+
+def header(title: str) -> None:
+    print(title)
+    print(f"machine: {machine()}")
+    print(f"at start: {load()}; GIL switch interval {sys.getswitchinterval() * 1000:g} ms")

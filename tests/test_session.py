@@ -1,0 +1,72 @@
+"""The session: inputs to the engine and the ledger, late data decided in its place."""
+
+import pytest
+
+from referee.arbiter import Decision
+from referee.rules import Phase, Settings
+from referee.session import LateInput, Session
+from referee.store import Store
+
+MS = 1_000_000
+S = 1_000 * MS
+T0 = 50 * S  # the monotonic time the session starts at
+
+
+@pytest.fixture
+def session(tmp_path):
+    with Store.open(tmp_path / "referee.db") as store:
+        session = Session(store, Settings(players=4, pointout_ns=2 * S), tie_floor_ns=0, now_ns=T0)
+        for button in ("P1", "P2", "P3", "P4", "SUPER"):
+            session.play(Decision(T0, button))
+        yield session
+
+
+def play(session: Session, t: int, button: str) -> list[str]:
+    return [o.text for o in session.play(Decision(T0 + t, button))]
+
+
+def stored_state(session: Session):
+    game = session.store.latest_game()
+    assert game is not None
+    return game.state()
+
+
+def test_a_late_first_press_takes_the_call_when_only_presses_came_since(session):
+    play(session, 1 * S, "P2")
+    play(session, 1 * S + 3 * MS, "P3")
+    texts = play(session, 1 * S - 2 * MS, "P4")  # the real first caller, read late
+    assert texts[0] == "press 4 came 5.0 ms late: decided again in its place"
+    call = session.state.pending
+    assert call is not None and call.callers == (4,)
+    assert [p for p, _ in call.presses] == [4, 2, 3]
+    assert session.late == 1
+    # The ledger replays in event-time order: a restart finds the same game.
+    assert stored_state(session) == session.state
+
+
+def test_a_late_input_after_a_verdict_is_applied_now_and_counted(session):
+    play(session, 1 * S, "P2")
+    play(session, 2 * S, "VALID")
+    outcomes = session.play(Decision(T0 + 1 * S - 5 * MS, "P4"))
+    assert isinstance(outcomes[0], LateInput) and not outcomes[0].redecided
+    assert outcomes[0].text == "press 4 came 1005.0 ms late: applied now"
+    call = session.state.pending
+    assert call is not None and call.callers == (4,)  # a new call, at the verdict's time
+    assert [p.points for p in session.state.players] == [0, 1, 0, 0]
+    assert stored_state(session) == session.state
+
+
+def test_a_late_verdict_before_a_timeout_that_fired_is_applied_now(session):
+    play(session, 1 * S, "P3")
+    session.tick(T0 + 3 * S + 1)  # the point-out timer ran out at 3 s
+    assert session.state.phase is Phase.OPEN
+    texts = play(session, 2 * S, "VALID")
+    assert texts == ["valid came 1000.0 ms late: applied now", "ignored: no call to judge"]
+    assert stored_state(session) == session.state
+
+
+def test_a_tick_behind_what_is_decided_does_nothing(session):
+    play(session, 1 * S, "P3")
+    assert session.tick(T0 + 1 * S) == []
+    assert session.tick(T0) == []
+    assert session.last_ns == 1 * S
