@@ -1,4 +1,4 @@
-"""The `referee` command: run, replay, state, check-buttons (DESIGN.md, "Command line")."""
+"""referee: the software of a box that referees the card game SET at a real table."""
 
 import argparse
 import contextlib
@@ -8,11 +8,13 @@ import logging.handlers
 import sys
 from pathlib import Path
 
-from .config import ConfigError, example_config, load_config, render_config
+from . import __version__
+from .config import example_config, load_config, render_config
+from .errors import EXIT_BAD_INPUT, RefereeError, ScriptFileError
 from .rules import ScriptError, parse_script, replay, report
-from .store import Store, StoreError, default_store_path
+from .rules.script import KINDS
+from .store import Store, default_store_path
 
-EXIT_BAD_INPUT = 2
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -36,9 +38,8 @@ def _run(args: argparse.Namespace) -> int:
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
     try:
         app = App(RunOptions(config, store, input=args.input, display=args.display))
-    except (StartError, StoreError) as err:
-        logging.getLogger("referee").error("cannot start: %s", err)
-        return EXIT_BAD_INPUT
+    except StartError as err:  # to go once StartError is a RefereeError (errors.py)
+        raise _StartFailed(str(err)) from None
     if app.display == "terminal":
         # Log lines would tear the terminal's picture: they go beside the store.
         log_file = store.with_name("referee.log")
@@ -52,20 +53,21 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        print(f"{path}: cannot read the script: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise ScriptFileError(f"{path}: cannot read the script: {err}") from None
     try:
         script = parse_script(text)
     except ScriptError as err:
-        print(err.where(str(path)), file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise ScriptFileError(err.where(str(path))) from None
     state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
     print(json.dumps(report(script.settings, state), indent=2))
     return 0
 
 
 def _state(args: argparse.Namespace) -> int:
-    path: Path = args.store or default_store_path(reading=True)
+    # The store `run` would use with the same settings.
+    path: Path = (
+        args.store or load_config(args.config).store_path or default_store_path(reading=True)
+    )
     with Store.open_readonly(path) as store:
         game = store.latest_game()
     if game is None:
@@ -101,10 +103,29 @@ def _check_buttons(args: argparse.Namespace) -> int:
                 opened.callback(lights.close)
             speaker = open_speaker(config, source, desktop=not is_raspberry_pi())
             opened.callback(speaker.close)
-        except StartError as err:
-            print(f"referee: {err}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        except StartError as err:  # to go once StartError is a RefereeError (errors.py)
+            raise _StartFailed(f"referee: {err}") from None
         return ButtonCheck(config, source, lights, speaker, sys.stdout).run()
+
+
+class _StartFailed(RefereeError):
+    """devices.StartError, until it derives from RefereeError itself."""
+
+
+SCRIPT_HELP = f"""\
+A replay script is a text file: an optional first line `config KEY=VALUE ...` with
+the rule settings (a script with one skips the lobby: every seat plays), then one
+input a line, each with its time in seconds since the start, never going back:
+
+    config players=4 rules=super tie_ms=0
+    0.000 press 2
+    0.0123 press 4
+    1.5 valid
+    20 tick        # only moves time on, so that timers can fire
+
+Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
+A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
+"""
 
 
 def _absolute(text: str) -> Path:
@@ -113,8 +134,12 @@ def _absolute(text: str) -> Path:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="referee", description=__doc__)
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    top = argparse.ArgumentParser(
+        prog="referee", description=__doc__, epilog="`referee COMMAND --help` says more."
+    )
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    top.set_defaults(func=lambda args: _usage(top))
+    commands = top.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="referee a game at the table (the daemon)")
     run.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
     run.add_argument("--store", type=_absolute, metavar="FILE", help="the ledger (SQLite)")
@@ -131,15 +156,24 @@ def parser() -> argparse.ArgumentParser:
         help="auto picks a window where there is a screen, else the terminal",
     )
     run.set_defaults(func=_run)
-    rep = commands.add_parser("replay", help="play a script through the rules and print the state")
-    rep.add_argument("script", type=Path, metavar="SCRIPT")
+    rep = commands.add_parser(
+        "replay",
+        help="play a script through the rules and print the state",
+        description="Play a replay script through the rules; print the state as JSON.",
+        epilog=SCRIPT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument("script", type=Path, metavar="SCRIPT", help="a replay script (see below)")
     rep.set_defaults(func=_replay)
     sta = commands.add_parser("state", help="print the latest game in the store as replay does")
+    sta.add_argument(
+        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
+    )
     sta.add_argument(
         "--store",
         type=Path,
         metavar="FILE",
-        help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
+        help="default: the settings' [store] path, as for run",
     )
     sta.set_defaults(func=_state)
     check = commands.add_parser(
@@ -158,13 +192,18 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _usage(top: argparse.ArgumentParser) -> int:
+    top.print_help()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (ConfigError, StoreError) as err:  # each says what is wrong, and where, in one line
+    except RefereeError as err:  # each says what is wrong, and where, in one line
         print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return err.exit_status
     return code
 
 

@@ -29,6 +29,7 @@ from typing import Self
 
 import platformdirs
 
+from .errors import StoreError as StoreError  # re-exported: callers know it from here
 from .rules import (
     Input,
     Settings,
@@ -74,15 +75,6 @@ _REASONS = {
     sqlite3.SQLITE_IOERR: "I/O error",
     sqlite3.SQLITE_READONLY: "read-only storage",
 }
-
-
-class StoreError(Exception):
-    """The store cannot be opened, read or written; `reason` is short enough for a screen."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 # Where the systemd unit's StateDirectory=referee keeps the box's ledger.
