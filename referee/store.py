@@ -30,6 +30,7 @@ from typing import Self
 import platformdirs
 
 from .errors import StoreError as StoreError  # re-exported: callers know it from here
+from .files import NotARegularFile, open_regular
 from .rules import (
     Input,
     Settings,
@@ -158,10 +159,12 @@ class Store:
     @classmethod
     def _connect_readonly(cls, path: Path) -> Self:
         try:
-            with path.open("rb") as file:
+            with os.fdopen(open_regular(path), "rb") as file:
                 header = file.read(len(SQLITE_HEADER))
         except FileNotFoundError:
             raise StoreError(path, "no such file") from None
+        except NotARegularFile as err:
+            raise StoreError(path, f"{err.strerror}, so not a referee store") from None
         except OSError as err:
             raise StoreError(path, f"cannot read: {err.strerror}") from err
         if header and header != SQLITE_HEADER:

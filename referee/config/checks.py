@@ -25,6 +25,7 @@ from .schema import (
     SerialConfig,
     SoundConfig,
     SoundOutput,
+    Unmet,
     toml_value,
 )
 
@@ -58,9 +59,10 @@ def _read(source: Source, section: str, name: str, raw: Any) -> Any:
         if given is not kind and not (kind is float and given is int):
             raise ValueError
         return setting.parse(float(value) if kind is float else value)
-    except ValueError:
+    except ValueError as err:
         named = f", a GPIO pin named as gpiozero does ({PIN_NAMES})" if setting.pin else ""
-        what = f"must be {setting.key.allowed}{named}; got {toml_value(raw)}"
+        unmet = f", {err}" if isinstance(err, Unmet) else ""
+        what = f"must be {setting.key.allowed}{named}{unmet}; got {toml_value(raw)}"
         raise source.error(what, section, name) from None
 
 
@@ -169,9 +171,15 @@ def _distinct(pins: list[tuple[tuple[str, str], str]], source: Source) -> None:
 def _store_path(text: str, source: Source) -> Path | None:
     if not text:
         return None
-    path = Path(text).expanduser()
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~user with no such user, or ~ with no home directory
+        user = text.split("/")[0]
+        what = "no home directory is known" if user == "~" else "no such user on this computer"
+        got = source.written("store", "path")
+        raise source.error(f"{toml_value(user)}: {what}; got {got}", "store", "path") from None
     # Relative to the settings file, and made absolute now: lgpio changes the working
-    # directory when it is imported (DESIGN.md).
+    # directory when it is imported.
     base = source.path.parent if source.path else Path()
     return (base / path).absolute()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import platformdirs
 
 from referee.errors import ConfigError
+from referee.files import read_regular
 
 from .checks import check
 from .lines import Source, find_lines
@@ -39,7 +40,7 @@ def load_config(path: Path | None = None) -> Config:
         if path is None:
             return default_config()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError("no such settings file", path) from None
     except OSError as err:
@@ -51,4 +52,6 @@ def load_config(path: Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as err:
         at = re.search(r"at line (\d+)", str(err))
         raise ConfigError(f"not TOML: {err}", path, int(at[1]) if at else None) from None
+    except RecursionError:
+        raise ConfigError("not TOML: arrays or tables nested too deeply", path) from None
     return check(Source(path, doc, find_lines(text)))

@@ -113,10 +113,21 @@ def _zero_or_within(low: int, high: int) -> Callable[[Any], Any]:
     return lambda value: value and within(value)
 
 
+class Unmet(ValueError):
+    """A value that breaks a condition the key's description leaves out (it is rare)."""
+
+
+def _no_nul(value: str) -> str:
+    # The operating system ends a path at a NUL: what is opened would not be what is named.
+    if "\0" in value:
+        raise Unmet("with no NUL character")
+    return value
+
+
 def _not_empty(value: str) -> str:
     if not value:
         raise ValueError
-    return value
+    return _no_nul(value)
 
 
 def _choices(enum: type[StrEnum]) -> str:
@@ -265,7 +276,9 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             _within(1, math.inf),
         ),
     ),
-    "store": _settings(_setting("path", "", 'the ledger\'s file, or "" for the default place')),
+    "store": _settings(
+        _setting("path", "", 'the ledger\'s file, or "" for the default place', _no_nul)
+    ),
 }
 # A timing key's ButtonTiming field and unit: debounce_ms → debounce_ns, in ms.
 TIMES = {
