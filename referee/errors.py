@@ -58,8 +58,8 @@ class StoreInUse(StoreError):
     """Another process holds the store's lock: two daemons would mix two tables' games."""
 
     def __init__(self, path: Path, pid: int | None) -> None:
-        holder = f"referee (PID {pid})" if pid else "referee process"
-        super().__init__(path, f"in use by another {holder}: one referee per store")
+        holder = f"referee (PID {pid})" if pid else "referee"
+        super().__init__(path, f"in use by another {holder}: stop it first, or use another store")
         self.pid = pid
 
 

@@ -29,6 +29,7 @@ from typing import Self
 
 import platformdirs
 
+from . import store_lock
 from .errors import StoreError as StoreError  # re-exported: callers know it from here
 from .files import NotARegularFile, open_regular
 from .rules import (
@@ -112,26 +113,40 @@ class StoredGame:
 class Store:
     """One store file. Open it with `Store.open` (to write) or `Store.open_readonly`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock_fd: int | None = None) -> None:
         self.path = path
         self._conn = conn
+        self._lock_fd = lock_fd  # the writer's: see store_lock.py
 
     @classmethod
     def open(cls, path: Path) -> Self:
-        """Open the store to write, creating it (and its directory) or migrating it."""
-        if path.exists():
+        """Open the store to write, creating it (and its directory) or migrating it.
+
+        One writer per store: StoreInUse names the process that has it open.
+        """
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(path, f"cannot create its directory: {err.strerror}") from err
+        try:
+            lock_fd = store_lock.lock(path)
+        except NotARegularFile as err:
+            raise StoreError(path, f"{err.strerror}, so not a referee store") from None
+        except OSError as err:
+            raise StoreError(path, f"cannot open: {err.strerror}") from err
+        try:
             # Look with a connection that cannot write before one that can: a file that
             # is not our store, or is newer than us, must be left exactly as it was.
             with cls._connect_readonly(path) as probe, probe._closed_on_error():
                 probe._check_version()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, isolation_level=None)
-        except OSError as err:
-            raise StoreError(path, f"cannot create its directory: {err.strerror}") from err
         except sqlite3.Error as err:
+            os.close(lock_fd)
             raise _store_error(path, err) from err
-        store = cls(path, conn)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        store = cls(path, conn, lock_fd)
         with store._closed_on_error():
             # Answers with the mode it got, not an error, where WAL is not possible.
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -182,6 +197,9 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # after the connection: its last writes are done
+            self._lock_fd = None
 
     def __enter__(self) -> Self:
         return self
