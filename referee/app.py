@@ -19,10 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from . import rescue
 from .arbiter import Arbiter
 from .config import Config
 from .devices import KEY_POLL_S, StartError, WindowKeys, open_input, open_lights, open_speaker
 from .edges import Edge, Inbox, InboxItem, Quit, SourceStatus, signals_to
+from .errors import UnsavedInputs
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import next_pip_ns, pips_due, sounds_for
@@ -101,6 +103,7 @@ class App:
         self.inbox = Inbox()
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
         self.lost_sources: dict[str, str] = {}
+        self.unsaved: UnsavedInputs | None = None  # at exit: where the waiting inputs went
         # Whatever opened is closed again if a later part cannot open (and by close()).
         with contextlib.ExitStack() as opened:
             self.notifier = Notifier()
@@ -215,7 +218,7 @@ class App:
             self.messages.append(effect.text)
         for sound in sounds_for(effects):
             self.speaker.play(sound)
-        if self.session.ledger.pending and (decisions or now_ns >= self._retry_at):
+        if self.session.ledger.trouble and (decisions or now_ns >= self._retry_at):
             if not decisions:  # else an input has just tried the disk
                 self.session.ledger.flush()
             self._retry_at = now_ns + LEDGER_RETRY_NS
@@ -259,7 +262,7 @@ class App:
             times.append(max(self.session.mono_ns(frame) + settle, self._next_frame_ns))
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
-        if self.session.ledger.pending:
+        if self.session.ledger.trouble:
             times.append(self._retry_at)
         due = min((t for t in times if t is not None), default=None)
         return None if due is None else max(0, due - now_ns) / 1e9
@@ -288,3 +291,4 @@ class App:
         ledger = self.session.ledger
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
+            self.unsaved = rescue.keep(ledger)

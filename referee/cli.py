@@ -4,19 +4,28 @@ import argparse
 import contextlib
 import json
 import logging
-import logging.handlers
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, rescue
 from .config import example_config, load_config, render_config
-from .errors import EXIT_BAD_INPUT, RefereeError, ScriptFileError
+from .errors import (
+    EXIT_BAD_INPUT,
+    RefereeError,
+    ScriptFileError,
+    StoreError,
+    StoreInUse,
+    UnsavedInputs,
+)
 from .rules import ScriptError, parse_script, replay, report
 from .rules.script import KINDS
 from .store import Store, default_store_path
+from .terminal_log import held_logs, stderr_to_log
 
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+log = logging.getLogger(__name__)
 
 
 def _log_to(handler: logging.Handler) -> None:
@@ -36,16 +45,56 @@ def _run(args: argparse.Namespace) -> int:
     # window covers while the screen drew (bench/fairness.py). The inputs budget this.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
-    try:
-        app = App(RunOptions(config, store, input=args.input, display=args.display))
-    except StartError as err:  # to go once StartError is a RefereeError (errors.py)
-        raise _StartFailed(str(err)) from None
-    if app.display == "terminal":
-        # Log lines would tear the terminal's picture: they go beside the store.
-        log_file = store.with_name("referee.log")
-        print(f"referee: logging to {log_file}", file=sys.stderr)
-        _log_to(logging.handlers.RotatingFileHandler(log_file, maxBytes=1_000_000, backupCount=1))
-    return app.run()
+    _put_back_waiting(store)
+    with contextlib.ExitStack() as running:
+        # Nothing may write on a terminal that shows the game: what is logged while it
+        # opens waits, and then goes where stderr goes for as long as the game is shown.
+        release = running.enter_context(held_logs())
+        try:
+            app = App(RunOptions(config, store, input=args.input, display=args.display))
+        except StartError as err:  # to go once StartError is a RefereeError (errors.py)
+            raise _StartFailed(str(err)) from None
+        if app.display == "terminal":
+            running.enter_context(stderr_to_log(store))
+        release()
+        code = app.run()
+    if app.unsaved is not None:
+        raise app.unsaved
+    return code
+
+
+def _put_back_waiting(store: Path) -> None:
+    """Inputs a full or failing disk refused at the last exit go back in before the game
+    resumes: a game resumed without them could not take them afterwards."""
+    for found in rescue.waiting_for(store):
+        try:
+            kept = rescue.read(found)
+            with Store.open(store) as opened:
+                game, count = rescue.recover(kept, opened, found)
+        except ScriptFileError as err:
+            log.warning("%s", err)
+            continue
+        except StoreInUse:
+            raise
+        except StoreError as err:
+            raise UnsavedInputs(
+                f"{found}: inputs {store} could not take at the last exit; it still cannot"
+                f" ({err.reason}): free it, then start again"
+            ) from None
+        found.unlink()
+        log.info("%s: put back %d inputs into game %d of %s", found, count, game, store)
+
+
+def _recover(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    kept = rescue.read(path)
+    store_path: Path = args.store or kept.store
+    with Store.open(store_path) as store:
+        game, count = rescue.recover(kept, store, path)
+    path.unlink()
+    inputs = f"{count} input{'' if count == 1 else 's'}"
+    print(f"{path}: put back {inputs} into game {game} of {store_path}; the file is removed")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -184,6 +233,19 @@ def parser() -> argparse.ArgumentParser:
         "--input", default="auto", metavar="auto|gpio|keyboard|serial[:DEVICE]", help="as for run"
     )
     check.set_defaults(func=_check_buttons)
+    rec = commands.add_parser(
+        "recover",
+        help="put inputs a full or failing disk refused back into the store",
+        description="Put back into the store the inputs a full or failing disk refused:"
+        " `referee run` wrote them to FILE at exit and named it. The inputs the store's"
+        " game lacks are appended, none twice; then FILE is removed. `run` does this"
+        " by itself when it starts and finds FILE.",
+    )
+    rec.add_argument("file", type=_absolute, metavar="FILE", help="the file `run` named")
+    rec.add_argument(
+        "--store", type=_absolute, metavar="FILE", help="default: the store FILE names"
+    )
+    rec.set_defaults(func=_recover)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")

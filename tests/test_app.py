@@ -111,7 +111,7 @@ def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
     assert [n.text for n in notices] == [
         "button board unplugged: waiting for /dev/ttyACM0",
         "P3 is held down: ignored until released",
-        "storage trouble: disk full, 0 inputs not yet saved",
+        "storage trouble: disk full: inputs will wait in memory",
     ]
     assert notices[-1].severity is Severity.ERROR
     app._take(SourceStatus("board", "button board connected", ok=True))
