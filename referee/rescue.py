@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,6 +147,12 @@ def keep(ledger: Ledger) -> UnsavedInputs | None:
     return UnsavedInputs(f"{said}, and no file could hold them; here they are:\n{text}")
 
 
+def _in_time(inputs: Iterable[Input]) -> tuple[Input, ...]:
+    """As the store reads a game back (a late input in its place), and as a replay script
+    must be."""
+    return tuple(sorted(inputs, key=lambda inp: inp.t_ns))
+
+
 def _rescue_of(ledger: Ledger, reason: str) -> Rescue:
     waiting = tuple(parse_input(s.words.split(), s.t_ns) for s in ledger.unsaved)
     try:
@@ -154,12 +160,13 @@ def _rescue_of(ledger: Ledger, reason: str) -> Rescue:
     except StoreError:
         game = None  # the disk fails reading too: what waits is what only memory has
     if game is None:
-        return Rescue(ledger.store.path, ledger.game_id, ledger.saved + 1, waiting, reason=reason)
+        first = ledger.saved + 1
+        return Rescue(ledger.store.path, ledger.game_id, first, _in_time(waiting), reason=reason)
     return Rescue(
         ledger.store.path,
         game.id,
         1,
-        (*game.inputs, *waiting),
+        _in_time((*game.inputs, *waiting)),
         settings=game.settings,
         lobby=game.lobby,
         reason=reason,
@@ -198,22 +205,28 @@ def recover(rescue: Rescue, store: Store, where: Path) -> tuple[int, int]:
         for inp in rescue.inputs:
             store.append(new, inp)
         return new, len(rescue.inputs)
-    before = rescue.first - 1
-    if len(game.inputs) < before:
-        raise ScriptFileError(
-            f"{where}: game {game.id} in {store.path} has {len(game.inputs)} inputs; the file's"
-            f" follow input {before}"
-        )
-    kept = game.inputs[before:]
-    if rescue.inputs[: len(kept)] != kept:
+    stored = game.inputs[rescue.first - 1 :]
+    missing = _missing(stored, rescue.inputs)
+    if missing is None:
         raise ScriptFileError(
             f"{where}: game {game.id} in {store.path} went on without these inputs;"
             " the file keeps them"
         )
-    missing = rescue.inputs[len(kept) :]
     for inp in missing:
         store.append(game.id, inp)
     return game.id, len(missing)
+
+
+def _missing(stored: Sequence[Input], listed: Sequence[Input]) -> list[Input] | None:
+    """The listed inputs the store lacks, if what it has is among them in their order
+    (else None: the game went on without them)."""
+    missing, matched = [], 0
+    for inp in listed:
+        if matched < len(stored) and stored[matched] == inp:
+            matched += 1
+        else:
+            missing.append(inp)
+    return missing if matched == len(stored) else None
 
 
 def _same_game(game: StoredGame, rescue: Rescue) -> bool:
