@@ -73,6 +73,13 @@ def test_a_game_through_the_loop(make_app):
     assert app.view().messages[-1] == "P2 SET! (+1)"
 
 
+def test_end_in_an_empty_lobby_ends_nothing(make_app):
+    app, clock = make_app()
+    assert tap(app, clock, "END") == ["ignored: nobody has joined yet: there is no game to end"]
+    assert app.session.state.phase is Phase.LOBBY
+    assert tap(app, clock, "P1", "END")[-1].startswith("game over")
+
+
 def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
     app, clock = make_app()
     tap(app, clock, "P1", "P2", "SUPER")
