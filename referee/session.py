@@ -23,6 +23,7 @@ from .rules import (
     Tick,
     new_game,
     parse_input,
+    settings_values,
     step,
     words,
 )
@@ -56,8 +57,10 @@ class Session:
         log.info(
             "resumed game %d (%d inputs, phase %s)", game.id, len(game.inputs), self.state.phase
         )
-        if self.settings != self.rules:
-            log.info("the settings changed since this game started: they apply to the next one")
+        if self.settings != self.rules:  # the settings file, or the input's resolution
+            was, will = settings_values(self.settings), settings_values(self.rules)
+            differ = [f"{k} {was[k]} (the next game: {will[k]})" for k in was if was[k] != will[k]]
+            log.info("game %d keeps the rules it started with: %s", game.id, ", ".join(differ))
 
     def _new_game(self, now_ns: int) -> None:
         self.settings = self.rules
