@@ -14,6 +14,7 @@ from .inputs import InputSource
 from .inputs.gpio import GpioButtons, GpioError
 from .inputs.keyboard import KEYBOARD_RESOLUTION_NS, TerminalKeys
 from .inputs.serial_board import SerialBoard
+from .outputs.alsa import alsa_quiet
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 
@@ -101,7 +102,8 @@ def open_speaker(config: Config, source: InputSource, *, desktop: bool) -> Speak
     # Without GPIO a beeper is out of reach; a desktop has speakers.
     if output is SoundOutput.SOUNDCARD or (output is SoundOutput.BEEPER and desktop):
         try:
-            return SoundCardSpeaker(config.sound.volume)
+            with alsa_quiet():  # libasound's own 8 lines for what SDL says in one
+                return SoundCardSpeaker(config.sound.volume)
         except RuntimeError as err:  # pygame.error: SDL found no sound card
             log.warning("no sound card (%s): silent", err)
     return Silence()
