@@ -95,7 +95,7 @@ def test_the_point_out_timer_fires_through_the_loop(make_app):
     app, clock = make_app(pointout_ns=2 * S)
     tap(app, clock, "P1", "P2", "SUPER", "P1")
     clock.now += 3 * S
-    assert "P1 too late (+0)" in [e.text for e in app.step(clock.now)]
+    assert "P1 too late (no point to pay)" in [e.text for e in app.step(clock.now)]
     assert app.session.state.locked == (1,)
 
 
