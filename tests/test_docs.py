@@ -2,6 +2,7 @@
 tell a new user to type works after `make run`."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -19,9 +20,22 @@ DOCS = sorted(
 )
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 OUTSIDE = re.compile(r"\.\./shared|\bRULES\.md|\bDESIGN\.md")
+# Written on other branches of issue 8, until they are merged: what each doc waits for.
+COMING = {
+    "README.md": ("docs/rules.md", "the rules and every decision the box takes"),
+    "hardware/pico/README.md": ("docs/protocol.md", "the serial board's protocol"),
+}
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=[str(p.relative_to(ROOT)) for p in DOCS])
+def _doc_param(doc: Path):
+    name = str(doc.relative_to(ROOT))
+    waits = COMING.get(name)
+    missing = waits is not None and not (ROOT / waits[0]).exists()
+    reason = f"{waits[0]} ({waits[1]}) is not merged yet" if waits else ""
+    return pytest.param(doc, id=name, marks=pytest.mark.xfail(missing, reason=reason))
+
+
+@pytest.mark.parametrize("doc", [_doc_param(doc) for doc in DOCS])
 def test_links_stay_in_the_repository_and_lead_somewhere(doc):
     text = doc.read_text()
     for target in LINK.findall(text):
