@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from . import rescue
 from .arbiter import Arbiter
 from .config import Config
-from .devices import StartError, open_devices
+from .devices import open_devices
 from .edges import Edge, Inbox, InboxItem, LostTrack, Quit, SourceStatus, Status, signals_to
+from .errors import ScreenUnavailable, StartError, UnsavedInputs
 from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
@@ -102,8 +104,13 @@ class App:
         self.clock = clock
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
         self.troubles: dict[tuple[str, str], str] = {}  # (source, condition) -> what is wrong
+        self.unsaved: UnsavedInputs | None = None  # at exit: where the waiting inputs went
         # Whatever opened is closed again if a later part cannot open (and by close()).
         with contextlib.ExitStack() as opened:
+            # The ledger first: a store that cannot be used (another referee's, not a
+            # store) stops the box before any device is touched.
+            self.store = Store.open(options.store_path)
+            opened.callback(self.store.close)
             self.inbox = Inbox()
             opened.callback(self.inbox.close)
             self.notifier = Notifier()
@@ -126,8 +133,6 @@ class App:
             opened.callback(devices.close)
             self.inputs, self.lights, self.speaker = devices.inputs, devices.lights, devices.speaker
             self.arbiter = Arbiter(options.config.buttons)
-            self.store = Store.open(options.store_path)
-            opened.callback(self.store.close)
             self.session = Session(
                 self.store,
                 options.config.rules,
@@ -148,7 +153,7 @@ class App:
         """The first of the displays that opens, and its name."""
         display, *others = displays
         if display == "window":
-            from .outputs.display import ScreenUnavailable, Window
+            from .outputs.display import Window
 
             size = self.options.config.display
             try:
@@ -157,7 +162,7 @@ class App:
                 )
             except ScreenUnavailable as err:
                 if not others:
-                    raise StartError(str(err)) from None
+                    raise
                 log.warning("%s: trying the %s instead", err, others[0])
                 return self._open_screen(others, stdout)
             return self.window, display
@@ -221,7 +226,7 @@ class App:
             self.messages.append(outcome.text)
         for sound in sounds_for(outcomes):
             self.speaker.play(sound)
-        if self.session.ledger.pending and (decisions or now_ns >= self._retry_at):
+        if self.session.ledger.trouble and (decisions or now_ns >= self._retry_at):
             if not decisions:  # else an input has just tried the disk
                 self.session.ledger.flush()
             self._retry_at = now_ns + LEDGER_RETRY_NS
@@ -285,7 +290,7 @@ class App:
             times.append(self._next_window_poll)
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
-        if self.session.ledger.pending:
+        if self.session.ledger.trouble:
             times.append(self._retry_at)
         due = min((t for t in times if t is not None), default=None)
         return None if due is None else max(0, due - now_ns) / 1e9
@@ -320,3 +325,4 @@ class App:
         ledger = self.session.ledger
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
+            self.unsaved = rescue.keep(ledger)

@@ -1,20 +1,32 @@
-"""The `referee` command: run, replay, state, check-buttons (DESIGN.md, "Command line")."""
+"""referee: the software of a box that referees the card game SET at a real table."""
 
 import argparse
 import contextlib
 import json
 import logging
-import logging.handlers
 import sys
 from pathlib import Path
 
-from .config import ConfigError, example_config, load_config, render_config
+from . import __version__, rescue
+from .config import example_config, load_config, render_config
+from .errors import (
+    EXIT_BAD_INPUT,
+    RefereeError,
+    ScriptFileError,
+    StartError,
+    StoreError,
+    StoreInUse,
+    UnsavedInputs,
+)
 from .rules import ScriptError, parse_script, replay, report
-from .store import Store, StoreError, default_store_path
+from .rules.script import KINDS
+from .store import Store, default_store_path
+from .terminal_log import held_logs, stderr_to_log
 
-EXIT_BAD_INPUT = 2
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+log = logging.getLogger(__name__)
 
 
 def _log_to(handler: logging.Handler) -> None:
@@ -25,7 +37,6 @@ def _log_to(handler: logging.Handler) -> None:
 def _run(args: argparse.Namespace) -> int:
     # Imported here: only `run` needs the screens and the inputs.
     from .app import App, RunOptions
-    from .devices import StartError
 
     config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
@@ -34,17 +45,53 @@ def _run(args: argparse.Namespace) -> int:
     # window covers while the screen drew (bench/fairness.py). The inputs budget this.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
-    try:
+    _put_back_waiting(store)
+    with contextlib.ExitStack() as running:
+        # Nothing may write on a terminal that shows the game: what is logged while it
+        # opens waits, and then goes where stderr goes for as long as the game is shown.
+        release = running.enter_context(held_logs())
         app = App(RunOptions(config, store, input=args.input, display=args.display))
-    except (StartError, StoreError) as err:
-        logging.getLogger("referee").error("cannot start: %s", err)
-        return EXIT_BAD_INPUT
-    if app.display == "terminal":
-        # Log lines would tear the terminal's picture: they go beside the store.
-        log_file = store.with_name("referee.log")
-        print(f"referee: logging to {log_file}", file=sys.stderr)
-        _log_to(logging.handlers.RotatingFileHandler(log_file, maxBytes=1_000_000, backupCount=1))
-    return app.run()
+        if app.display == "terminal":
+            running.enter_context(stderr_to_log(store))
+        release()
+        code = app.run()
+    if app.unsaved is not None:
+        raise app.unsaved
+    return code
+
+
+def _put_back_waiting(store: Path) -> None:
+    """Inputs a full or failing disk refused at the last exit go back in before the game
+    resumes: a game resumed without them could not take them afterwards."""
+    for found in rescue.waiting_for(store):
+        try:
+            kept = rescue.read(found)
+            with Store.open(store) as opened:
+                game, count = rescue.recover(kept, opened, found)
+        except ScriptFileError as err:
+            log.warning("%s", err)
+            continue
+        except StoreInUse:
+            raise
+        except StoreError as err:
+            raise UnsavedInputs(
+                f"{found}: inputs {store} could not take at the last exit; it still cannot"
+                f" ({err.reason}): free it, then start again"
+            ) from None
+        found.unlink()
+        log.info("%s: put back %d inputs into game %d of %s", found, count, game, store)
+
+
+def _recover(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    kept = rescue.read(path)
+    store_path: Path = args.store or kept.store
+    with Store.open(store_path) as store:
+        game, count = rescue.recover(kept, store, path)
+    path.unlink()
+    inputs = f"{count} input{'' if count == 1 else 's'}"
+    print(f"{path}: put back {inputs} into game {game} of {store_path}; the file is removed")
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -52,20 +99,21 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        print(f"{path}: cannot read the script: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise ScriptFileError(f"{path}: cannot read the script: {err}") from None
     try:
         script = parse_script(text)
     except ScriptError as err:
-        print(err.where(str(path)), file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise ScriptFileError(err.where(str(path))) from None
     state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
     print(json.dumps(report(script.settings, state), indent=2))
     return 0
 
 
 def _state(args: argparse.Namespace) -> int:
-    path: Path = args.store or default_store_path(reading=True)
+    # The store `run` would use with the same settings.
+    path: Path = (
+        args.store or load_config(args.config).store_path or default_store_path(reading=True)
+    )
     with Store.open_readonly(path) as store:
         game = store.latest_game()
     if game is None:
@@ -87,7 +135,7 @@ def _config(args: argparse.Namespace) -> int:
 def _check_buttons(args: argparse.Namespace) -> int:
     from .app import pick_input
     from .check_buttons import ButtonCheck
-    from .devices import StartError, open_devices
+    from .devices import open_devices
     from .edges import Inbox
     from .rules.settings import MAX_SEATS
 
@@ -97,22 +145,34 @@ def _check_buttons(args: argparse.Namespace) -> int:
     kind = pick_input(args.input)
     with contextlib.closing(Inbox()) as inbox:
         try:
-            try:
-                # Every buzzer the pin map wires, the seats the rules leave empty too.
-                devices = open_devices(config, kind, inbox, display=display, seats=MAX_SEATS)
-            except StartError as err:
-                if kind != "gpio" or config.rules.players == MAX_SEATS:
-                    raise
-                # A pin of an empty seat may serve something else (a HAT screen's touch).
-                print(f"referee: not checking the empty seats: {err}", file=sys.stderr)
-                devices = open_devices(config, kind, inbox, display=display)
+            # Every buzzer the pin map wires, the seats the rules leave empty too.
+            devices = open_devices(config, kind, inbox, display=display, seats=MAX_SEATS)
         except StartError as err:
-            print(f"referee: {err}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            if kind != "gpio" or config.rules.players == MAX_SEATS:
+                raise
+            # A pin of an empty seat may serve something else (a HAT screen's touch).
+            print(f"referee: not checking the empty seats: {err}", file=sys.stderr)
+            devices = open_devices(config, kind, inbox, display=display)
         try:
             return ButtonCheck(config, devices, sys.stdout).run()
         finally:
             devices.close()
+
+
+SCRIPT_HELP = f"""\
+A replay script is a text file: an optional first line `config KEY=VALUE ...` with
+the rule settings (a script with one skips the lobby: every seat plays), then one
+input a line, each with its time in seconds since the start, never going back:
+
+    config players=4 rules=super tie_ms=0
+    0.000 press 2
+    0.0123 press 4
+    1.5 valid
+    20 tick        # only moves time on, so that timers can fire
+
+Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
+A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
+"""
 
 
 def _absolute(text: str) -> Path:
@@ -121,8 +181,12 @@ def _absolute(text: str) -> Path:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="referee", description=__doc__)
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    top = argparse.ArgumentParser(
+        prog="referee", description=__doc__, epilog="`referee COMMAND --help` says more."
+    )
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    top.set_defaults(func=lambda args: _usage(top))
+    commands = top.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="referee a game at the table (the daemon)")
     run.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
     run.add_argument("--store", type=_absolute, metavar="FILE", help="the ledger (SQLite)")
@@ -139,15 +203,24 @@ def parser() -> argparse.ArgumentParser:
         help="auto picks a window where there is a screen, else the terminal",
     )
     run.set_defaults(func=_run)
-    rep = commands.add_parser("replay", help="play a script through the rules and print the state")
-    rep.add_argument("script", type=Path, metavar="SCRIPT")
+    rep = commands.add_parser(
+        "replay",
+        help="play a script through the rules and print the state",
+        description="Play a replay script through the rules; print the state as JSON.",
+        epilog=SCRIPT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument("script", type=Path, metavar="SCRIPT", help="a replay script (see below)")
     rep.set_defaults(func=_replay)
     sta = commands.add_parser("state", help="print the latest game in the store as replay does")
+    sta.add_argument(
+        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
+    )
     sta.add_argument(
         "--store",
         type=Path,
         metavar="FILE",
-        help="default: $STATE_DIRECTORY/referee.db, else in the user's data directory",
+        help="default: the settings' [store] path, as for run",
     )
     sta.set_defaults(func=_state)
     check = commands.add_parser(
@@ -158,6 +231,19 @@ def parser() -> argparse.ArgumentParser:
         "--input", default="auto", metavar="auto|gpio|keyboard|serial[:DEVICE]", help="as for run"
     )
     check.set_defaults(func=_check_buttons)
+    rec = commands.add_parser(
+        "recover",
+        help="put inputs a full or failing disk refused back into the store",
+        description="Put back into the store the inputs a full or failing disk refused:"
+        " `referee run` wrote them to FILE at exit and named it. The inputs the store's"
+        " game lacks are appended, none twice; then FILE is removed. `run` does this"
+        " by itself when it starts and finds FILE.",
+    )
+    rec.add_argument("file", type=_absolute, metavar="FILE", help="the file `run` named")
+    rec.add_argument(
+        "--store", type=_absolute, metavar="FILE", help="default: the store FILE names"
+    )
+    rec.set_defaults(func=_recover)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")
@@ -166,13 +252,18 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _usage(top: argparse.ArgumentParser) -> int:
+    top.print_help()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except (ConfigError, StoreError) as err:  # each says what is wrong, and where, in one line
+    except RefereeError as err:  # each says what is wrong, and where, in one line
         print(err, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return err.exit_status
     return code
 
 

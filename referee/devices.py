@@ -15,10 +15,12 @@ from gpiozero import GPIOZeroError
 
 from .config import Config, LedDriver, SoundOutput
 from .edges import Inbox, in_play
+from .errors import StartError
 from .inputs import InputSource
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
+from .outputs.alsa import alsa_quiet
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 
@@ -26,10 +28,6 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
-
-
-class StartError(Exception):
-    """The box cannot start as asked: a one-line reason for the log and the terminal."""
 
 
 @dataclass
@@ -96,16 +94,13 @@ def open_input(
             device, baud=config.serial.baud, settle_ns=config.buttons.settle_ns, clock=clock
         )
     if kind == "gpio":
-        from .inputs.gpio import GpioButtons, GpioError  # Linux's GPIO: gpiod is only there
+        from .inputs.gpio import GpioButtons  # Linux's GPIO: gpiod is only there
 
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's).
         buttons = in_play(config.rules.players if seats is None else seats)
         pins = {button: config.pins[button] for button in buttons}
-        try:
-            return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
-        except GpioError as err:
-            raise StartError(str(err)) from None
+        return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 
 
@@ -142,7 +137,8 @@ def open_speaker(config: Config, source: InputSource, *, on_gpio: bool, desktop:
     # Without GPIO a beeper is out of reach; a desktop has speakers.
     if output is SoundOutput.SOUNDCARD or (output is SoundOutput.BEEPER and desktop):
         try:
-            return SoundCardSpeaker(config.sound.volume)
+            with alsa_quiet():  # libasound's own 8 lines for what SDL says in one
+                return SoundCardSpeaker(config.sound.volume)
         except RuntimeError as err:  # pygame.error: SDL found no sound card
             log.warning("no sound card (%s): silent", err)
     return Silence()

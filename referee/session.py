@@ -34,6 +34,7 @@ from .rules import (
     Tick,
     new_game,
     parse_input,
+    settings_values,
     step,
     words,
 )
@@ -103,8 +104,10 @@ class Session:
             # The time between the last input and the cut is given back to the timer.
             self.resumed = f"resumed: timers restarted at {(deadline - last_ns) / NS_PER_S:.0f} s"
             log.info("%s", self.resumed)
-        if self.settings != self.rules:
-            log.info("the settings changed since this game started: they apply to the next one")
+        if self.settings != self.rules:  # the settings file, or the input's resolution
+            was, will = settings_values(self.settings), settings_values(self.rules)
+            differ = [f"{k} {was[k]} (the next game: {will[k]})" for k in was if was[k] != will[k]]
+            log.info("game %d keeps the rules it started with: %s", game.id, ", ".join(differ))
 
     def _new_game(self, now_ns: int) -> None:
         self.settings = self.rules

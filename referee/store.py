@@ -29,6 +29,9 @@ from typing import Self
 
 import platformdirs
 
+from . import store_lock
+from .errors import StoreError as StoreError  # re-exported: callers know it from here
+from .files import NotARegularFile, open_regular
 from .rules import (
     Input,
     Settings,
@@ -73,16 +76,8 @@ _REASONS = {
     sqlite3.SQLITE_FULL: "disk full",
     sqlite3.SQLITE_IOERR: "I/O error",
     sqlite3.SQLITE_READONLY: "read-only storage",
+    sqlite3.SQLITE_CANTOPEN: "cannot write beside it",  # its -wal and -shm files
 }
-
-
-class StoreError(Exception):
-    """The store cannot be opened, read or written; `reason` is short enough for a screen."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 # Where the systemd unit's StateDirectory=referee keeps the box's ledger.
@@ -119,33 +114,58 @@ class StoredGame:
 class Store:
     """One store file. Open it with `Store.open` (to write) or `Store.open_readonly`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        lock_fd: int | None = None,
+        *,
+        unwritable: str | None = None,
+    ) -> None:
         self.path = path
         self._conn = conn
+        self._lock_fd = lock_fd  # the writer's: see store_lock.py
+        self._unwritable = unwritable  # a writer's connection could not be opened: why
 
     @classmethod
     def open(cls, path: Path) -> Self:
-        """Open the store to write, creating it (and its directory) or migrating it."""
-        if path.exists():
-            # Look with a connection that cannot write before one that can: a file that
-            # is not our store, or is newer than us, must be left exactly as it was.
-            with cls._connect_readonly(path) as probe, probe._closed_on_error():
-                probe._check_version()
+        """Open the store to write, creating it (and its directory) or migrating it.
+
+        One writer per store: StoreInUse names the process that has it open.
+        """
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, isolation_level=None)
         except OSError as err:
             raise StoreError(path, f"cannot create its directory: {err.strerror}") from err
-        except sqlite3.Error as err:
-            raise _store_error(path, err) from err
-        store = cls(path, conn)
+        try:
+            lock_fd = store_lock.lock(path)
+        except NotARegularFile as err:
+            raise StoreError(path, f"{err.strerror}, so not a referee store") from None
+        except OSError as err:
+            raise StoreError(path, f"cannot open: {err.strerror}") from err
+        try:
+            # Look with a connection that cannot write before one that can: a file that
+            # is not our store, or is newer than us, must be left exactly as it was.
+            probe = cls._connect_readonly(path)
+            with probe._closed_on_error():
+                current = probe._check_version() == SCHEMA_VERSION
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        try:
+            conn = _connect_writer(path)
+        except StoreError as err:
+            if not (current and err.reason in _REASONS.values()):
+                probe.close()
+                os.close(lock_fd)
+                raise
+            # The disk takes nothing now (full, read-only, failing): the game can still be
+            # read and played, its inputs waiting in memory (Ledger), and the screen says so.
+            log.warning("%s: cannot write (%s): reading it only, for now", path, err.reason)
+            return cls(path, probe._conn, lock_fd, unwritable=err.reason)
+        probe.close()
+        store = cls(path, conn, lock_fd)
         with store._closed_on_error():
-            # Answers with the mode it got, not an error, where WAL is not possible.
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode != "wal":
-                raise StoreError(path, f"cannot use write-ahead logging (journal mode {mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("PRAGMA foreign_keys = ON")
             store._migrate()
         return store
 
@@ -166,10 +186,12 @@ class Store:
     @classmethod
     def _connect_readonly(cls, path: Path) -> Self:
         try:
-            with path.open("rb") as file:
+            with os.fdopen(open_regular(path), "rb") as file:
                 header = file.read(len(SQLITE_HEADER))
         except FileNotFoundError:
             raise StoreError(path, "no such file") from None
+        except NotARegularFile as err:
+            raise StoreError(path, f"{err.strerror}, so not a referee store") from None
         except OSError as err:
             raise StoreError(path, f"cannot read: {err.strerror}") from err
         if header and header != SQLITE_HEADER:
@@ -187,6 +209,9 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # after the connection: its last writes are done
+            self._lock_fd = None
 
     def __enter__(self) -> Self:
         return self
@@ -226,6 +251,11 @@ class Store:
             raise ValueError(f"{self.path}: no game {game_id}") from err
 
     def latest_game(self) -> StoredGame | None:
+        return self.game()
+
+    def game(self, game_id: int | None = None) -> StoredGame | None:
+        """The game with this id (None: the latest), or None if there is none."""
+        which = "" if game_id is None else "WHERE id = ?"
         try:
             # One read transaction: the game and its inputs as of one moment.
             self._conn.execute("BEGIN")
@@ -233,7 +263,9 @@ class Store:
                 if self._check_version() == 0:
                     return None  # an empty database: nothing was ever stored in it
                 game = self._conn.execute(
-                    "SELECT id, started_at, settings, lobby FROM games ORDER BY id DESC LIMIT 1"
+                    f"SELECT id, started_at, settings, lobby FROM games {which}"
+                    " ORDER BY id DESC LIMIT 1",
+                    () if game_id is None else (game_id,),
                 ).fetchone()
                 # Event-time order: an input that came late was appended after later
                 # ones, and is replayed in its place (DESIGN.md, "Late data").
@@ -255,6 +287,15 @@ class Store:
             started_at=self._started_at(game_id, started_at),
             inputs=tuple(self._input(game_id, *row) for row in rows),
         )
+
+    def count_inputs(self, game_id: int) -> int:
+        try:
+            count: int = self._conn.execute(
+                "SELECT count(*) FROM inputs WHERE game_id = ?", (game_id,)
+            ).fetchone()[0]
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        return count
 
     def _check_version(self) -> int:
         """The schema version, refusing a file that is not our store or is newer than us."""
@@ -298,9 +339,25 @@ class Store:
             self.close()
             raise
 
+    def check_writable(self) -> None:
+        """Write to the disk now, changing nothing, or raise StoreError saying why not."""
+        with self._writing() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute(f"PRAGMA user_version = {version}")  # rewrites the header page
+
+    def _become_writer(self) -> None:
+        """A store opened while the disk took nothing: try again to open it to write."""
+        conn = _connect_writer(self.path)
+        self._conn.close()
+        self._conn = conn
+        self._unwritable = None
+        log.info("%s: writable again", self.path)
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (durably) at the end, rolled back on error."""
+        if self._unwritable is not None:
+            self._become_writer()
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -367,10 +424,48 @@ def _storable_words(inp: Input) -> str:
     return text
 
 
+def _connect_writer(path: Path) -> sqlite3.Connection:
+    """A connection that writes durably, in WAL mode; StoreError if there can be none."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error as err:
+        raise _store_error(path, err) from err
+    try:
+        # Answers with the mode it got, not an error, where WAL is not possible.
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode != "wal":
+            raise StoreError(path, f"cannot use write-ahead logging (journal mode {mode})")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as err:
+        conn.close()
+        raise _store_error(path, err) from err
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _store_error(path: Path, err: sqlite3.Error) -> StoreError:
     code = getattr(err, "sqlite_errorcode", None)
     reason = _REASONS.get(code & 0xFF) if code is not None else None
+    if reason in _REASONS.values():
+        # SQLite says "I/O error" for a -shm file a full disk cannot grow, and "cannot
+        # open" for one a read-only disk cannot create: the disk itself says which.
+        reason = _disk_says(path) or reason
     return StoreError(path, reason or str(err))
+
+
+def _disk_says(path: Path) -> str | None:
+    try:
+        disk = os.statvfs(path.parent)
+    except OSError:
+        return None
+    if disk.f_flag & os.ST_RDONLY:
+        return _REASONS[sqlite3.SQLITE_READONLY]
+    if disk.f_bavail == 0:
+        return _REASONS[sqlite3.SQLITE_FULL]
+    return None
 
 
 class Ledger:
@@ -378,24 +473,39 @@ class Ledger:
 
     What the disk cannot take now is kept in memory and written first on the next
     append or flush. The main loop shows an input's effects either way (a full disk
-    does not stop a game) and puts `trouble` on the screen while inputs wait.
+    does not stop a game) and puts `trouble` on the screen while inputs wait; it is
+    there from the start when the disk takes nothing then.
     """
 
     def __init__(self, store: Store, game_id: int) -> None:
         self.store = store
         self.game_id = game_id
         self._unsaved: deque[Stored] = deque()
-        self._reason: str | None = None  # set while inputs wait for the disk
+        self._reason: str | None = None  # set while the disk refuses
+        self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
+        self.flush(check=True)
 
     @property
     def pending(self) -> int:
         return len(self._unsaved)
 
     @property
+    def unsaved(self) -> tuple[Stored, ...]:
+        """The inputs waiting for the disk, oldest first."""
+        return tuple(self._unsaved)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the disk refuses, in a few words ("disk full"), while it does."""
+        return self._reason
+
+    @property
     def trouble(self) -> str | None:
         if self._reason is None:
             return None
         n = len(self._unsaved)
+        if n == 0:
+            return f"storage trouble: {self._reason}: inputs will wait in memory"
         return f"storage trouble: {self._reason}, {n} input{'' if n == 1 else 's'} not yet saved"
 
     def append(self, inp: Input) -> bool:
@@ -404,22 +514,26 @@ class Ledger:
         self._unsaved.append(Stored(inp.t_ns, _storable_words(inp)))
         return self.flush()
 
-    def flush(self) -> bool:
-        """Try again to save the waiting inputs, oldest first; True when none is left."""
-        while self._unsaved:
-            try:
+    def flush(self, *, check: bool = False) -> bool:
+        """Try again to save the waiting inputs, oldest first; True when none is left and
+        the disk takes writes. check: write to find out even with nothing waiting."""
+        try:
+            if not self._unsaved and (check or self._reason is not None):
+                self.store.check_writable()
+            while self._unsaved:
                 self.store._append(self.game_id, self._unsaved[0])
-            except StoreError as err:
-                if err.reason != self._reason:
-                    log.warning(
-                        "storage trouble: %s (%s); inputs wait in memory, %d now",
-                        err,
-                        err.__cause__,
-                        len(self._unsaved),
-                    )
-                self._reason = err.reason
-                return False
-            self._unsaved.popleft()
+                self._unsaved.popleft()
+                self.saved += 1
+        except StoreError as err:
+            if err.reason != self._reason:
+                log.warning(
+                    "storage trouble: %s (%s); inputs wait in memory, %d now",
+                    err,
+                    err.__cause__,
+                    len(self._unsaved),
+                )
+            self._reason = err.reason
+            return False
         if self._reason is not None:
             log.info("storage trouble over: every input is saved to %s", self.store.path)
             self._reason = None

@@ -10,8 +10,8 @@ import pytest
 
 from referee.app import App, RunOptions, pick_display
 from referee.config import default_config
-from referee.devices import StartError
 from referee.edges import Edge, SourceStatus
+from referee.errors import StartError
 from referee.keys import KEYMAP
 from referee.rules import Phase
 from referee.store import Store
@@ -98,10 +98,17 @@ def test_a_key_typed_during_a_stall_is_stamped_when_read(make_app):
     table.tap("P1", "P2", "SUPER", "P1")
     os.write(table.keys, b"v")  # typed at +1 s, but the loop only reads at +3 s
     assert table.at(table.clock.now + 3 * S) == [
-        "P1 too late (+0)",
+        "P1 too late (no point to pay)",
         "P1 is locked until another player's SET is judged valid",
         "ignored: no call to judge",
     ]
+
+
+def test_end_in_an_empty_lobby_ends_nothing(make_app):
+    table = make_app()
+    assert table.tap("END") == ["ignored: nobody has joined yet: there is no game to end"]
+    assert table.app.session.state.phase is Phase.LOBBY
+    assert table.tap("P1", "END")[-1].startswith("game over")
 
 
 def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
@@ -124,7 +131,7 @@ def test_a_timer_fires_once_the_watermark_passes_its_deadline(make_app):
     # The terminal's watermark is its last empty read: the loop reads it at the deadline.
     assert app.inputs.wake_ns(deadline) == deadline
     assert table.at(deadline - 1) == []
-    assert table.at(deadline)[0] == "P1 too late (+0)"
+    assert table.at(deadline)[0] == "P1 too late (no point to pay)"
     assert app.session.state.locked == (1,)
 
 
@@ -149,7 +156,7 @@ def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
         "button board stalled: no T line for 1 s",
         "button board unplugged: waiting for /dev/ttyACM0",
         "P3 is held down: ignored until released",
-        "storage trouble: disk full, 0 inputs not yet saved",
+        "storage trouble: disk full: inputs will wait in memory",
     ]
     assert notices[-1].severity is Severity.ERROR
     app._take(SourceStatus("board", "button board connected", ok=True))

@@ -36,7 +36,7 @@ def no_settings_files(tmp_path, monkeypatch):
     """Keep the machine's own settings files out of every test."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr("referee.config.SYSTEM_PATH", tmp_path / "etc" / "referee.toml")
+    monkeypatch.setattr("referee.config.loading.SYSTEM_PATH", tmp_path / "etc" / "referee.toml")
 
 
 def write(tmp_path: Path, text: str, name: str = "referee.toml") -> Path:

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.edges import Inbox, Quit
+from referee.errors import ScreenUnavailable
 from referee.outputs import gallery
 from referee.outputs.canvas import Canvas, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
-from referee.outputs.display import ScreenUnavailable, Window, render
+from referee.outputs.display import Window, render
 from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
@@ -22,7 +23,7 @@ from referee.view import View
 
 SIZES = [(480, 320), (1280, 720), (1920, 1080)]
 VIEWS = gallery.views()
-LEGIBLE_PX = 9  # the smallest text allowed on the 3.5" screen
+LEGIBLE_PX = 18  # the smallest text allowed, on the 3.5" screen (480x320) too
 
 
 def drawn(view: View, size: tuple[int, int]) -> Canvas:
@@ -77,6 +78,20 @@ def test_an_ignored_input_says_why():
 
 def test_the_ranking_shares_places():
     assert texts(VIEWS["ranking"]).count("=1st") == 2
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720)])
+def test_game_over_says_how_to_start_again(size):
+    assert "bank 10  ·  SUPER starts a new game" in texts(VIEWS["ranking"], size)
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720)])
+def test_the_keys_are_shown_when_the_keyboard_is_the_buttons(size):
+    legend = (
+        "keys:  1-8 buzzers  ·  v valid  ·  x invalid  ·  s super  ·  u undo  ·  e end  ·  q quit"
+    )
+    assert legend in texts(VIEWS["lobby"], size)  # its source is the keyboard
+    assert not any(t.startswith("keys:") for t in texts(VIEWS["scoreboard"], size))  # GPIO
 
 
 def test_notices_and_the_source_are_shown():
@@ -199,7 +214,7 @@ def test_sdl_drawing_nowhere_is_no_screen_unless_asked_for(monkeypatch, inbox):
 
 
 def test_a_key_with_no_button_is_nothing(window, inbox):
-    key(pygame.KEYDOWN, pygame.K_q)
+    key(pygame.KEYDOWN, pygame.K_z)
     window.take_events()
     assert inbox.drain() == []
 
@@ -233,8 +248,12 @@ def test_keys_become_edges_and_a_held_key_is_one_press(window, inbox):
     assert not window.quit_requested
 
 
-@pytest.mark.parametrize("event", [(pygame.KEYDOWN, pygame.K_ESCAPE), (pygame.QUIT, None)])
-def test_escape_or_closing_the_window_asks_to_quit(window, inbox, event):
+@pytest.mark.parametrize(
+    "event",
+    [(pygame.KEYDOWN, pygame.K_q), (pygame.KEYDOWN, pygame.K_ESCAPE), (pygame.QUIT, None)],
+    ids=["q", "escape", "closed"],
+)
+def test_q_escape_or_closing_the_window_asks_to_quit(window, inbox, event):
     kind, k = event
     if k is None:
         assert pygame.event.post(pygame.event.Event(kind))

@@ -7,8 +7,9 @@ import sys
 import pytest
 
 from referee.edges import Edge, SourceStatus
+from referee.errors import GpioError
 from referee.inputs import gpio
-from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, GpioError, find_chip
+from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, find_chip
 from tests.fake_gpio import FakeRequest
 
 PINS = {"P1": "GPIO17", "P2": "GPIO27", "VALID": "GPIO16"}

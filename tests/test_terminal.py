@@ -1,9 +1,14 @@
 """The terminal's picture of a game: what it shows, and what it leaves out."""
 
-from referee.outputs.terminal import KEYS, render
-from referee.view import View
+import re
+
+from referee.outputs.captions import KEY_LEGEND
+from referee.outputs.terminal import render
+from referee.view import Notice, View
 
 from .rules.helpers import play
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def picture(script: str, now_s: float = 0, source: str = "GPIO") -> str:
@@ -27,5 +32,50 @@ def test_the_solo_increment_during_a_no_set_claim():
 
 
 def test_the_keys_come_from_the_key_map():
-    assert KEYS == "keys: 1-8 buzzers  v valid  x invalid  s super  u undo  e end  q quit"
-    assert KEYS in picture("config players=2\n", source="keyboard")
+    legend = "keys:   1-8 buzzers   v valid   x invalid   s super   u undo   e end   q quit"
+    assert tuple(legend.split("   ")[1:]) == KEY_LEGEND
+    assert legend in picture("config players=2\n", source="keyboard")
+    assert "keys:" not in picture("config players=2\n", source="GPIO")
+
+
+def test_an_old_photo_finish_does_not_come_back_after_a_super_round():
+    text = picture(
+        "config players=3\n0 press 2\n1 valid\n2 super\n3 press 1\n4 super\n15 tick\n", 20
+    )
+    assert "FIND A SET" in text and "photo finish" not in text
+
+
+LOCKED_EIGHT = "".join(f"{2 * n} press {n}\n{2 * n + 1} invalid\n" for n in range(1, 9))
+
+
+def test_lines_break_between_words_at_the_terminals_width():
+    script = "config players=8\n" + LOCKED_EIGHT
+    settings, state, effects = play(script + "30 press 3\n")
+    long = "a notice long enough to need two lines of a narrow terminal, and then some more"
+    view = View(
+        settings,
+        state,
+        31 * 10**9,
+        messages=tuple(e.text for e in effects),
+        notices=(Notice(long),),
+        source="keyboard",
+    )
+    for width in (40, 80):
+        text = render(view, colour_on=False, width=width)
+        assert max(map(len, text.splitlines())) <= width, text
+        # Every word is whole on some line: none was cut in two.
+        words = set(render(view, colour_on=False, width=1000).split())
+        assert set(text.split()) == words
+    wide = render(view, colour_on=False, width=80)
+    assert "LOCKED" in wide and long.split()[-1] in wide
+
+
+def test_the_lines_fit_with_colour_too():
+    settings, state, _ = play("config players=8\n" + LOCKED_EIGHT)
+    text = render(View(settings, state, 0, source="keyboard"), width=50)
+    assert max(len(ANSI.sub("", line)) for line in text.splitlines()) <= 50
+
+
+def test_game_over_says_how_to_start_again():
+    text = picture("config players=2\n0 press 1\n1 valid\n2 end\n", 3)
+    assert "GAME OVER: SUPER STARTS A NEW GAME" in text

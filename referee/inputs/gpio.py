@@ -35,6 +35,7 @@ from gpiod.line import Bias, Clock, Direction, Value
 from gpiod.line import Edge as LineEdge
 
 from referee.edges import BUTTONS, Edge, SourceStatus
+from referee.errors import GpioError
 from referee.inputs import SourceItem
 
 log = logging.getLogger(__name__)
@@ -48,10 +49,6 @@ CONSUMER = "referee"
 IRQ_BOUND_NS = 1_000_000
 # The kernel's queue for the request: a bouncing button makes a dozen edges a press.
 EVENT_BUFFER = 1024
-
-
-class GpioError(Exception):
-    """GPIO cannot be used; the message names the pin, its button and what to do."""
 
 
 class Request(Protocol):

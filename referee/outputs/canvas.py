@@ -20,7 +20,9 @@ from .seats import Colour
 Align = Literal["left", "center", "right"]
 
 FONT_FILE = "fonts/DejaVuSans-Bold.ttf"
-MIN_SIZE = 6  # below this the glyphs are mush; text that still does not fit is clipped
+# No text is drawn smaller: at 3 m from a 3.5" screen (480x320) less does not read.
+# Text that does not fit even so is clipped, and the record says it was cut.
+MIN_SIZE = 18
 MEASURE_SIZE = 40  # size at which line breaks are chosen: widths scale with size
 
 
@@ -82,6 +84,8 @@ def fit(
     """The font size and lines that show the text largest in width x height, up to
     max_size; in as few lines as reach that size (a line break costs reading)."""
     best: tuple[int, tuple[str, ...]] = (0, (text,))
+    if max_size is not None:
+        max_size = max(max_size, MIN_SIZE)
     for n in range(1, max_lines + 1):
         lines = _wrap(text, n)
         if lines is None:
@@ -119,6 +123,10 @@ class Canvas:
             (fit(t, b.width, b.height, max_lines)[0] for b, t in zip(boxes, texts, strict=True)),
             default=0,
         )
+
+    def fits(self, box: Rect, text: str, max_lines: int = 1) -> bool:
+        """The text fits the box at MIN_SIZE or larger."""
+        return fit(text, box.width, box.height, max_lines)[0] >= MIN_SIZE
 
     def fill(self, box: Rect, colour: Colour, radius: int = 0) -> None:
         pygame.draw.rect(self.surface, colour, box, border_radius=radius)

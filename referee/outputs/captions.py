@@ -6,11 +6,25 @@ deadline, never with time left. A picture changes by itself only when a shown di
 does, so the main loop sleeps a second at a time and 10 frames a second only at the end.
 """
 
+from referee.keys import KEYMAP, QUIT_KEY
 from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, RuleSet, solo_increment
 from referee.rules.effects import ms, seat
 from referee.view import View
 
 TENTH_NS = 100 * NS_PER_MS
+_KEY_NAMES = {
+    "VALID": "valid",
+    "INVALID": "invalid",
+    "SUPER": "super",
+    "UNDO": "undo",
+    "END": "end",
+}
+# What each key does, where the keyboard is the buttons: "v valid", a key then its name.
+KEY_LEGEND = (
+    "1-8 buzzers",
+    *(f"{key} {_KEY_NAMES[button]}" for key, button in KEYMAP.items() if button in _KEY_NAMES),
+    f"{QUIT_KEY} quit",
+)
 TENTHS_FROM_NS = 3 * NS_PER_S
 
 
@@ -134,6 +148,18 @@ def offsets(call: Call) -> list[tuple[int, str]]:
     ]
 
 
+def photo_finish_call(view: View) -> Call | None:
+    """The call whose photo finish to show: the one being judged, or in open play the
+    one just judged, until the next step (never an old one after a super round)."""
+    state = view.state
+    if state.pending is not None:
+        return state.pending
+    before = state.previous
+    if state.phase is Phase.OPEN and before is not None and before.pending is not None:
+        return state.calls[-1]
+    return None
+
+
 def headline(view: View) -> str:
     """One line saying what the table is doing now and what it waits for."""
     state = view.state
@@ -155,4 +181,4 @@ def headline(view: View) -> str:
             assert sr is not None
             return "super round: only " + ", ".join(seat(p) for p in sr.participants) + " may call"
         case Phase.OVER:
-            return "game over"
+            return "game over: SUPER starts a new game"

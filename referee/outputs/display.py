@@ -17,7 +17,8 @@ import time
 import pygame
 
 from referee.edges import Edge, Inbox, Quit
-from referee.keys import KEYMAP
+from referee.errors import ScreenUnavailable
+from referee.keys import KEYMAP, QUIT_KEY
 from referee.view import View
 
 from . import captions
@@ -36,10 +37,6 @@ _WANTED = (
     pygame.WINDOWEXPOSED,
     pygame.WINDOWSIZECHANGED,
 )
-
-
-class ScreenUnavailable(RuntimeError):
-    """There is no screen to draw on: no desktop session and no KMS display."""
 
 
 def render(surface: pygame.Surface, view: View) -> None:
@@ -95,6 +92,7 @@ class Window:
         pygame.event.set_blocked(None)
         pygame.event.set_allowed(_WANTED)
         self._keys = {pygame.key.key_code(name): button for name, button in KEYMAP.items()}
+        self._quit_keys = {pygame.key.key_code(QUIT_KEY), pygame.K_ESCAPE}
         self._held: set[int] = set()
         self._inbox = inbox
         self._last_key: tuple[object, ...] | None = None
@@ -103,7 +101,7 @@ class Window:
 
     def take_events(self) -> None:
         """Act on what SDL has queued: keys become edges in the inbox (stamped now), a
-        closed window or Escape a Quit, an uncovered or resized window a redraw."""
+        closed window, `q` or Escape a Quit, an uncovered or resized window a redraw."""
         self._handle(pygame.event.get())
 
     def _handle(self, events: list[pygame.event.Event]) -> None:
@@ -116,8 +114,8 @@ class Window:
                 self._last_key = None  # the window's pixels are gone or resized: redraw
 
     def _key(self, down: bool, key: int) -> None:
-        if down and key == pygame.K_ESCAPE:
-            self._quit("Escape pressed")
+        if down and key in self._quit_keys:
+            self._quit(f"{pygame.key.name(key)} pressed")
             return
         button = self._keys.get(key)
         # A second key-down without a key-up is the keyboard repeating a held key.

@@ -29,8 +29,32 @@ def _cuts(start: int, length: int, weights: Sequence[float], gap: int) -> list[t
     return spans
 
 
-def rows(box: Rect, weights: Sequence[float], gap: int = 0) -> list[Rect]:
-    """The box cut into horizontal bands, top to bottom, as tall as their weights."""
+def _at_least(room: int, weights: Sequence[float], least: Sequence[int]) -> list[float]:
+    """Shares of room by weight, where none is below its least: those that would be get
+    their least, and the others share what is left by weight."""
+    held: dict[int, float] = {}
+    while True:
+        free = room - sum(held.values())
+        total = sum(w for i, w in enumerate(weights) if i not in held)
+        short = {
+            i: float(least[i])
+            for i, w in enumerate(weights)
+            if i not in held and (total <= 0 or w / total * free < least[i])
+        }
+        if not short:
+            return [held.get(i, w / total * free if total else 0.0) for i, w in enumerate(weights)]
+        held.update(short)
+
+
+def rows(
+    box: Rect, weights: Sequence[float], gap: int = 0, least: Sequence[int] | None = None
+) -> list[Rect]:
+    """The box cut into horizontal bands, top to bottom, as tall as their weights, and
+    each at least as tall as its `least` in pixels (what its text needs, on a small
+    screen), when given."""
+    if least is not None:
+        room = max(0, box.height - gap * (len(weights) - 1))
+        weights = _at_least(room, weights, least)
     return [Rect(box.x, y, box.width, h) for y, h in _cuts(box.y, box.height, weights, gap)]
 
 

@@ -14,10 +14,11 @@ from pygame import Rect
 
 from referee.rules import NS_PER_S, Call, Judgement, Phase, RuleSet
 from referee.rules.engine import SOLO_HALF_LIFE_NS
-from referee.view import Notice, Severity, View
+from referee.view import Severity, View
 
 from . import captions
-from .canvas import Align, Canvas
+from .canvas import MIN_SIZE, Align, Canvas, font
+from .captions import KEY_LEGEND
 from .layout import columns, grid, inset, rows, square
 from .seats import Colour, label
 from .seats import colour as seat_colour
@@ -37,7 +38,9 @@ from .style import (
     ink_on,
 )
 
-MAX_NOTICES = 3  # more would squeeze the game off the screen; the last line counts the rest
+NOTICES_SHARE = 0.25  # of the screen's height at most: the game comes first
+SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+KEYBOARD = "keyboard"  # in the source's name: the keys are the buttons, so show them
 NOTICE_STYLE: dict[Severity, tuple[Colour, str]] = {
     Severity.INFO: (INFO, ""),
     Severity.WARNING: (ATTENTION, "⚠ "),
@@ -140,36 +143,56 @@ class Screen:
 
     # --- the frame ----------------------------------------------------------------------
 
+    def lines_px(self, lines: int) -> int:
+        """How tall `lines` lines of the smallest text allowed are."""
+        f = font(MIN_SIZE)
+        return f.get_linesize() * (lines - 1) + f.get_height()
+
+    def badge_px(self) -> int:
+        """How tall a seat's mark must be for its text to be legible."""
+        return self.lines_px(1) * 4 // 3  # the text, and the inset around it
+
     def draw(self) -> None:
         self.canvas.fill(self.canvas.rect, BACKGROUND)
-        shown = self.notices()
-        heights = [0.1] + [0.08] * len(shown) + [0.75 - 0.08 * len(shown), 0.15]
-        header, *notice_boxes, main, footer = rows(
-            inset(self.canvas.rect, self.pad), heights, self.pad
-        )
+        area = inset(self.canvas.rect, self.pad)
+        shown = self.notices(area.height)
+        legend = KEYBOARD in self.view.source
+        two = self.lines_px(2) + 2 * self.pad  # a panel of two lines
+        weights = [0.1] + [0.08] * len(shown) + [0.75 - 0.08 * len(shown)]
+        least = [self.lines_px(1)] + [two] * len(shown) + [0]
+        if legend:
+            weights, least = [*weights, 0.08], [*least, self.lines_px(2)]
+        weights, least = [*weights, 0.15], [*least, self.lines_px(2) + self.pad]
+        boxes = rows(area, weights, self.pad, least)
+        header, main, footer = boxes[0], boxes[1 + len(shown)], boxes[-1]
         self.header(header)
-        for box, (colour, line) in zip(notice_boxes, shown, strict=True):
-            self.text(self.panel(box, colour), line, ink_on(colour))
+        for box, (colour, line) in zip(boxes[1 : 1 + len(shown)], shown, strict=True):
+            self.text(self.panel(box, colour), line, ink_on(colour), max_lines=2)
+        if legend:
+            self.text(boxes[-2], "keys:  " + "  ·  ".join(KEY_LEGEND), DIM, max_lines=2)
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
-    def notices(self) -> list[tuple[Colour, str]]:
-        notices: Sequence[Notice] = self.view.notices
-        if len(notices) > MAX_NOTICES:
-            rest = len(notices) - MAX_NOTICES + 1
-            notices = [*notices[: MAX_NOTICES - 1], Notice(f"and {rest} more notices")]
+    def notices(self, height: int) -> list[tuple[Colour, str]]:
+        """The notices that fit (a quarter of the screen), the most severe first; the
+        last one shown counts those left out."""
+        notices = sorted(self.view.notices, key=lambda n: SEVERITY_ORDER.index(n.severity))
+        room = max(1, int(height * NOTICES_SHARE // max(0.08 * height, self.lines_px(2))))
         lines = []
-        for notice in notices:
+        for i, notice in enumerate(notices[:room]):
             colour, mark = NOTICE_STYLE[notice.severity]
-            lines.append((colour, mark + notice.text))
+            rest = len(notices) - room if i == room - 1 and len(notices) > room else 0
+            lines.append((colour, mark + notice.text + (f" (+{rest} more)" if rest else "")))
         return lines
 
     def header(self, box: Rect) -> None:
         title, source = columns(box, [0.6, 0.4], self.pad)
         self.text(title, TITLES[self.name()], align="left")
-        # Small, but on a 3.5" screen two readable lines rather than one tiny one.
-        small = max(6, box.height * 2 // 5)
-        self.text(source, self.view.source, DIM, align="right", max_lines=2, max_size=small)
+        # Where the buttons come from, small: in full where it fits, else its first word.
+        said = self.view.source
+        if not self.canvas.fits(source, said, max_lines=2):
+            said = said.split(" (")[0]
+        self.text(source, said, DIM, align="right", max_lines=2, max_size=box.height * 2 // 5)
 
     def footer(self, box: Rect) -> None:
         if not self.view.messages:
@@ -178,7 +201,7 @@ class Screen:
         colour = ATTENTION if message.startswith("ignored:") else TEXT
         self.canvas.fill(box, PANEL, self.radius)
         inside = inset(box, max(1, self.pad // 2))
-        self.text(inside, message, colour, max_lines=2, max_size=max(6, inside.height * 2 // 5))
+        self.text(inside, message, colour, max_lines=2, max_size=inside.height * 2 // 5)
 
     def name(self) -> str:
         state = self.state
@@ -233,10 +256,12 @@ class Screen:
 
     def scores(self, box: Rect) -> None:
         players = self.state.players
-        tiles, bank = rows(box, [0.89, 0.11], self.pad)
+        line = self.lines_px(1)
+        tiles, bank = rows(box, [0.89, 0.11], self.pad, [0, line])
+        badge = self.badge_px()
         cols = len(players) if len(players) <= 4 else ceil(len(players) / 2)
         cells = [
-            rows(self.panel(cell), [0.34, 0.48, 0.18], self.pad // 2)
+            rows(self.panel(cell), [0.34, 0.48, 0.18], self.pad // 2, [badge, line, line])
             for cell in grid(tiles, len(players), cols, self.pad)
         ]
         on = list(zip(cells, players, strict=True))
@@ -252,7 +277,10 @@ class Screen:
         solo = self.state.solo
         value = captions.increment(self.view)
         assert solo is not None and value is not None
-        what, worth, note, score = rows(box, [0.14, 0.46, 0.12, 0.28], self.pad)
+        line = self.lines_px(1)
+        what, worth, note, score = rows(
+            box, [0.14, 0.46, 0.12, 0.28], self.pad, [line, line, line, line + 2 * self.pad]
+        )
         self.text(what, "a SET now scores")
         self.text(worth, f"+{value}", BAD if solo.zeroed else TEXT)
         if solo.zeroed:
@@ -281,7 +309,10 @@ class Screen:
         left, right = columns(body, [0.54, 0.46], self.pad)
         paused = captions.countdown_left_ns(self.view)
         weights = [0.5, 0.14, 0.36] + ([0.12] if paused is not None else [])
-        caller, turn, timer, *rest = rows(left, weights, self.pad)
+        line = self.lines_px(1)
+        caller, turn, timer, *rest = rows(
+            left, weights, self.pad, [0, line, line, line][: len(weights)]
+        )
         self.badges([(_wide(caller, BADGE_RATIO), call.turn)])
         self.text(
             turn,
@@ -294,18 +325,21 @@ class Screen:
         else:
             self.text(timer, "no time limit", DIM)
         if paused is not None:
-            self.text(rest[0], f"countdown paused at {captions.seconds(paused)} s", DIM)
+            self.text(rest[0], f"countdown paused: {captions.seconds(paused)} s", DIM)
         self.photo_finish(right, call)
 
     def photo_finish(self, box: Rect, call: Call) -> None:
         inside = self.panel(box)
-        title, listing = rows(inside, [0.13, 0.87], self.pad // 2)
+        title, listing = rows(inside, [0.13, 0.87], self.pad // 2, [self.lines_px(1), 0])
         self.text(title, "photo finish", DIM)
-        slots = rows(listing, [1] * PHOTO_ROWS, max(1, self.pad // 2))
+        gap = max(1, self.pad // 2)
+        # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
+        fit = (listing.height + gap) // (self.badge_px() + gap)
+        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, fit)), gap)
         presses = captions.offsets(call)
-        if len(presses) > PHOTO_ROWS:  # the first few matter; the rest would be unreadable
-            later = len(presses) - (PHOTO_ROWS - 1)
-            presses = presses[: PHOTO_ROWS - 1]
+        if len(presses) > len(slots):
+            later = len(presses) - (len(slots) - 1)
+            presses = presses[: len(slots) - 1]
             self.text(slots[-1], f"and {later} later", DIM)
         cells = [columns(slot, [0.46, 0.54], self.pad) for slot in slots[: len(presses)]]
         on = list(zip(cells, presses, strict=True))
@@ -322,7 +356,9 @@ class Screen:
         assert sr is not None and left is not None
         remind = self.view.settings.must_use_flipped
         weights = [0.15, 0.62, 0.1] + ([0.13] if remind else [])
-        who, digits, pips, *reminder = rows(box, weights, self.pad)
+        line = self.lines_px(1)
+        least = [line, line, 0] + ([line + 2 * self.pad] if remind else [])
+        who, digits, pips, *reminder = rows(box, weights, self.pad, least)
         self.seat_row(who, "may call:", sr.participants)
         shown = captions.shown_ns(left)
         urgent = captions.urgent(shown)
@@ -335,7 +371,7 @@ class Screen:
 
     def over(self, box: Rect) -> None:
         ranking = self.state.ranking
-        listing, bank = rows(box, [0.88, 0.12], self.pad)
+        listing, bank = rows(box, [0.88, 0.12], self.pad, [0, self.lines_px(1)])
         cols = 1 if len(ranking) <= 4 else 2
         per_col = ceil(len(ranking) / cols)
         # Rows stretched across a TV would leave each place far from its player.
@@ -364,8 +400,10 @@ class Screen:
             ]
         )
         self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right")
+        again = "SUPER starts a new game"
         if self.view.settings.rules is RuleSet.SUPER:
-            self.text(bank, f"bank {self.state.bank}", DIM)
+            again = f"bank {self.state.bank}  ·  {again}"
+        self.text(bank, again, DIM)
 
 
 SCREENS: dict[str, Callable[[Screen, Rect], None]] = {

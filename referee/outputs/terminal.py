@@ -4,10 +4,10 @@ For a machine without a screen (or over ssh). It redraws the whole picture only 
 its text changes; the main loop asks captions.next_change_ns when a timer needs a frame.
 """
 
-from collections.abc import Callable
+import os
+import textwrap
 from typing import TextIO
 
-from referee.keys import KEYMAP, QUIT_KEY
 from referee.rules import Phase, RuleSet
 from referee.view import Severity, View
 
@@ -19,31 +19,44 @@ RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
 CLEAR = "\x1b[H\x1b[2J"
 ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
-_NAMES = {"VALID": "valid", "INVALID": "invalid", "SUPER": "super", "UNDO": "undo", "END": "end"}
-KEYS = "keys: 1-8 buzzers  " + "  ".join(
-    [f"{key} {_NAMES[button]}" for key, button in KEYMAP.items() if button in _NAMES]
-    + [f"{QUIT_KEY} quit"]
-)
 MESSAGES_SHOWN = 4
+DEFAULT_WIDTH = 80
 
 
-def _paint(text: str, rgb: Colour | None = None, *, bold: bool = False) -> str:
+Style = tuple[Colour | None, bool]  # a colour (None: the terminal's own) and bold
+Segment = tuple[str, Style]
+PLAIN: Style = (None, False)
+GAP = "   "  # between the segments of a line (the players of a row)
+INDENT = "  "  # a line that had to break goes on, indented
+
+
+def _paint(text: str, style: Style, colour_on: bool) -> str:
+    rgb, bold = style
+    if not colour_on:
+        return text
     start = (BOLD if bold else "") + (f"\x1b[38;2;{rgb[0]};{rgb[1]};{rgb[2]}m" if rgb else "")
     return f"{start}{text}{RESET}" if start else text
 
 
-def render(view: View, *, colour_on: bool = True) -> str:
-    """The whole picture as text (with ANSI colour when colour_on)."""
+def render(view: View, *, colour_on: bool = True, width: int = 80) -> str:
+    """The whole picture as text (with ANSI colour when colour_on), no line wider than
+    width: lines break between words, never inside one."""
+    out: list[str] = []
+    for segments in _lines(view):
+        out += [_paint_line(line, colour_on) for line in _fit(segments, width)]
+    return "\n".join(out) + "\n"
 
-    def paint(text: str, rgb: Colour | None = None, *, bold: bool = False) -> str:
-        return _paint(text, rgb, bold=bold) if colour_on else text
 
+def _lines(view: View) -> list[list[Segment]]:
+    """The picture, each line a list of segments (the players of a row, or one text)."""
     state, settings = view.state, view.settings
-    lines = [paint(f"SET referee · {settings.rules} rules · {view.source}", bold=True), ""]
-
+    lines: list[list[Segment]] = [
+        [(f"SET referee · {settings.rules} rules · {view.source}", (None, True))],
+        [],
+    ]
     caller = state.pending.turn if state.pending else None
     sr = state.super_round
-    row = []
+    row: list[Segment] = []
     for p in state.players:
         tags = []
         if p.locked:
@@ -53,53 +66,83 @@ def render(view: View, *, colour_on: bool = True) -> str:
         if sr is not None and p.id in sr.participants:
             tags.append("in super round")
         text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
-        row.append(paint(text, colour(p.id), bold=p.id == caller))
+        row.append((text, (colour(p.id), p.id == caller)))
     if settings.rules is RuleSet.SUPER and state.phase is not Phase.LOBBY:
-        row.append(f"bank {state.bank}")
-    # Four players a line: eight on one would not fit a terminal's width.
-    rows = ["   ".join(row[i : i + 4]) for i in range(0, len(row), 4)]
-    lines += rows or ["nobody has joined yet"]
-    lines.append("")
-
-    lines.append(paint(captions.headline(view).upper(), bold=True))
-    lines += _details(view, paint)
-    lines.append("")
-
+        row.append((f"bank {state.bank}", PLAIN))
+    # Four players a line at most, so that a row reads as one (and fits a narrow terminal).
+    lines += [row[i : i + 4] for i in range(0, len(row), 4)] or [[("nobody has joined yet", PLAIN)]]
+    lines.append([])
+    lines.append([(captions.headline(view).upper(), (None, True))])
+    lines += [[segment] for segment in _details(view)]
+    lines.append([])
     for notice in view.notices:
         error = notice.severity is Severity.ERROR
         mark = "!!" if error else "!"
-        lines.append(paint(f"{mark} {notice.text}", ERROR if error else ATTENTION, bold=True))
-    lines += [f"> {m}" for m in view.messages[-MESSAGES_SHOWN:]]
+        lines.append([(f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))])
+    lines += [[(f"> {m}", PLAIN)] for m in view.messages[-MESSAGES_SHOWN:]]
     if "keyboard" in view.source:
-        lines += ["", paint(KEYS, DIM)]
-    return "\n".join(lines) + "\n"
+        lines += [[], [(entry, (DIM, False)) for entry in ("keys:", *captions.KEY_LEGEND)]]
+    return lines
 
 
-def _details(view: View, paint: Callable[..., str]) -> list[str]:
+def _fit(segments: list[Segment], width: int) -> list[list[Segment]]:
+    """A line's segments in lines no wider than width: breaks go between segments first,
+    then between the words of a segment too wide alone (never inside a word)."""
+    if not segments:
+        return [[]]
+    lines: list[list[Segment]] = [[]]
+    used = 0
+    for text, style in segments:
+        need = len(text) + (len(GAP) if lines[-1] else 0)
+        if lines[-1] and used + need > width:
+            lines.append([])
+            used, need = 0, len(text)
+        if len(text) <= width - used:
+            lines[-1].append((GAP + text if lines[-1] else text, style))
+            used += need
+            continue
+        pieces = textwrap.wrap(
+            text, width, subsequent_indent=INDENT, break_long_words=False, break_on_hyphens=False
+        )
+        for i, piece in enumerate(pieces):
+            if i:
+                lines.append([])
+            lines[-1].append((piece, style))
+        used = len(pieces[-1])
+    return lines
+
+
+def _paint_line(segments: list[Segment], colour_on: bool) -> str:
+    out = []
+    for text, style in segments:
+        lead = text[: len(text) - len(text.lstrip(" "))]  # the gap is never painted
+        out.append(lead + _paint(text[len(lead) :], style, colour_on))
+    return "".join(out)
+
+
+def _details(view: View) -> list[Segment]:
     state = view.state
-    out: list[str] = []
+    out: list[Segment] = []
     if (left := captions.pointout_left_ns(view)) is not None:
-        out.append(f"time to show it: {captions.seconds(left)} s")
+        out.append((f"time to show it: {captions.seconds(left)} s", PLAIN))
     if (left := captions.countdown_left_ns(view)) is not None and state.phase in (
         Phase.SUPER_COUNTDOWN,
         Phase.SUPER_CALL,
     ):
         paused = " (paused)" if captions.countdown_paused(view) else ""
         hot = URGENT if captions.urgent(left) and not paused else None
-        out.append(paint(f"COUNTDOWN {captions.seconds(left)} s{paused}", hot, bold=True))
+        out.append((f"COUNTDOWN {captions.seconds(left)} s{paused}", (hot, True)))
         if view.settings.must_use_flipped:
-            out.append("the SET must use the flipped card")
+            out.append(("the SET must use the flipped card", PLAIN))
     if (value := captions.increment(view)) is not None and (
         state.phase is Phase.OPEN or state.claim
     ):
-        out.append(f"a SET now scores {value}")
-    # A call's photo finish while it is judged, and in open play until the next one.
-    call = state.pending or (state.calls[-1] if state.calls and state.phase is Phase.OPEN else None)
-    if call is not None:
-        out.append("photo finish: " + captions.margin(call))
-        out += [f"   {label(p)}  {text}" for p, text in captions.offsets(call)]
+        out.append((f"a SET now scores {value}", PLAIN))
+    if (call := captions.photo_finish_call(view)) is not None:
+        out.append(("photo finish: " + captions.margin(call), PLAIN))
+        out += [(f"   {label(p)}  {text}", PLAIN) for p, text in captions.offsets(call)]
     if state.phase is Phase.OVER:
-        out += [f"{r.place}. {label(r.player)}  {r.points}" for r in state.ranking]
+        out += [(f"{r.place}. {label(r.player)}  {r.points}", PLAIN) for r in state.ranking]
     return out
 
 
@@ -112,11 +155,18 @@ class TerminalScreen:
         stream.flush()
 
     def show(self, view: View) -> None:
-        text = render(view, colour_on=self._colour)
+        text = render(view, colour_on=self._colour, width=self._width())
         if text != self._last:
             self._stream.write(CLEAR + text.replace("\n", "\r\n"))
             self._stream.flush()
             self._last = text
+
+    def _width(self) -> int:
+        try:
+            columns = os.get_terminal_size(self._stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):  # not a terminal (a test's StringIO)
+            return DEFAULT_WIDTH
+        return columns or DEFAULT_WIDTH  # 0: a terminal that does not say (a bare pty)
 
     def close(self) -> None:
         self._stream.write(ALT_SCREEN_OFF)

@@ -104,7 +104,12 @@ class Judged:
     @property
     def text(self) -> str:
         what = {Judgement.VALID: "SET!", Judgement.INVALID: "no SET", Judgement.TIMEOUT: "too late"}
-        return f"{seat(self.player)} {what[self.judgement]} ({self.delta:+d})"
+        return f"{seat(self.player)} {what[self.judgement]} ({self._score()})"
+
+    def _score(self) -> str:
+        if self.delta:
+            return f"{self.delta:+d}"
+        return "scores 0" if self.judgement is Judgement.VALID else "no point to pay"
 
 
 @dataclass(frozen=True)
@@ -161,8 +166,10 @@ class TimeUp:
 
     @property
     def text(self) -> str:
-        who = ", ".join(seat(p) for p in self.paid) if self.paid else "nobody"
-        return f"time! {who} pays 1"
+        if not self.paid:
+            return "time! nobody has a point to pay"
+        verb = "pays" if len(self.paid) == 1 else "pay"
+        return f"time! {', '.join(seat(p) for p in self.paid)} {verb} 1"
 
 
 @dataclass(frozen=True)

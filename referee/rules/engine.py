@@ -471,6 +471,12 @@ def _end(settings: Settings, state: State, inp: End) -> _Change:
     return _Change(over, (GameOver(ranking),), "the end of the game")
 
 
+def _lobby_end(settings: Settings, state: State, inp: End) -> _Change:
+    if not state.players:  # a game with nobody in it is no game to rank
+        return _ignore(state, "nobody has joined yet: there is no game to end")
+    return _end(settings, state, inp)
+
+
 def rank(players: Iterable[Player]) -> tuple[Place, ...]:
     """Standard competition ranking (1, 1, 3): equal points share a place."""
     ordered = sorted(players, key=lambda p: (-p.points, p.id))
@@ -486,7 +492,7 @@ _LIVE = (Phase.OPEN, Phase.CALL, Phase.SUPER_JOIN, Phase.SUPER_COUNTDOWN, Phase.
 _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.LOBBY, Press): _lobby_press,
     (Phase.LOBBY, Super): _start,
-    (Phase.LOBBY, End): _end,
+    (Phase.LOBBY, End): _lobby_end,
     (Phase.OPEN, Press): _open_press,
     (Phase.OPEN, Super): _open_super,
     (Phase.CALL, Press): _call_press,

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from referee.edges import Edge
-from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, GpioError, find_chip
+from referee.errors import GpioError
+from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, find_chip
 from tests.processes import Output
 
 gpiosim_rig = pytest.importorskip("gpiosim_rig", reason="runs in the gpio-sim guest: make test-rig")
@@ -175,7 +176,8 @@ def test_a_pin_another_program_holds_is_named_with_what_to_do(chip):
 
 def test_a_user_without_access_to_the_chip_is_told_what_to_do(chip):
     code = (
-        "from referee.inputs.gpio import find_chip, GpioError\n"
+        "from referee.errors import GpioError\n"
+        "from referee.inputs.gpio import find_chip\n"
         "try:\n"
         "    find_chip()\n"
         "except GpioError as err:\n"

@@ -1,0 +1,44 @@
+"""The settings file: one TOML file, checked key by key, every key described once.
+
+schema      every key's kind, default and description; the Config it makes
+lines       where a key is in the file, for messages that point at its line
+checks      each value and the values together, into a Config
+loading     which file, read and parsed
+rendering   the example file and the settings in effect, as TOML
+"""
+
+from referee.errors import ConfigError
+
+from .loading import ENV_VAR, SYSTEM_PATH, default_config, load_config, search_paths
+from .rendering import example_config, render_config
+from .schema import (
+    SECTIONS,
+    ButtonTiming,
+    Config,
+    DisplayConfig,
+    LedDriver,
+    LedsConfig,
+    SerialConfig,
+    SoundConfig,
+    SoundOutput,
+)
+
+__all__ = [
+    "ENV_VAR",
+    "SECTIONS",
+    "SYSTEM_PATH",
+    "ButtonTiming",
+    "Config",
+    "ConfigError",
+    "DisplayConfig",
+    "LedDriver",
+    "LedsConfig",
+    "SerialConfig",
+    "SoundConfig",
+    "SoundOutput",
+    "default_config",
+    "example_config",
+    "load_config",
+    "render_config",
+    "search_paths",
+]

@@ -1,0 +1,57 @@
+"""Finding and reading the settings file: the first of search_paths(), or the one named."""
+
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import platformdirs
+
+from referee.errors import ConfigError
+from referee.files import read_regular
+
+from .checks import check
+from .lines import Source, find_lines
+from .schema import Config
+
+ENV_VAR = "REFEREE_CONFIG"
+SYSTEM_PATH = Path("/etc/referee/referee.toml")
+
+
+def search_paths() -> list[Path]:
+    """Where the settings file is looked for, first found first."""
+    env = os.environ.get(ENV_VAR)
+    user = platformdirs.user_config_path("referee") / "referee.toml"
+    return [*([Path(env)] if env else []), user, SYSTEM_PATH]
+
+
+def default_config() -> Config:
+    return check(Source(None, {}, {}))
+
+
+def load_config(path: Path | None = None) -> Config:
+    """The settings in `path`, or in the first file of search_paths(); defaults if none."""
+    if path is None:
+        env = os.environ.get(ENV_VAR)
+        if env and not Path(env).exists():
+            # Named on purpose: falling back to the defaults would hide a typo.
+            raise ConfigError(f"no such settings file (named by ${ENV_VAR})", Path(env))
+        path = next((p for p in search_paths() if p.exists()), None)
+        if path is None:
+            return default_config()
+    try:
+        text = read_regular(path).decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such settings file", path) from None
+    except OSError as err:
+        raise ConfigError(f"cannot read the settings: {err.strerror}", path) from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"cannot read the settings: not UTF-8 ({err.reason})", path) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        at = re.search(r"at line (\d+)", str(err))
+        raise ConfigError(f"not TOML: {err}", path, int(at[1]) if at else None) from None
+    except RecursionError:
+        raise ConfigError("not TOML: arrays or tables nested too deeply", path) from None
+    return check(Source(path, doc, find_lines(text)))

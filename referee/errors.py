@@ -1,0 +1,88 @@
+"""Every error a user of `referee` is told about, in one place (as gpiozero's exc.py).
+
+Each says what is wrong and where (a file, its line, a key) in one line, and carries the
+exit status the command ends with. `referee`'s main() catches RefereeError once, prints
+that line and exits with it: never a traceback for something the user can fix.
+
+    RefereeError
+     ├── ConfigError       a settings file that cannot be used
+     ├── StoreError        the ledger cannot be opened, read or written
+     │    └── StoreInUse   another referee has the ledger open to write
+     ├── ScriptFileError   a replay or rescue script that cannot be read or used
+     ├── StartError        the box cannot start as asked (a device, an input, a display)
+     │    ├── GpioError          GPIO cannot be used: the pin, its button, what to do
+     │    └── ScreenUnavailable  no screen to draw on
+     └── UnsavedInputs     inputs the disk refused, kept elsewhere (exit status 3)
+"""
+
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2  # the user can fix what the message names
+EXIT_UNSAVED = 3  # the game ran, but inputs are not in the ledger: see the message
+
+
+class RefereeError(Exception):
+    """An error the user can act on; str() is its one line."""
+
+    exit_status = EXIT_BAD_INPUT
+
+
+class ConfigError(RefereeError):
+    """A settings file that cannot be used; its message says where and what, on one line."""
+
+    def __init__(
+        self,
+        what: str,
+        path: Path | None = None,
+        line: int | None = None,
+        section: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.what = what
+        self.path = path
+        self.line = line
+        self.section = section
+        self.key = key
+        place = "" if path is None else f"{path}:{line}: " if line else f"{path}: "
+        name = "" if section is None else f"[{section}] {key}: " if key else f"[{section}]: "
+        super().__init__(f"{place}{name}{what}")
+
+
+class StoreError(RefereeError):
+    """The store cannot be opened, read or written; `reason` is short enough for a screen."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class StoreInUse(StoreError):
+    """Another process holds the store's lock: two daemons would mix two tables' games."""
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        holder = f"referee (PID {pid})" if pid else "referee"
+        super().__init__(path, f"in use by another {holder}: stop it first, or use another store")
+        self.pid = pid
+
+
+class ScriptFileError(RefereeError):
+    """A script file that cannot be read, parsed or put back: `FILE:LINE: what`."""
+
+
+class StartError(RefereeError):
+    """The box cannot start as asked: a one-line reason for the log and the terminal."""
+
+
+class GpioError(StartError):
+    """GPIO cannot be used; the message names the pin, its button and what to do."""
+
+
+class ScreenUnavailable(StartError):
+    """No screen to draw on (SDL found none): `run` may fall back to the terminal."""
+
+
+class UnsavedInputs(RefereeError):
+    """Inputs that the ledger could not take were written elsewhere; the message names it."""
+
+    exit_status = EXIT_UNSAVED

@@ -1,0 +1,51 @@
+"""One referee per store: the writer holds an exclusive lock on the store file itself.
+
+Two daemons on one store would interleave two tables' inputs into one game. The lock is
+flock(2) on the store file, which SQLite's own locks (fcntl byte ranges) never touch;
+the kernel drops it when the process ends, however it ends. Readers (`referee state`)
+take no lock. The holder's PID comes from /proc/locks, so the refusal can name it.
+"""
+
+import fcntl
+import os
+from pathlib import Path
+
+from .errors import StoreInUse
+from .files import open_regular
+
+PROC_LOCKS = Path("/proc/locks")
+
+
+def lock(path: Path) -> int:
+    """A descriptor of the store file (created empty if missing) holding its lock.
+
+    StoreInUse if another open store holds it; OSError if the file cannot be opened.
+    """
+    fd = open_regular(path, os.O_RDONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = holder(fd)
+        os.close(fd)
+        raise StoreInUse(path, pid) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def holder(fd: int) -> int | None:
+    """The PID holding an flock on the file open as fd, if the kernel says (Linux)."""
+    st = os.fstat(fd)
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = PROC_LOCKS.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        # "3: FLOCK  ADVISORY  WRITE 14073 fe:00:2187265 0 EOF"; "->" lines wait for it.
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device:
+            pid = int(fields[4]) if fields[4].isdigit() else 0
+            return pid or None  # 0: a process this one cannot see
+    return None

@@ -1,0 +1,67 @@
+"""The README and the docs stand alone: their links stay in the repository, and what they
+tell a new user to type works after `make run`."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+DOCS = sorted(
+    p
+    for p in [
+        ROOT / "README.md",
+        ROOT / "wiring.md",
+        *ROOT.glob("docs/*.md"),
+        *ROOT.glob("hardware/**/*.md"),
+    ]
+    if p.is_file()
+)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+OUTSIDE = re.compile(r"\.\./shared|\bRULES\.md|\bDESIGN\.md")
+# Written on other branches of issue 8, until they are merged: what each doc waits for.
+COMING = {
+    "README.md": ("docs/rules.md", "the rules and every decision the box takes"),
+    "hardware/pico/README.md": ("docs/protocol.md", "the serial board's protocol"),
+}
+
+
+def _doc_param(doc: Path):
+    name = str(doc.relative_to(ROOT))
+    waits = COMING.get(name)
+    missing = waits is not None and not (ROOT / waits[0]).exists()
+    reason = f"{waits[0]} ({waits[1]}) is not merged yet" if waits else ""
+    return pytest.param(doc, id=name, marks=pytest.mark.xfail(missing, reason=reason))
+
+
+@pytest.mark.parametrize("doc", [_doc_param(doc) for doc in DOCS])
+def test_links_stay_in_the_repository_and_lead_somewhere(doc):
+    text = doc.read_text()
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue  # a web address, or a place on the page
+        path = (doc.parent / target.split("#")[0]).resolve()
+        assert path.is_relative_to(ROOT), f"{target} leaves the repository"
+        assert path.exists(), f"{target} does not exist"
+    assert not OUTSIDE.findall(text), f"{doc.name} names what is outside the repository"
+
+
+def code_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.startswith("    ")]
+
+
+def test_the_readme_commands_work_after_make_run():
+    # `make run` puts referee in .venv/bin, not on the PATH; an installed box has it in
+    # /opt/referee/bin.
+    for line in code_lines((ROOT / "README.md").read_text()):
+        command = line.removeprefix("sudo -u referee ").split()
+        if command and command[0].endswith("referee") and "/" not in command[0]:
+            pytest.fail(f"the README says to type {line!r}: no `referee` on the PATH")
+
+
+def test_the_readme_gives_pips_only_to_the_countdown():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    for sentence in re.split(r"(?<=[.;:])\s", text):
+        if "pips" in sentence:
+            assert "countdown" in sentence or "super round" in sentence, sentence

@@ -1,0 +1,207 @@
+"""`referee run` on a real full or read-only disk: a small tmpfs in a mount namespace of
+its own (unshare -Urm, no root needed where user namespaces are allowed).
+
+Played in a terminal, as a person would: the trouble is on the screen from the first
+frame; the game goes on; what waits at `q` is kept in a file named on stderr with exit
+status 3; the next start puts it back.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.errors import EXIT_UNSAVED
+from referee.outputs.terminal import ALT_SCREEN_OFF, CLEAR
+
+from .processes import Output
+
+
+def _namespaces() -> str | None:
+    """Why a private tmpfs cannot be mounted here, or None when it can."""
+    if shutil.which("unshare") is None:
+        return "needs unshare (util-linux)"
+    tried = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode != 0:
+        return f"cannot mount a tmpfs in a user namespace: {tried.stderr.strip()}"
+    return None
+
+
+pytestmark = pytest.mark.skipif(bool(why := _namespaces()), reason=why or "")
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+CONFIG = "[buttons]\ndebounce_ms = 1.0\n"  # typed keys do not bounce; they come fast
+SETUP = """
+from pathlib import Path
+import sys
+from referee.store import Ledger, Store
+from referee.rules import Settings
+with Store.open(Path(sys.argv[1])) as store:
+    Ledger(store, store.new_game(Settings(), lobby=True))
+"""
+# In the namespace: a 1 MB disk with a store on it, filled up (or made read-only), then
+# `referee run` as often as asked. The store is copied out at the end: the disk goes
+# with the namespace.
+SCRIPT = """
+set -e
+mount -t tmpfs -o size=1m tmpfs "$DISK"
+"$PY" -c "$SETUP" "$DISK/referee.db"
+case "$TROUBLE" in
+  full) dd if=/dev/zero of="$DISK/fill" bs=4096 2>/dev/null || true ;;
+  read-only) mount -o remount,ro "$DISK" ;;
+esac
+set +e
+for run in $(seq "$RUNS"); do
+  "$PY" -m referee run --input keyboard --display terminal --config "$CONFIG" \\
+    --store "$DISK/referee.db"
+  echo "exit status $?"
+  rm -f "$DISK/fill"  # room again for the next start
+done
+cp "$DISK"/referee.db* "$OUT"/
+"""
+
+
+class Box:
+    """`referee run` in a terminal, its store on a tiny disk of its own."""
+
+    def __init__(self, tmp_path: Path, trouble: str, runs: int = 1) -> None:
+        self.disk = tmp_path / "disk"
+        self.out = tmp_path / "out"
+        self.run_dir = tmp_path / "run"
+        for folder in (self.disk, self.out, self.run_dir):
+            folder.mkdir()
+        config = tmp_path / "referee.toml"
+        config.write_text(CONFIG)
+        env = dict(
+            os.environ,
+            DISK=str(self.disk),
+            OUT=str(self.out),
+            PY=sys.executable,
+            SETUP=SETUP,
+            CONFIG=str(config),
+            TROUBLE=trouble,
+            RUNS=str(runs),
+            XDG_RUNTIME_DIR=str(self.run_dir),
+            HOME=str(tmp_path),
+        )
+        master, slave = os.openpty()
+        self.proc = subprocess.Popen(
+            ["unshare", "-Urm", "sh", "-c", SCRIPT],
+            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+        )  # fmt: skip
+        os.close(slave)
+        self.master = master
+        self.output = Output(master)
+
+    def press(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def frame(self) -> str:
+        return ANSI.sub("", self.output.text.rsplit(CLEAR, 1)[-1])
+
+    def wait_for(self, text: str) -> str:
+        self.output.wait_until(lambda _: text in self.frame(), f"{text!r} on the screen")
+        return self.frame()
+
+    def wait_for_exit(self) -> tuple[int, str]:
+        """The exit status of a run, and what it wrote after leaving the screen."""
+        found = self.output.wait_until(
+            lambda got: re.search(r"exit status \d+", got.rsplit(ALT_SCREEN_OFF, 1)[-1]),
+            "the exit",
+        )
+        after = found.rsplit(ALT_SCREEN_OFF, 1)[-1]
+        self.output.text = ""
+        said, status = after.rsplit("exit status ", 1)
+        return int(status.split()[0]), said.strip()
+
+    def free_space(self) -> None:
+        """Delete the filler, as someone cleaning up the disk would (through /proc: the
+        tmpfs is only mounted in the box's namespace)."""
+        (Path(f"/proc/{self.proc.pid}/root") / str(self.disk).lstrip("/") / "fill").unlink()
+
+    def end(self) -> None:
+        assert self.proc.wait(timeout=20) == 0
+        os.close(self.master)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+@pytest.fixture
+def box(tmp_path):
+    boxes = []
+
+    def make(trouble: str, runs: int = 1) -> Box:
+        boxes.append(Box(tmp_path, trouble, runs))
+        return boxes[-1]
+
+    yield make
+    for made in boxes:
+        made.kill()
+
+
+def test_a_full_disk_shown_from_the_start_kept_at_exit_put_back_at_the_next(box, capsys):
+    term = box("full", runs=2)
+    frame = term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    assert "!! storage trouble: disk full: inputs will wait in memory" in frame
+    term.press("12s")  # play goes on
+    frame = term.wait_for("FIND A SET")
+    assert "storage trouble: disk full, 3 inputs not yet saved" in frame
+    assert "Traceback" not in term.output.text and "Logging error" not in term.output.text
+    term.press("q")
+    status, said = term.wait_for_exit()
+    assert status == EXIT_UNSAVED
+    kept = next(term.run_dir.glob("referee-unsaved-game1-*.txt"))
+    assert said == (
+        f"referee: 3 inputs could not be saved to {term.disk}/referee.db (disk full);"
+        f" they are in {kept}: `referee recover {kept}` puts them back"
+    )
+    # The next start, with room again, puts them back before it resumes the game.
+    frame = term.wait_for("FIND A SET")
+    assert "storage trouble" not in frame
+    assert not kept.exists()
+    term.press("q")
+    assert term.wait_for_exit() == (0, "")
+    term.end()
+    assert main(["state", "--store", str(term.out / "referee.db")]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert (state["phase"], [p["id"] for p in state["players"]]) == ("open", [1, 2])
+
+
+def test_when_space_comes_back_the_waiting_inputs_are_saved(box, capsys):
+    term = box("full")
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.press("1")
+    term.wait_for("storage trouble: disk full, 1 input not yet saved")
+    term.free_space()
+    term.press("2")  # the next input tries the disk again: both go in
+    frame = term.wait_for("P2 joins the game")
+    assert "storage trouble" not in frame
+    term.press("q")
+    assert term.wait_for_exit() == (0, "")
+    term.end()
+    assert main(["state", "--store", str(term.out / "referee.db")]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1, 2]
+
+
+def test_a_read_only_disk_is_shown_from_the_start(box):
+    term = box("read-only")
+    frame = term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    assert "!! storage trouble: read-only storage: inputs will wait in memory" in frame
+    term.press("q")
+    assert term.wait_for_exit() == (0, "")
+    term.end()

@@ -1,0 +1,130 @@
+"""What a saboteur tries: each gets one line naming what is wrong, a non-zero exit status,
+never a traceback and never a hang. Run as a user runs them: `python -m referee ...`."""
+
+import os
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager, suppress
+
+import pytest
+
+from referee.cli import main
+from referee.config import ConfigError, load_config
+
+TIMEOUT_S = 20  # a hang fails the test instead of the suite
+
+
+def referee(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], *, code: int = 2) -> str:
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert done.returncode == code, done.stderr
+    return lines[0]
+
+
+@contextmanager
+def unblocked_after(fifo, seconds: float = TIMEOUT_S):
+    """Should the code wait on the FIFO, a writer opens it after a while, so that the test
+    fails instead of hanging."""
+    done = threading.Event()
+    waited = []
+
+    def writer() -> None:
+        if done.wait(seconds):
+            return
+        waited.append(True)
+        while not done.wait(0.1):  # each time the code opens it again
+            with suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+    assert not waited, f"waited {seconds} s on the FIFO"
+
+
+def settings(tmp_path, text: str):
+    path = tmp_path / "referee.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[store]\npath = "~nosuchuser/x.db"\n',
+            'referee.toml:2: [store] path: "~nosuchuser": no such user on this computer;'
+            ' got "~nosuchuser/x.db"',
+        ),
+        (
+            '[store]\npath = "x\\u0000.db"\n',
+            'referee.toml:2: [store] path: must be the ledger\'s file, or "" for the default'
+            ' place, with no NUL character; got "x\\u0000.db"',
+        ),
+        (
+            '[serial]\ndevice = "/dev/tty\\u0000"\n',
+            "referee.toml:2: [serial] device: must be the board's serial device, with no NUL"
+            ' character; got "/dev/tty\\u0000"',
+        ),
+        ("x = " + "[" * 5000, "referee.toml: not TOML: arrays or tables nested too deeply"),
+    ],
+    ids=["no-such-user", "nul-store", "nul-device", "nested"],
+)
+def test_a_bad_settings_file_is_one_line(tmp_path, capsys, text, message):
+    path = settings(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{tmp_path}/{message}"
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"{tmp_path}/{message}\n"
+
+
+def test_run_with_a_nul_in_the_store_path_is_one_line(tmp_path):
+    path = settings(tmp_path, '[store]\npath = "x\\u0000.db"\n')
+    done = referee("run", "--config", str(path), "--display", "none", "--input", "serial:/no")
+    assert one_line(done).startswith(f"{path}:2: [store] path: must be the ledger's file")
+
+
+def test_a_settings_file_that_is_a_fifo(tmp_path, capsys):
+    fifo = tmp_path / "referee.toml"
+    os.mkfifo(fifo)
+    with unblocked_after(fifo):
+        assert main(["config", "--config", str(fifo)]) == 2
+    assert capsys.readouterr().err == (
+        f"{fifo}: cannot read the settings: not a regular file (a FIFO)\n"
+    )
+
+
+def test_a_store_that_is_a_fifo(tmp_path, capsys):
+    fifo = tmp_path / "referee.db"
+    os.mkfifo(fifo)
+    expected = f"{fifo}: not a regular file (a FIFO), so not a referee store"
+    with unblocked_after(fifo):
+        assert main(["state", "--store", str(fifo)]) == 2
+    assert capsys.readouterr().err == expected + "\n"
+    done = referee("run", "--store", str(fifo), "--display", "none", "--input", "serial:/no")
+    assert one_line(done) == expected
+
+
+def test_a_store_that_is_a_directory(tmp_path, capsys):
+    assert main(["state", "--store", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"{tmp_path}: not a regular file (a directory), so not a referee store\n"
+    )

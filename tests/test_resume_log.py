@@ -1,0 +1,45 @@
+"""What the log says when a game resumes with other rules than those it started with."""
+
+import logging
+
+from referee.rules import NS_PER_MS, Press, Settings
+from referee.session import Session
+from referee.store import Store
+
+KEYBOARD_NS = 8 * NS_PER_MS  # the keyboard's resolution: the tie window's floor with it
+GPIO_NS = 100_000
+
+
+def started(path, rules: Settings, floor_ns: int) -> None:
+    with Store.open(path) as store:
+        session = Session(store, rules, tie_floor_ns=floor_ns, now_ns=0)
+        session.ledger.append(Press(1, 0))
+
+
+def resumed_log(path, rules: Settings, floor_ns: int, caplog) -> str:
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="referee.session"), Store.open(path) as store:
+        Session(store, rules, tie_floor_ns=floor_ns, now_ns=0)
+    return caplog.text
+
+
+def test_only_another_input_is_no_change_of_the_settings(tmp_path, caplog):
+    path = tmp_path / "referee.db"
+    started(path, Settings(), KEYBOARD_NS)
+    said = resumed_log(path, Settings(), GPIO_NS, caplog)
+    assert "settings changed" not in said
+    # What differs, and why, is named: the game keeps its own tie window.
+    assert "game 1 keeps the rules it started with: tie_ms 8.0 (the next game: 0.1)" in said
+
+
+def test_the_same_settings_say_nothing(tmp_path, caplog):
+    path = tmp_path / "referee.db"
+    started(path, Settings(), KEYBOARD_NS)
+    assert "keeps the rules" not in resumed_log(path, Settings(), KEYBOARD_NS, caplog)
+
+
+def test_changed_settings_are_named(tmp_path, caplog):
+    path = tmp_path / "referee.db"
+    started(path, Settings(players=4), GPIO_NS)
+    said = resumed_log(path, Settings(players=3), GPIO_NS, caplog)
+    assert "game 1 keeps the rules it started with: players 4 (the next game: 3)" in said
