@@ -6,7 +6,7 @@ deadline, never with time left. A picture changes by itself only when a shown di
 does, so the main loop sleeps a second at a time and 10 frames a second only at the end.
 """
 
-from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, RuleSet, solo_increment
+from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, solo_increment
 from referee.rules.effects import ms, seat
 from referee.view import View
 
@@ -60,7 +60,7 @@ def seconds(left_ns: int) -> str:
 def increment(view: View) -> int | None:
     """Solo: what a valid SET would score: pressed now, or at the pending call's press."""
     state = view.state
-    if view.settings.rules is not RuleSet.SOLO or state.solo is None or state.phase is Phase.OVER:
+    if state.solo is None or state.phase is Phase.OVER:
         return None
     if state.solo.zeroed:
         return 0

@@ -12,7 +12,7 @@ from math import ceil
 
 from pygame import Rect
 
-from referee.rules import NS_PER_S, Call, Judgement, Phase, RuleSet
+from referee.rules import NS_PER_S, Call, Judgement, Phase
 from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.view import Notice, Severity, View
 
@@ -245,7 +245,7 @@ class Screen:
         for (_, _, status), p in on:
             if p.locked:
                 self.text(status, "LOCKED", BAD)
-        if self.view.settings.rules is RuleSet.SUPER:
+        if self.view.settings.book.bank:
             self.text(bank, f"bank {self.state.bank}", DIM)
 
     def solo(self, box: Rect) -> None:
@@ -364,7 +364,7 @@ class Screen:
             ]
         )
         self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right")
-        if self.view.settings.rules is RuleSet.SUPER:
+        if self.view.settings.book.bank:
             self.text(bank, f"bank {self.state.bank}", DIM)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from referee.inputs.keyboard import KEYMAP, QUIT_KEY
-from referee.rules import Phase, RuleSet
+from referee.rules import Phase
 from referee.view import Severity, View
 
 from . import captions
@@ -54,7 +54,7 @@ def render(view: View, *, colour_on: bool = True) -> str:
             tags.append("in super round")
         text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
         row.append(paint(text, colour(p.id), bold=p.id == caller))
-    if settings.rules is RuleSet.SUPER and state.phase is not Phase.LOBBY:
+    if settings.book.bank and state.phase is not Phase.LOBBY:
         row.append(f"bank {state.bank}")
     # Four players a line: eight on one would not fit a terminal's width.
     rows = ["   ".join(row[i : i + 4]) for i in range(0, len(row), 4)]

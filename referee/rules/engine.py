@@ -46,12 +46,12 @@ from .effects import (
     seat,
 )
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
-from .settings import DECK, NS_PER_S, RuleSet, Settings
+from .rulesets import SuperMeans
+from .settings import DECK, NS_PER_S, Settings
 from .state import Call, Judgement, Phase, Place, Player, Solo, State, SuperRound
 
 SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
-SOLO_PENALTY = 25
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
 
@@ -72,8 +72,12 @@ def new_game(settings: Settings, *, lobby: bool = True) -> State:
     if lobby:
         return State(phase=Phase.LOBBY, players=())
     players = tuple(Player(i) for i in range(1, settings.players + 1))
-    solo = Solo(ref_ns=0) if settings.rules is RuleSet.SOLO else None
-    return State(phase=Phase.OPEN, players=players, solo=solo)
+    return State(phase=Phase.OPEN, players=players, solo=_solo(settings, 0))
+
+
+def _solo(settings: Settings, t_ns: int) -> Solo | None:
+    """The timed increment's start, where a SET scores it."""
+    return Solo(ref_ns=t_ns) if settings.book.set_points is None else None
 
 
 def step(settings: Settings, state: State, inp: Input) -> tuple[State, list[Effect]]:
@@ -158,8 +162,7 @@ def _start(settings: Settings, state: State, inp: Super) -> _Change:
     if len(state.players) < settings.min_players:
         need = "one player" if settings.min_players == 1 else "two players"
         return _ignore(state, f"the game needs {need}: press a buzzer to join")
-    solo = Solo(ref_ns=inp.t_ns) if settings.rules is RuleSet.SOLO else None
-    started = replace(state, phase=Phase.OPEN, solo=solo)
+    started = replace(state, phase=Phase.OPEN, solo=_solo(settings, inp.t_ns))
     return _Change(started, (GameStarted(tuple(p.id for p in state.players)),), "the start")
 
 
@@ -233,18 +236,16 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
     )
 
 
-def _cards_out(settings: Settings, state: State) -> int:
+def _cards_out(state: State) -> int:
     """Cards no longer in play, before a call's first valid SET takes three more."""
-    if settings.rules is not RuleSet.SUPER:
-        # Points here count SETs or score, not cards; each call with a valid SET took three.
-        return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
-    return sum(p.points for p in state.players) + state.bank
+    # Points count SETs or score, not always cards; each call with a valid SET took three.
+    return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
 
 
 def _bank_share(settings: Settings, call: Call) -> int:
     """The cards of a call's SET that no valid caller keeps: the bank's when the call ends.
-    Only under the super rules, and not in a super call, whose first valid caller takes all."""
-    if settings.rules is not RuleSet.SUPER or call.super_round or not call.valid_count:
+    Not in a super call, whose first valid caller takes all."""
+    if not settings.book.bank or call.super_round or not call.valid_count:
         return 0
     return 3 - min(call.valid_count, 3)
 
@@ -254,7 +255,7 @@ def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
         return _judge_claim(state, inp)
     call = state.pending
     assert call is not None and call.turn is not None
-    if inp.valid and not call.valid_count and _cards_out(settings, state) + 3 > DECK:
+    if inp.valid and not call.valid_count and _cards_out(state) + 3 > DECK:
         return _ignore(state, f"the deck holds only {DECK} cards: this SET cannot be valid")
     judgement = Judgement.VALID if inp.valid else Judgement.INVALID
     return _verdict(settings, state, judgement, inp.t_ns)
@@ -272,19 +273,19 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
     if judgement is Judgement.VALID:
         delta = _valid_points(settings, state, call)
         state = _with_player(state, player, delta)
-        if settings.rules is RuleSet.SOLO:
-            assert state.solo is not None
+        if state.solo is not None:
             state = replace(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
         effects.append(Judged(player, judgement, delta))
         if state.locked:
             effects.append(Unlocked(state.locked))
             state = replace(state, players=tuple(replace(p, locked=False) for p in state.players))
     else:
-        fine = _fine(settings, call)
-        pay = fine if settings.rules is RuleSet.OFFICIAL else min(fine, who.points)
-        lock = settings.rules is RuleSet.SUPER and who.points == 0
+        book = settings.book
+        fine = SUPER_PENALTY if call.super_round else book.fine
+        pay = fine if book.below_zero else min(fine, who.points)
+        lock = book.locks and who.points == 0
         state = _with_player(state, player, -pay, locked=lock)
-        if settings.rules is RuleSet.SUPER:
+        if book.bank:
             state = replace(state, bank=state.bank + pay)
         effects.append(Judged(player, judgement, -pay))
         if lock:
@@ -309,21 +310,15 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
 
 
 def _valid_points(settings: Settings, state: State, call: Call) -> int:
-    match settings.rules:
-        case RuleSet.OFFICIAL:
-            return 1
-        case RuleSet.SOLO:
-            assert state.solo is not None
-            return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
     if call.super_round:
         return 0 if call.valid_count else SUPER_PRIZE
-    return 1 if call.valid_count < 3 else 0
-
-
-def _fine(settings: Settings, call: Call) -> int:
-    if settings.rules is RuleSet.SOLO:
-        return SOLO_PENALTY
-    return SUPER_PENALTY if call.super_round else 1
+    book = settings.book
+    if book.set_points is None:
+        assert state.solo is not None
+        return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
+    if book.one_set_per_call and call.valid_count >= 3:
+        return 0  # the SET's three cards are taken
+    return book.set_points
 
 
 def _end_call(
@@ -353,10 +348,10 @@ def solo_increment(solo: Solo, t_ns: int) -> int:
 
 
 def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
-    match settings.rules:
-        case RuleSet.OFFICIAL:
-            return _ignore(state, "the official rules have no super rounds")
-        case RuleSet.SOLO:
+    match settings.book.super:
+        case SuperMeans.NOTHING:
+            return _ignore(state, f"the {settings.rules} rules have no super rounds")
+        case SuperMeans.NO_SET_CLAIM:
             claim = replace(state, phase=Phase.CALL, claim=True)
             return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
     joining = replace(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
@@ -450,7 +445,7 @@ def _end(settings: Settings, state: State, inp: End) -> _Change:
     call = state.pending
     bank = state.bank + (_bank_share(settings, call) if call else 0)
     players = state.players
-    if settings.rules is RuleSet.SOLO and state.solo and state.solo.sets and inp.left:
+    if state.solo and state.solo.sets and inp.left:
         sets = state.solo.sets
         players = tuple(
             # score + left * score / (3 * sets), rounded half up, in whole numbers.

@@ -6,18 +6,26 @@ TOML settings file, so both say the same thing in the same words.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+
+from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
+
+# The rule sets and their seats belong to rulesets.py; settings are read with them.
+__all__ = [
+    "DECK",
+    "MAX_SEATS",
+    "NS_PER_MS",
+    "NS_PER_S",
+    "RULE_KEYS",
+    "Key",
+    "RuleSet",
+    "Settings",
+    "settings_from",
+    "settings_values",
+]
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
-MAX_SEATS = 8
 DECK = 81
-
-
-class RuleSet(StrEnum):
-    SUPER = "super"
-    OFFICIAL = "official"
-    SOLO = "solo"
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,10 @@ class Settings:
     def __post_init__(self) -> None:
         if not 1 <= self.players <= MAX_SEATS:
             raise ValueError(f"players must be 1 to {MAX_SEATS}, not {self.players}")
-        if self.rules is RuleSet.SOLO and self.players != 1:
-            raise ValueError("rules=solo needs players=1")
-        if self.rules is not RuleSet.SOLO and self.players < 2:
-            raise ValueError(f"rules={self.rules} needs players=2 to {MAX_SEATS}")
+        fewest, most = self.book.seats
+        if not fewest <= self.players <= most:
+            seats = str(fewest) if fewest == most else f"{fewest} to {most}"
+            raise ValueError(f"rules={self.rules} needs players={seats}")
         if self.pointout_ns < 0:
             raise ValueError("pointout_s cannot be negative")
         if self.tie_ns < 0:
@@ -44,8 +52,13 @@ class Settings:
             raise ValueError("super_s must be more than 0")
 
     @property
+    def book(self) -> RuleBook:
+        """What these rules score and allow."""
+        return RULE_BOOKS[self.rules]
+
+    @property
     def min_players(self) -> int:
-        return 1 if self.rules is RuleSet.SOLO else 2
+        return self.book.seats[0]
 
 
 @dataclass(frozen=True)

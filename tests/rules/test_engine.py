@@ -1,5 +1,7 @@
 """The engine against RULES.md, fine point by fine point."""
 
+from pathlib import Path
+
 import pytest
 
 from referee.rules import (
@@ -15,6 +17,7 @@ from referee.rules import (
     Tick,
     Undo,
     Verdict,
+    engine,
     new_game,
     step,
 )
@@ -505,3 +508,10 @@ def test_ignored_inputs_leave_the_very_same_state():
 
 def test_the_transition_table_is_keyed_by_phase_and_input_type():
     assert all(isinstance(p, Phase) and isinstance(k, type) for p, k in _TRANSITIONS)
+
+
+def test_the_engine_asks_the_rule_books_never_a_rule_sets_name():
+    """Rule-set differences live in one table (rulesets.py), not in branches here."""
+    source = (Path(engine.__file__)).read_text()
+    assert "RuleSet" not in source
+    assert not any(f"rules {op}" in source for op in ("is", "==", "!=", "in"))
