@@ -18,7 +18,8 @@ the old pointer, so undo takes those back together with the step before them.
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .effects import (
     CallOpened,
@@ -49,6 +50,11 @@ from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
 from .rulesets import SuperMeans
 from .settings import DECK, NS_PER_S, Settings
 from .state import Call, Judgement, Phase, Place, Player, Solo, State, SuperRound
+
+if TYPE_CHECKING:  # mypy checks each change against the fields, as for replace itself
+    from dataclasses import replace as evolve
+else:
+    from .state import evolve
 
 SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
@@ -102,7 +108,7 @@ def _apply(before: State, change: _Change, effects: list[Effect]) -> State:
     effects.extend(change.effects)
     if change.step is None:
         return change.state
-    return replace(change.state, previous=before, step=change.step)
+    return evolve(change.state, previous=before, step=change.step)
 
 
 def _why(state: State, inp: Input) -> str:
@@ -135,10 +141,10 @@ def _seat_problem(settings: Settings, state: State, player: int) -> str | None:
 
 def _with_player(state: State, player: int, points: int, **changes: bool) -> State:
     players = tuple(
-        replace(p, points=p.points + points, **changes) if p.id == player else p
+        evolve(p, points=p.points + points, **changes) if p.id == player else p
         for p in state.players
     )
-    return replace(state, players=players)
+    return evolve(state, players=players)
 
 
 def _locked_reason(player: int) -> str:
@@ -153,16 +159,16 @@ def _lobby_press(settings: Settings, state: State, inp: Press) -> _Change:
         return _ignore(state, problem)
     if state.player(inp.player):
         players = tuple(p for p in state.players if p.id != inp.player)
-        return _Change(replace(state, players=players), (Left(inp.player),))
+        return _Change(evolve(state, players=players), (Left(inp.player),))
     players = tuple(sorted((*state.players, Player(inp.player)), key=lambda p: p.id))
-    return _Change(replace(state, players=players), (Joined(inp.player),))
+    return _Change(evolve(state, players=players), (Joined(inp.player),))
 
 
 def _start(settings: Settings, state: State, inp: Super) -> _Change:
     if len(state.players) < settings.min_players:
         need = "one player" if settings.min_players == 1 else "two players"
         return _ignore(state, f"the game needs {need}: press a buzzer to join")
-    started = replace(state, phase=Phase.OPEN, solo=_solo(settings, inp.t_ns))
+    started = evolve(state, phase=Phase.OPEN, solo=_solo(settings, inp.t_ns))
     return _Change(started, (GameStarted(tuple(p.id for p in state.players)),), "the start")
 
 
@@ -189,10 +195,10 @@ def _open_call(
     call = Call(
         callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=paused is not None
     )
-    opened = replace(
+    opened = evolve(
         state,
         phase=Phase.CALL if paused is None else Phase.SUPER_CALL,
-        calls=(*state.calls, call),
+        calls=state.calls.added(call),
         pointout_deadline=_pointout(settings, inp.t_ns),
         super_round=paused,
     )
@@ -224,22 +230,16 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
     if not call.verdicts and offset <= settings.tie_ns and _may_call(state, inp.player):
         stamps = dict((*call.presses, press))
         callers = tuple(sorted((*call.callers, inp.player), key=lambda p: (stamps[p], p)))
-        joined = replace(call, callers=callers, presses=_order(stamps.items(), callers[0]))
+        joined = evolve(call, callers=callers, presses=_order(stamps.items(), callers[0]))
         return _Change(
-            replace(state, calls=(*state.calls[:-1], joined)),
+            evolve(state, calls=state.calls.with_last(joined)),
             (CoCaller(inp.player, offset),),
             f"{seat(inp.player)} joining the call",
         )
-    noted = replace(call, presses=_order((*call.presses, press), call.callers[0]))
+    noted = evolve(call, presses=_order((*call.presses, press), call.callers[0]))
     return _Change(
-        replace(state, calls=(*state.calls[:-1], noted)), (PhotoFinish(inp.player, offset),)
+        evolve(state, calls=state.calls.with_last(noted)), (PhotoFinish(inp.player, offset),)
     )
-
-
-def _cards_out(state: State) -> int:
-    """Cards no longer in play, before a call's first valid SET takes three more."""
-    # Points count SETs or score, not always cards; each call with a valid SET took three.
-    return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
 
 
 def _bank_share(settings: Settings, call: Call) -> int:
@@ -255,7 +255,7 @@ def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
         return _judge_claim(state, inp)
     call = state.pending
     assert call is not None and call.turn is not None
-    if inp.valid and not call.valid_count and _cards_out(state) + 3 > DECK:
+    if inp.valid and not call.valid_count and state.taken + 3 > DECK:
         return _ignore(state, f"the deck holds only {DECK} cards: this SET cannot be valid")
     judgement = Judgement.VALID if inp.valid else Judgement.INVALID
     return _verdict(settings, state, judgement, inp.t_ns)
@@ -273,12 +273,14 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
     if judgement is Judgement.VALID:
         delta = _valid_points(settings, state, call)
         state = _with_player(state, player, delta)
+        if not call.valid_count:
+            state = evolve(state, taken=state.taken + 3)
         if state.solo is not None:
-            state = replace(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
+            state = evolve(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
         effects.append(Judged(player, judgement, delta))
         if state.locked:
             effects.append(Unlocked(state.locked))
-            state = replace(state, players=tuple(replace(p, locked=False) for p in state.players))
+            state = evolve(state, players=tuple(evolve(p, locked=False) for p in state.players))
     else:
         book = settings.book
         fine = SUPER_PENALTY if call.super_round else book.fine
@@ -286,24 +288,24 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
         lock = book.locks and who.points == 0
         state = _with_player(state, player, -pay, locked=lock)
         if book.bank:
-            state = replace(state, bank=state.bank + pay)
+            state = evolve(state, bank=state.bank + pay)
         effects.append(Judged(player, judgement, -pay))
         if lock:
             effects.append(Locked(player))
         if sr is not None and call.super_round:
-            sr = replace(
+            sr = evolve(
                 sr,
                 participants=tuple(p for p in sr.participants if p != player),
                 dropped=(*sr.dropped, player),
             )
-            state = replace(state, super_round=sr)
-    call = replace(call, verdicts=(*call.verdicts, judgement))
-    state = replace(state, calls=(*state.calls[:-1], call))
+            state = evolve(state, super_round=sr)
+    call = evolve(call, verdicts=(*call.verdicts, judgement))
+    state = evolve(state, calls=state.calls.with_last(call))
     what = f"the verdict on {seat(player)}"
     if judgement is Judgement.TIMEOUT:
         what = f"{seat(player)}'s point-out time running out"
     if call.turn is not None:
-        turn = replace(state, pointout_deadline=_pointout(settings, t_ns))
+        turn = evolve(state, pointout_deadline=_pointout(settings, t_ns))
         return _Change(turn, (*effects, TurnStarted(call.turn)), what)
     ended, more = _end_call(settings, state, call, t_ns)
     return _Change(ended, (*effects, *more), what)
@@ -325,16 +327,16 @@ def _end_call(
     settings: Settings, state: State, call: Call, t_ns: int
 ) -> tuple[State, tuple[Effect, ...]]:
     """Every co-caller has a verdict: back to open play, or on with the super round."""
-    state = replace(state, pointout_deadline=None)
+    state = evolve(state, pointout_deadline=None)
     if not call.super_round:
-        return replace(state, phase=Phase.OPEN, bank=state.bank + _bank_share(settings, call)), ()
+        return evolve(state, phase=Phase.OPEN, bank=state.bank + _bank_share(settings, call)), ()
     sr = state.super_round
     assert sr is not None and sr.countdown_left_ns is not None
     if call.valid_count or not sr.participants:
-        return replace(state, phase=Phase.OPEN, super_round=None), (RoundEnded(),)
+        return evolve(state, phase=Phase.OPEN, super_round=None), (RoundEnded(),)
     deadline = t_ns + sr.countdown_left_ns
-    resumed = replace(sr, countdown_deadline=deadline, countdown_left_ns=None)
-    state = replace(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
+    resumed = evolve(sr, countdown_deadline=deadline, countdown_left_ns=None)
+    state = evolve(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
     return state, (CountdownResumed(),)
 
 
@@ -352,17 +354,17 @@ def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
         case SuperMeans.NOTHING:
             return _ignore(state, f"the {settings.rules} rules have no super rounds")
         case SuperMeans.NO_SET_CLAIM:
-            claim = replace(state, phase=Phase.CALL, claim=True)
+            claim = evolve(state, phase=Phase.CALL, claim=True)
             return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
-    joining = replace(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
+    joining = evolve(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
     return _Change(joining, (SuperOpened(),), "the super round's call")
 
 
 def _judge_claim(state: State, inp: Verdict) -> _Change:
-    back = replace(state, phase=Phase.OPEN, claim=False)
+    back = evolve(state, phase=Phase.OPEN, claim=False)
     if not inp.valid:
         assert back.solo is not None
-        back = replace(back, solo=replace(back.solo, zeroed=True))
+        back = evolve(back, solo=evolve(back.solo, zeroed=True))
     return _Change(back, (ClaimJudged(upheld=inp.valid),), "the verdict on the no-SET claim")
 
 
@@ -379,18 +381,18 @@ def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
     else:
         who = tuple(sorted((*sr.participants, inp.player)))
         effect = Joined(inp.player, super_round=True)
-    return _Change(replace(state, super_round=replace(sr, participants=who)), (effect,))
+    return _Change(evolve(state, super_round=evolve(sr, participants=who)), (effect,))
 
 
 def _flip(settings: Settings, state: State, inp: Super) -> _Change:
     sr = state.super_round
     assert sr is not None
     if not sr.participants:
-        cancelled = replace(state, phase=Phase.OPEN, super_round=None)
+        cancelled = evolve(state, phase=Phase.OPEN, super_round=None)
         return _Change(cancelled, (SuperCancelled(),), "cancelling the super round")
     deadline = inp.t_ns + settings.super_ns
-    running = replace(
-        state, phase=Phase.SUPER_COUNTDOWN, super_round=replace(sr, countdown_deadline=deadline)
+    running = evolve(
+        state, phase=Phase.SUPER_COUNTDOWN, super_round=evolve(sr, countdown_deadline=deadline)
     )
     return _Change(running, (CountdownStarted(sr.participants),), "the flip")
 
@@ -403,9 +405,7 @@ def _countdown_press(settings: Settings, state: State, inp: Press) -> _Change:
     if inp.player not in sr.participants:
         who = ", ".join(seat(p) for p in sr.participants)
         return _ignore(state, f"only {who} may call in this super round")
-    paused = replace(
-        sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns
-    )
+    paused = evolve(sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns)
     return _open_call(settings, state, inp, paused)
 
 
@@ -420,7 +420,7 @@ def _expire(settings: Settings, state: State, deadline: int) -> _Change:
     paid = tuple(p for p in sr.participants if (who := state.player(p)) and who.points > 0)
     for p in paid:
         state = _with_player(state, p, -1)
-    over = replace(state, phase=Phase.OPEN, super_round=None, bank=state.bank + len(paid))
+    over = evolve(state, phase=Phase.OPEN, super_round=None, bank=state.bank + len(paid))
     return _Change(over, (TimeUp(paid),), "the super round's time running out")
 
 
@@ -433,11 +433,11 @@ def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
         return _ignore(state, "nothing to undo")
     # A timer running in the restored state starts again in full; a paused one keeps its rest.
     if restored.pointout_deadline is not None:
-        restored = replace(restored, pointout_deadline=_pointout(settings, inp.t_ns))
+        restored = evolve(restored, pointout_deadline=_pointout(settings, inp.t_ns))
     sr = restored.super_round
     if sr is not None and sr.countdown_deadline is not None:
-        sr = replace(sr, countdown_deadline=inp.t_ns + settings.super_ns)
-        restored = replace(restored, super_round=sr)
+        sr = evolve(sr, countdown_deadline=inp.t_ns + settings.super_ns)
+        restored = evolve(restored, super_round=sr)
     return _Change(restored, (Undone(state.step),))
 
 
@@ -449,11 +449,11 @@ def _end(settings: Settings, state: State, inp: End) -> _Change:
         sets = state.solo.sets
         players = tuple(
             # score + left * score / (3 * sets), rounded half up, in whole numbers.
-            replace(p, points=p.points + (2 * inp.left * p.points + 3 * sets) // (6 * sets))
+            evolve(p, points=p.points + (2 * inp.left * p.points + 3 * sets) // (6 * sets))
             for p in players
         )
     ranking = rank(players)
-    over = replace(
+    over = evolve(
         state,
         phase=Phase.OVER,
         players=players,

@@ -1,7 +1,33 @@
-"""The state of a game: immutable values, so that undo is a pointer and replay a fold."""
+"""The state of a game: immutable values, so that undo is a pointer and replay a fold.
 
-from dataclasses import dataclass, field
+Every state a game passed through stays reachable for undo, so a new state shares all
+it can with the one before: the players it did not change, and every call but the last
+(Calls). A step costs a few hundred bytes whatever the game's length.
+"""
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any, TypeVar, cast, overload
+
+_D = TypeVar("_D")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_set = object.__setattr__
+
+
+def evolve(value: _D, /, **changes: Any) -> _D:
+    """dataclasses.replace for the frozen, slotted classes here, three times as fast: a
+    long game's replay makes a few of these for every input (bench/memory.py). engine.py
+    has mypy check its calls as calls of replace itself."""
+    kind = type(value)
+    names = _FIELDS.get(kind) or _FIELDS.setdefault(
+        kind, tuple(f.name for f in fields(cast(Any, kind)))
+    )
+    assert changes.keys() <= set(names), f"{kind.__name__} has no {changes.keys() - set(names)}"
+    new = object.__new__(kind)
+    for name in names:
+        _set(new, name, changes[name] if name in changes else getattr(value, name))
+    return new
 
 
 class Phase(StrEnum):
@@ -20,14 +46,14 @@ class Judgement(StrEnum):
     TIMEOUT = "timeout"  # scored as invalid
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Player:
     id: int
     points: int = 0
     locked: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """A call and its photo finish. `callers` are in turn order; `presses` every press of it."""
 
@@ -53,7 +79,85 @@ class Call:
         return t_ns - self.first_ns
 
 
-@dataclass(frozen=True)
+class Calls(Sequence[Call]):
+    """The calls of a game, oldest first: an immutable list that shares its calls.
+
+    `added` and `with_last` make a new list in constant time and space, sharing every
+    call before the last with this one; index -1 is read at once, others walk.
+    """
+
+    __slots__ = ("_before", "_last", "_len")
+
+    def __init__(self, last: Call | None = None, before: "Calls | None" = None) -> None:
+        self._last = last
+        self._before = before
+        self._len = 0 if last is None else 1 + (len(before) if before else 0)
+
+    def added(self, call: Call) -> "Calls":
+        return Calls(call, self if self._len else None)
+
+    def with_last(self, call: Call) -> "Calls":
+        """The same calls with the last one replaced."""
+        assert self._len, "no call to replace"
+        return Calls(call, self._before)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _nodes(self) -> "Iterator[Calls]":
+        node: Calls | None = self if self._len else None
+        while node is not None:
+            yield node
+            node = node._before
+
+    def __reversed__(self) -> Iterator[Call]:
+        for node in self._nodes():
+            assert node._last is not None
+            yield node._last
+
+    def __iter__(self) -> Iterator[Call]:
+        return reversed(list(reversed(self)))
+
+    @overload
+    def __getitem__(self, index: int) -> Call: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Call, ...]: ...
+    def __getitem__(self, index: int | slice) -> Call | tuple[Call, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        back = -index - 1 if index < 0 else self._len - 1 - index
+        if not 0 <= back < self._len:
+            raise IndexError("call index out of range")
+        for steps, node in enumerate(self._nodes()):
+            if steps == back:
+                assert node._last is not None
+                return node._last
+        raise AssertionError("unreachable: the length counts the nodes")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        if not isinstance(other, Calls):
+            return NotImplemented
+        a: Calls | None = self
+        b: Calls | None = other
+        while a is not b:  # shared tails are equal without a look
+            if a is None or b is None or a._len != b._len or a._last != b._last:
+                return False
+            a, b = a._before, b._before
+        return True
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Calls({list(self)!r})"
+
+
+NO_CALLS = Calls()
+
+
+@dataclass(frozen=True, slots=True)
 class SuperRound:
     participants: tuple[int, ...]  # seats, ascending; those who paid 2 are no longer here
     dropped: tuple[int, ...] = ()  # paid 2 for an invalid call in this round
@@ -61,7 +165,7 @@ class SuperRound:
     countdown_left_ns: int | None = None  # while it is paused by a super-call
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Solo:
     """The timed single-player score: the increment's reference time is not a timer."""
 
@@ -70,19 +174,20 @@ class Solo:
     sets: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Place:
     place: int
     player: int
     points: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class State:
     phase: Phase
     players: tuple[Player, ...]  # in the lobby: those who joined so far
     bank: int = 0
-    calls: tuple[Call, ...] = ()  # in phase call / super-call the last one is pending
+    taken: int = 0  # cards the valid SETs took from the deck (points count SETs or score)
+    calls: Calls = NO_CALLS  # in phase call / super-call the last one is pending
     pointout_deadline: int | None = None
     super_round: SuperRound | None = None
     solo: Solo | None = None
