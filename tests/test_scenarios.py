@@ -76,7 +76,7 @@ def observed(state: dict[str, Any], key: str, want: str) -> tuple[Any, Any]:
     players = state["players"]
     match key:
         case "phase" | "result":
-            return state.get(key), want
+            return state.get(key, "none"), want
         case "bank" | "deal" | "dealer" | "deck" | "table" | "owed":
             return state.get(key), int(want)
         case "points":

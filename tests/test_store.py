@@ -14,6 +14,7 @@ from referee import store as store_module
 from referee.cli import main
 from referee.rules import (
     NS_PER_S,
+    RULE_BOOKS,
     End,
     Press,
     RuleSet,
@@ -77,19 +78,25 @@ def played(path, script_path):
 
 # Settings as a config line could give them, inputs as the buttons could.
 settings_st = st.builds(
-    lambda rules, seats, pointout, tie, countdown, flipped: Settings(
+    lambda rules, seats, pointout, tie, countdown, flipped, deals, dealer, sudden: Settings(
         rules=rules,
-        players=1 if rules is RuleSet.SOLO else seats,
+        players=1 if RULE_BOOKS[rules].single_player else seats,
         pointout_ns=pointout,
         tie_ns=tie,
         super_ns=countdown,
         must_use_flipped=flipped,
+        deals=deals,
+        dealer_plays=dealer,
+        sudden_death=sudden,
     ),
     st.sampled_from(RuleSet),
     st.integers(2, 8),
     st.integers(0, 600 * NS_PER_S),
     st.integers(0, NS_PER_S),
     st.integers(1, 600 * NS_PER_S),
+    st.booleans(),
+    st.integers(0, 99),
+    st.booleans(),
     st.booleans(),
 )
 kinds_st = st.one_of(
@@ -98,7 +105,7 @@ kinds_st = st.one_of(
     st.just(Super),
     st.just(Undo),
     st.just(Tick),
-    st.builds(lambda left: lambda t: End(t, left=left), st.integers(0, 81)),
+    st.builds(lambda left: lambda t: End(t, left=left), st.none() | st.integers(0, 81)),
 )
 inputs_st = st.lists(st.tuples(st.integers(0, 3600 * NS_PER_S), kinds_st), max_size=30).map(
     lambda pairs: [make(t) for t, make in sorted(pairs, key=lambda pair: pair[0])]

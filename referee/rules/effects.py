@@ -6,7 +6,7 @@ Every effect has a `text` the table can read; outputs pick the ones they act on.
 from dataclasses import dataclass
 
 from .settings import NS_PER_MS
-from .state import Judgement, Place
+from .state import Judgement, Place, Result
 
 
 def seat(player: int) -> str:
@@ -103,8 +103,25 @@ class Judged:
 
     @property
     def text(self) -> str:
-        what = {Judgement.VALID: "SET!", Judgement.INVALID: "no SET", Judgement.TIMEOUT: "too late"}
+        what = {
+            Judgement.VALID: "SET!",
+            Judgement.INVALID: "no SET",
+            Judgement.TIMEOUT: "too late",
+            Judgement.SHARED: "shared",
+        }
         return f"{seat(self.player)} {what[self.judgement]} ({self.delta:+d})"
+
+
+@dataclass(frozen=True)
+class SharedCards:
+    """Official: tied callers' SETs share cards; the cards go, nobody scores."""
+
+    callers: tuple[int, ...]
+
+    @property
+    def text(self) -> str:
+        who = ", ".join(seat(p) for p in self.callers)
+        return f"{who}: the SETs share cards, nobody scores"
 
 
 @dataclass(frozen=True)
@@ -182,12 +199,56 @@ class NoSetClaimed:
 @dataclass(frozen=True)
 class ClaimJudged:
     upheld: bool  # there really was no SET on the table
+    dealt: bool = False  # and three more cards were dealt
 
     @property
     def text(self) -> str:
         if self.upheld:
-            return "right: no SET on the table"
+            return "right: no SET on the table" + ("; three more cards" if self.dealt else "")
         return "wrong: there was a SET; the next SET scores 0"
+
+
+@dataclass(frozen=True)
+class NoSetDealt:
+    """Solitaire: no SET on the table, so three more cards, and a SET owed."""
+
+    owed: int
+
+    @property
+    def text(self) -> str:
+        return f"no SET: three more cards; {self.owed} SET{'' if self.owed == 1 else 's'} owed"
+
+
+@dataclass(frozen=True)
+class DebtPaid:
+    """Solitaire: a SET found while the deck is empty pays back one owed."""
+
+    owed: int  # still owed
+
+    @property
+    def text(self) -> str:
+        return f"an owed SET paid back; {self.owed} still owed"
+
+
+@dataclass(frozen=True)
+class DealOver:
+    deal: int
+    deals: int
+
+    @property
+    def text(self) -> str:
+        return f"deal {self.deal} of {self.deals} over"
+
+
+@dataclass(frozen=True)
+class DealStarted:
+    deal: int
+    deals: int
+    dealer: int
+
+    @property
+    def text(self) -> str:
+        return f"deal {self.deal} of {self.deals}: {seat(self.dealer)} deals"
 
 
 @dataclass(frozen=True)
@@ -202,12 +263,17 @@ class Undone:
 @dataclass(frozen=True)
 class GameOver:
     ranking: tuple[Place, ...]
+    result: Result | None = None  # solitaire
+    why: str = ""  # when the game ended by itself
 
     @property
     def text(self) -> str:
-        return "game over: " + ", ".join(
-            f"{r.place}. {seat(r.player)} {r.points}" for r in self.ranking
-        )
+        why = f" ({self.why})" if self.why else ""
+        if self.result is not None:
+            sets = self.ranking[0].points
+            return f"game over: {self.result}{why}, {sets} SET{'' if sets == 1 else 's'} found"
+        ranking = ", ".join(f"{r.place}. {seat(r.player)} {r.points}" for r in self.ranking)
+        return f"game over{why}: {ranking}"
 
 
 Effect = (
@@ -220,6 +286,7 @@ Effect = (
     | PhotoFinish
     | TurnStarted
     | Judged
+    | SharedCards
     | Locked
     | Unlocked
     | SuperOpened
@@ -230,6 +297,10 @@ Effect = (
     | RoundEnded
     | NoSetClaimed
     | ClaimJudged
+    | NoSetDealt
+    | DebtPaid
+    | DealOver
+    | DealStarted
     | Undone
     | GameOver
 )

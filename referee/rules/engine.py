@@ -27,6 +27,9 @@ from .effects import (
     CoCaller,
     CountdownResumed,
     CountdownStarted,
+    DealOver,
+    DealStarted,
+    DebtPaid,
     Effect,
     GameOver,
     GameStarted,
@@ -36,8 +39,10 @@ from .effects import (
     Left,
     Locked,
     NoSetClaimed,
+    NoSetDealt,
     PhotoFinish,
     RoundEnded,
+    SharedCards,
     SuperCancelled,
     SuperOpened,
     TimeUp,
@@ -49,7 +54,7 @@ from .effects import (
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
 from .rulesets import SuperMeans
 from .settings import DECK, NS_PER_S, Settings
-from .state import Call, Judgement, Phase, Place, Player, Solo, State, SuperRound
+from .state import Call, Judgement, Phase, Place, Player, Result, Solo, State, SuperRound
 
 if TYPE_CHECKING:  # mypy checks each change against the fields, as for replace itself
     from dataclasses import replace as evolve
@@ -60,6 +65,8 @@ SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
+SET = 3  # cards in a SET
+TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
 
 @dataclass(frozen=True)
@@ -75,15 +82,33 @@ def _ignore(state: State, reason: str) -> _Change:
 
 def new_game(settings: Settings, *, lobby: bool = True) -> State:
     """A game in the lobby, or (as a replay's `config` line does) with every seat playing."""
+    lobby_state = State(phase=Phase.LOBBY, players=())
     if lobby:
-        return State(phase=Phase.LOBBY, players=())
+        return lobby_state
     players = tuple(Player(i) for i in range(1, settings.players + 1))
-    return State(phase=Phase.OPEN, players=players, solo=_solo(settings, 0))
+    return _started(settings, evolve(lobby_state, players=players), 0)
 
 
-def _solo(settings: Settings, t_ns: int) -> Solo | None:
-    """The timed increment's start, where a SET scores it."""
-    return Solo(ref_ns=t_ns) if settings.book.set_points is None else None
+def _started(settings: Settings, state: State, t_ns: int) -> State:
+    """Play begins: the solo increment's clock starts, the cards are dealt, deal 1."""
+    book = settings.book
+    return evolve(
+        state,
+        phase=Phase.OPEN,
+        solo=Solo(ref_ns=t_ns) if book.set_points is None else None,
+        table=TABLE if book.counts_cards else 0,
+        deal=1 if book.deals else 0,
+    )
+
+
+def match_deals(settings: Settings, state: State) -> int:
+    """Official: how many deals this match has (0 in the settings: one per player)."""
+    return settings.deals or len(state.players)
+
+
+def sitting_out(settings: Settings, state: State) -> int | None:
+    """The dealer, in a match whose dealer does not play their deal."""
+    return None if settings.dealer_plays else state.dealer
 
 
 def step(settings: Settings, state: State, inp: Input) -> tuple[State, list[Effect]]:
@@ -120,7 +145,7 @@ def _why(state: State, inp: Input) -> str:
             return "no call to judge"
         case Undo():
             return "nothing to undo in the lobby"
-        case Super() if state.phase in (Phase.CALL, Phase.SUPER_CALL):
+        case Super() if state.phase is Phase.SUPER_CALL:
             return "a call is being judged"
         case Super():
             return "the super round's countdown is running"
@@ -136,15 +161,16 @@ def _seat_problem(settings: Settings, state: State, player: int) -> str | None:
         return f"there is no seat {player}: the seats are 1 to {settings.players}"
     if state.phase is not Phase.LOBBY and state.player(player) is None:
         return f"{seat(player)} did not join this game"
+    if player == sitting_out(settings, state):
+        return f"{seat(player)} deals: it is best if the dealer does not take part"
     return None
 
 
-def _with_player(state: State, player: int, points: int, **changes: bool) -> State:
-    players = tuple(
-        evolve(p, points=p.points + points, **changes) if p.id == player else p
-        for p in state.players
-    )
-    return evolve(state, players=players)
+def _scored(
+    players: tuple[Player, ...], player: int, points: int, *, locked: bool = False
+) -> tuple[Player, ...]:
+    """The players with one player's points changed, and that player locked or not."""
+    return tuple(Player(p.id, p.points + points, locked) if p.id == player else p for p in players)
 
 
 def _locked_reason(player: int) -> str:
@@ -168,8 +194,11 @@ def _start(settings: Settings, state: State, inp: Super) -> _Change:
     if len(state.players) < settings.min_players:
         need = "one player" if settings.min_players == 1 else "two players"
         return _ignore(state, f"the game needs {need}: press a buzzer to join")
-    started = evolve(state, phase=Phase.OPEN, solo=_solo(settings, inp.t_ns))
-    return _Change(started, (GameStarted(tuple(p.id for p in state.players)),), "the start")
+    started = _started(settings, state, inp.t_ns)
+    effects: list[Effect] = [GameStarted(tuple(p.id for p in state.players))]
+    if started.dealer is not None:
+        effects.append(DealStarted(1, match_deals(settings, started), started.dealer))
+    return _Change(started, tuple(effects), "the start")
 
 
 # --- calls -------------------------------------------------------------------------------
@@ -193,7 +222,10 @@ def _open_call(
     """The press opens a call, its point-out timer running: a super call when it comes
     with the super round whose countdown it paused."""
     call = Call(
-        callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=paused is not None
+        callers=(inp.player,),
+        presses=((inp.player, inp.t_ns),),
+        super_round=paused is not None,
+        deal=state.deal,
     )
     opened = evolve(
         state,
@@ -247,18 +279,40 @@ def _bank_share(settings: Settings, call: Call) -> int:
     Not in a super call, whose first valid caller takes all."""
     if not settings.book.bank or call.super_round or not call.valid_count:
         return 0
-    return 3 - min(call.valid_count, 3)
+    return SET - min(call.valid_count, SET)
+
+
+def _takes_a_set(settings: Settings, call: Call) -> bool:
+    """Whether a valid verdict now takes three more cards: every one where each valid
+    caller keeps a SET of their own, else only the first (tied callers share one SET)."""
+    return not (settings.book.one_set_per_call and call.valid_count)
+
+
+def _no_cards(settings: Settings) -> str:
+    book = settings.book
+    if book.counts_cards:
+        return "no card is left on the table: this SET cannot be valid"
+    if book.deals:
+        return f"the deck holds only {DECK} cards: this SET cannot be valid (SUPER ends the deal)"
+    return f"the deck holds only {DECK} cards: this SET cannot be valid"
 
 
 def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
     if state.claim:
-        return _judge_claim(state, inp)
+        return _judge_claim(settings, state, inp)
     call = state.pending
     assert call is not None and call.turn is not None
-    if inp.valid and not call.valid_count and state.taken + 3 > DECK:
-        return _ignore(state, f"the deck holds only {DECK} cards: this SET cannot be valid")
+    if inp.valid and _takes_a_set(settings, call) and state.taken + SET > DECK:
+        return _ignore(state, _no_cards(settings))
     judgement = Judgement.VALID if inp.valid else Judgement.INVALID
     return _verdict(settings, state, judgement, inp.t_ns)
+
+
+def _dealt(taken: int, table: int) -> int:
+    """The cards on the table once three are dealt while it has fewer than 12."""
+    while table < TABLE and DECK - taken - table >= SET:
+        table += SET
+    return table
 
 
 def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) -> _Change:
@@ -268,27 +322,33 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
     player = call.turn
     who = state.player(player)
     assert who is not None
+    book = settings.book
+    players, bank, solo, sr = state.players, state.bank, state.solo, state.super_round
+    taken, table, owed = state.taken, state.table, state.owed
     effects: list[Effect] = []
-    sr = state.super_round
     if judgement is Judgement.VALID:
         delta = _valid_points(settings, state, call)
-        state = _with_player(state, player, delta)
-        if not call.valid_count:
-            state = evolve(state, taken=state.taken + 3)
-        if state.solo is not None:
-            state = evolve(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
+        players = _scored(players, player, delta)
         effects.append(Judged(player, judgement, delta))
-        if state.locked:
-            effects.append(Unlocked(state.locked))
-            state = evolve(state, players=tuple(evolve(p, locked=False) for p in state.players))
+        if _takes_a_set(settings, call):
+            if book.owes and owed and state.deck == 0:
+                owed -= 1
+                effects.append(DebtPaid(owed))
+            taken += SET
+            if book.counts_cards:
+                table = _dealt(taken, table - SET)
+        if solo is not None:
+            solo = Solo(ref_ns=t_ns, sets=solo.sets + 1)
+        if locked := tuple(p.id for p in players if p.locked):
+            effects.append(Unlocked(locked))
+            players = tuple(Player(p.id, p.points) for p in players)
     else:
-        book = settings.book
         fine = SUPER_PENALTY if call.super_round else book.fine
         pay = fine if book.below_zero else min(fine, who.points)
         lock = book.locks and who.points == 0
-        state = _with_player(state, player, -pay, locked=lock)
+        players = _scored(players, player, -pay, locked=lock)
         if book.bank:
-            state = evolve(state, bank=state.bank + pay)
+            bank += pay
         effects.append(Judged(player, judgement, -pay))
         if lock:
             effects.append(Locked(player))
@@ -298,17 +358,41 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
                 participants=tuple(p for p in sr.participants if p != player),
                 dropped=(*sr.dropped, player),
             )
-            state = evolve(state, super_round=sr)
     call = evolve(call, verdicts=(*call.verdicts, judgement))
-    state = evolve(state, calls=state.calls.with_last(call))
     what = f"the verdict on {seat(player)}"
     if judgement is Judgement.TIMEOUT:
         what = f"{seat(player)}'s point-out time running out"
+    phase, deadline = state.phase, _pointout(settings, t_ns)
     if call.turn is not None:
-        turn = evolve(state, pointout_deadline=_pointout(settings, t_ns))
-        return _Change(turn, (*effects, TurnStarted(call.turn)), what)
-    ended, more = _end_call(settings, state, call, t_ns)
-    return _Change(ended, (*effects, *more), what)
+        effects.append(TurnStarted(call.turn))
+    elif not call.super_round:
+        phase, deadline = Phase.OPEN, None
+        bank += _bank_share(settings, call)
+    else:
+        assert sr is not None
+        rest, deadline = sr.countdown_left_ns, None
+        assert rest is not None
+        if call.valid_count or not sr.participants:
+            phase, sr = Phase.OPEN, None
+            effects.append(RoundEnded())
+        else:
+            phase = Phase.SUPER_COUNTDOWN
+            sr = evolve(sr, countdown_deadline=t_ns + rest, countdown_left_ns=None)
+            effects.append(CountdownResumed())
+    judged = evolve(
+        state,
+        phase=phase,
+        players=players,
+        bank=bank,
+        taken=taken,
+        table=table,
+        owed=owed,
+        solo=solo,
+        super_round=sr,
+        calls=state.calls.with_last(call),
+        pointout_deadline=deadline,
+    )
+    return _Change(judged, tuple(effects), what)
 
 
 def _valid_points(settings: Settings, state: State, call: Call) -> int:
@@ -318,26 +402,9 @@ def _valid_points(settings: Settings, state: State, call: Call) -> int:
     if book.set_points is None:
         assert state.solo is not None
         return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
-    if book.one_set_per_call and call.valid_count >= 3:
+    if book.one_set_per_call and call.valid_count >= SET:
         return 0  # the SET's three cards are taken
     return book.set_points
-
-
-def _end_call(
-    settings: Settings, state: State, call: Call, t_ns: int
-) -> tuple[State, tuple[Effect, ...]]:
-    """Every co-caller has a verdict: back to open play, or on with the super round."""
-    state = evolve(state, pointout_deadline=None)
-    if not call.super_round:
-        return evolve(state, phase=Phase.OPEN, bank=state.bank + _bank_share(settings, call)), ()
-    sr = state.super_round
-    assert sr is not None and sr.countdown_left_ns is not None
-    if call.valid_count or not sr.participants:
-        return evolve(state, phase=Phase.OPEN, super_round=None), (RoundEnded(),)
-    deadline = t_ns + sr.countdown_left_ns
-    resumed = evolve(sr, countdown_deadline=deadline, countdown_left_ns=None)
-    state = evolve(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
-    return state, (CountdownResumed(),)
 
 
 def solo_increment(solo: Solo, t_ns: int) -> int:
@@ -346,26 +413,91 @@ def solo_increment(solo: Solo, t_ns: int) -> int:
     return max(1, int(value + 0.5))
 
 
-# --- super rounds and the solo no-SET claim -----------------------------------------------
+def _call_super(settings: Settings, state: State, inp: Super) -> _Change:
+    """Official: SUPER while tied callers wait for their first verdict says their SETs
+    share cards: the cards go, nobody scores or pays."""
+    call = state.pending
+    if call is None:
+        return _ignore(state, "the no-SET claim is being judged")
+    if not settings.book.shared_cards:
+        return _ignore(state, "a call is being judged")
+    if len(call.callers) < 2:
+        return _ignore(state, f"{seat(call.callers[0])} called alone: no SETs to share cards")
+    if call.verdicts:
+        return _ignore(state, "a verdict was given: UNDO it first to say the SETs share cards")
+    if state.taken + SET > DECK:
+        return _ignore(state, _no_cards(settings))
+    shared = evolve(call, verdicts=(Judgement.SHARED,) * len(call.callers))
+    ended = evolve(
+        state,
+        phase=Phase.OPEN,
+        calls=state.calls.with_last(shared),
+        taken=state.taken + SET,
+        pointout_deadline=None,
+    )
+    return _Change(ended, (SharedCards(call.callers),), "the shared cards")
+
+
+# --- SUPER in open play: a super round, the deal's end, a no-SET claim -------------------
 
 
 def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
     match settings.book.super:
-        case SuperMeans.NOTHING:
-            return _ignore(state, f"the {settings.rules} rules have no super rounds")
+        case SuperMeans.DEAL_OVER:
+            return _deal_over(settings, state)
         case SuperMeans.NO_SET_CLAIM:
             claim = evolve(state, phase=Phase.CALL, claim=True)
             return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
+        case SuperMeans.NO_SET:
+            return _no_set(settings, state)
     joining = evolve(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
     return _Change(joining, (SuperOpened(),), "the super round's call")
 
 
-def _judge_claim(state: State, inp: Verdict) -> _Change:
+def _deal_over(settings: Settings, state: State) -> _Change:
+    deals = match_deals(settings, state)
+    over = DealOver(state.deal, deals)
+    what = f"the end of deal {state.deal}"
+    if state.deal >= deals:
+        ended, effects = _game_over(settings, state)
+        return _Change(ended, (over, *effects), what)
+    points = tuple(p.points for p in state.players)
+    dealt = evolve(state, deal=state.deal + 1, taken=0, deal_ends=(*state.deal_ends, points))
+    assert dealt.dealer is not None
+    return _Change(dealt, (over, DealStarted(dealt.deal, deals, dealt.dealer)), what)
+
+
+def _no_set(settings: Settings, state: State) -> _Change:
+    """Solitaire: no SET on the table; a lone player's claim acts at once."""
+    what = "the no-SET claim"
+    if state.deck == 0:
+        ended, effects = _game_over(settings, state, why="no SET, and the deck is empty")
+        return _Change(ended, effects, what)
+    if settings.sudden_death:
+        why = "no SET while the deck has cards: sudden death"
+        ended, effects = _game_over(settings, state, result=Result.LOST, why=why)
+        return _Change(ended, effects, what)
+    dealt = evolve(state, table=state.table + SET, owed=state.owed + 1)
+    return _Change(dealt, (NoSetDealt(dealt.owed),), what)
+
+
+def _judge_claim(settings: Settings, state: State, inp: Verdict) -> _Change:
+    """Solo: the verdict on a no-SET claim. Right: three more cards, or with the deck
+    empty the end; wrong: the next valid SET scores 0."""
+    what = "the verdict on the no-SET claim"
     back = evolve(state, phase=Phase.OPEN, claim=False)
     if not inp.valid:
         assert back.solo is not None
         back = evolve(back, solo=evolve(back.solo, zeroed=True))
-    return _Change(back, (ClaimJudged(upheld=inp.valid),), "the verdict on the no-SET claim")
+        return _Change(back, (ClaimJudged(upheld=False),), what)
+    if back.deck == 0:
+        ended, effects = _game_over(settings, back, why="no SET, and the deck is empty")
+        return _Change(ended, (ClaimJudged(upheld=True), *effects), what)
+    dealt = evolve(back, table=back.table + SET)
+    return _Change(dealt, (ClaimJudged(upheld=True, dealt=True),), what)
+
+
+# --- super rounds ------------------------------------------------------------------------
 
 
 def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
@@ -418,9 +550,12 @@ def _expire(settings: Settings, state: State, deadline: int) -> _Change:
     sr = state.super_round
     assert sr is not None
     paid = tuple(p for p in sr.participants if (who := state.player(p)) and who.points > 0)
+    players = state.players
     for p in paid:
-        state = _with_player(state, p, -1)
-    over = evolve(state, phase=Phase.OPEN, super_round=None, bank=state.bank + len(paid))
+        players = _scored(players, p, -1)
+    over = evolve(
+        state, phase=Phase.OPEN, players=players, super_round=None, bank=state.bank + len(paid)
+    )
     return _Change(over, (TimeUp(paid),), "the super round's time running out")
 
 
@@ -442,16 +577,38 @@ def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
 
 
 def _end(settings: Settings, state: State, inp: End) -> _Change:
+    ended, effects = _game_over(settings, state, left=inp.left)
+    return _Change(ended, effects, "the end of the game")
+
+
+def _game_over(
+    settings: Settings,
+    state: State,
+    *,
+    left: int | None = None,
+    result: Result | None = None,
+    why: str = "",
+) -> tuple[State, tuple[Effect, ...]]:
+    """The game over: a pending call's bank share paid, solo's end bonus (for the cards
+    left on the table: `left`, else those the box counted), the deal's points, the ranking
+    and, in solitaire, won or lost."""
+    book = settings.book
     call = state.pending
     bank = state.bank + (_bank_share(settings, call) if call else 0)
     players = state.players
-    if state.solo and state.solo.sets and inp.left:
+    cards = state.table if left is None else left
+    if book.end_bonus and state.solo and state.solo.sets and cards:
         sets = state.solo.sets
         players = tuple(
-            # score + left * score / (3 * sets), rounded half up, in whole numbers.
-            evolve(p, points=p.points + (2 * inp.left * p.points + 3 * sets) // (6 * sets))
+            # score + cards * score / (3 * sets), rounded half up, in whole numbers.
+            evolve(p, points=p.points + (2 * cards * p.points + 3 * sets) // (6 * sets))
             for p in players
         )
+    if book.owes and result is None:
+        result = Result.LOST if state.owed else Result.WON
+    deal_ends = state.deal_ends
+    if state.deal:
+        deal_ends = (*deal_ends, tuple(p.points for p in players))
     ranking = rank(players)
     over = evolve(
         state,
@@ -462,8 +619,10 @@ def _end(settings: Settings, state: State, inp: End) -> _Change:
         super_round=None,
         claim=False,
         ranking=ranking,
+        result=result,
+        deal_ends=deal_ends,
     )
-    return _Change(over, (GameOver(ranking),), "the end of the game")
+    return over, (GameOver(ranking, result, why),)
 
 
 def rank(players: Iterable[Player]) -> tuple[Place, ...]:
@@ -486,6 +645,7 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.OPEN, Super): _open_super,
     (Phase.CALL, Press): _call_press,
     (Phase.CALL, Verdict): _judge,
+    (Phase.CALL, Super): _call_super,
     (Phase.SUPER_JOIN, Press): _join_press,
     (Phase.SUPER_JOIN, Super): _flip,
     (Phase.SUPER_COUNTDOWN, Press): _countdown_press,

@@ -32,7 +32,7 @@ class Undo:
 @dataclass(frozen=True)
 class End:
     t_ns: int
-    left: int = 0  # solo: cards left on the table, scored at the end
+    left: int | None = None  # solo: the cards left on the table, when not those counted
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,6 @@ def words(inp: Input) -> str:
         case Undo():
             return "undo"
         case End(left=left):
-            return f"end left={left}" if left else "end"
+            return "end" if left is None else f"end left={left}"
         case Tick():
             return "tick"

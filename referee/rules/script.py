@@ -4,15 +4,19 @@
     0.000 press 2        # seconds since the start, never decreasing
     1.5 valid
 
+Without `players=` (or without a `config` line), the game starts in the lobby with seats
+1 to 8 open (seat 1 in a single-player game): a script never reads a settings file.
+
 The grammar of an input's words (`press 2`, `end left=3`) is also how the store keeps
 inputs, so one parser reads both.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .rulesets import MAX_SEATS
 from .settings import NS_PER_S, RULE_KEYS, Settings, settings_from
 
 _BARE: dict[str, Callable[[int], Input]] = {
@@ -37,8 +41,11 @@ class ScriptError(ValueError):
 
 @dataclass
 class Script:
-    settings: Settings = field(default_factory=Settings)
-    lobby: bool = True  # a script that starts with a `config` line skips the lobby
+    """A script means the same on every machine: it never reads a settings file."""
+
+    # Without `players=`, the lobby with every seat open (one in a single-player game).
+    settings: Settings = field(default_factory=lambda: Settings(players=MAX_SEATS))
+    lobby: bool = True  # a `config` line with `players=` skips the lobby
     inputs: list[tuple[int, Input]] = field(default_factory=list)  # (line number, input)
 
 
@@ -76,7 +83,8 @@ def parse_time(text: str) -> int:
     return int((seconds * NS_PER_S).to_integral_value())
 
 
-def _config(words: list[str]) -> Settings:
+def _config(words: list[str]) -> tuple[Settings, bool]:
+    """The settings of a `config` line, and whether it skips the lobby (it names players)."""
     values: dict[str, bool | int | float | str] = {}
     for word in words:
         name, eq, text = word.partition("=")
@@ -94,23 +102,26 @@ def _config(words: list[str]) -> Settings:
                 values[name] = key.kind(text)
         except ValueError:
             raise ValueError(f"{name} must be {key.allowed}, not {text!r}") from None
-    return settings_from(values)
+    settings = settings_from(values)
+    if "players" in values:
+        return settings, False
+    return replace(settings, players=settings.book.seats[1]), True
 
 
 def parse_script(text: str) -> Script:
     script = Script()
     last_ns = 0
-    seen_input = False
+    seen_input = seen_config = False
     for number, raw in enumerate(text.splitlines(), start=1):
         words = raw.partition("#")[0].split()
         if not words:
             continue
         try:
             if words[0] == "config":
-                if seen_input or not script.lobby:
+                if seen_input or seen_config:
                     raise ValueError("config must come before every input, once")
-                script.settings = _config(words[1:])
-                script.lobby = False
+                script.settings, script.lobby = _config(words[1:])
+                seen_config = True
                 continue
             if len(words) < 2:
                 raise ValueError(f"expected 'TIME INPUT', got {raw.strip()!r}")

@@ -4,7 +4,7 @@ The same keys serve a replay script's `config` line and the `[rules]` table of t
 TOML settings file, so both say the same thing in the same words.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
@@ -26,6 +26,7 @@ __all__ = [
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
 DECK = 81
+MAX_DEALS = 99
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Settings:
     tie_ns: int = 0
     super_ns: int = 10 * NS_PER_S
     must_use_flipped: bool = False
+    deals: int = 1  # official: deals in the match, 0 for one per player
+    dealer_plays: bool = True  # official: False sits the dealer out of their deal
+    sudden_death: bool = False  # solitaire: a no-SET claim with cards in the deck loses
 
     def __post_init__(self) -> None:
         if not 1 <= self.players <= MAX_SEATS:
@@ -50,6 +54,8 @@ class Settings:
             raise ValueError("tie_ms cannot be negative")
         if self.super_ns <= 0:
             raise ValueError("super_s must be more than 0")
+        if not 0 <= self.deals <= MAX_DEALS:
+            raise ValueError(f"deals must be 0 (one per player) to {MAX_DEALS}, not {self.deals}")
 
     @property
     def book(self) -> RuleBook:
@@ -59,6 +65,12 @@ class Settings:
     @property
     def min_players(self) -> int:
         return self.book.seats[0]
+
+
+def _either(words: Iterable[str]) -> str:
+    """ "a, b or c"."""
+    *most, last = words
+    return f"{', '.join(most)} or {last}" if most else last
 
 
 @dataclass(frozen=True)
@@ -72,12 +84,36 @@ class Key:
 RULE_KEYS: dict[str, Key] = {
     k.name: k
     for k in (
-        Key("rules", str, "super, official or solo", "super"),
-        Key("players", int, f"a whole number of seats, 2 to {MAX_SEATS} (1 for solo)", 4),
+        Key("rules", str, _either(RuleSet), "super"),
+        Key(
+            "players",
+            int,
+            f"a whole number of seats, 2 to {MAX_SEATS}"
+            f" (1 for {_either(r for r, b in RULE_BOOKS.items() if b.single_player)})",
+            4,
+        ),
         Key("pointout_s", float, "seconds to show a SET, 0 for no limit", 10.0),
         Key("tie_ms", float, "milliseconds, 0 or more", 0.0),
         Key("super_s", float, "seconds of the super round's countdown, more than 0", 10.0),
         Key("must_use_flipped", bool, "true or false", False),
+        Key(
+            "deals",
+            int,
+            f"a whole number of deals in an official match, 0 (one per player) to {MAX_DEALS}",
+            1,
+        ),
+        Key(
+            "dealer_plays",
+            bool,
+            "true or false (false: an official match's dealer sits out their deal)",
+            True,
+        ),
+        Key(
+            "sudden_death",
+            bool,
+            "true or false (true: solitaire is lost at a no-SET claim while the deck has cards)",
+            False,
+        ),
     )
 }
 
@@ -94,6 +130,8 @@ def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
         raise ValueError(
             f"rules must be {RULE_KEYS['rules'].allowed}, not {v['rules']!r}"
         ) from None
+    if "players" not in values and RULE_BOOKS[rules].single_player:
+        v["players"] = 1
     return Settings(
         rules=rules,
         players=int(v["players"]),
@@ -101,6 +139,9 @@ def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
         tie_ns=_ns("tie_ms", v["tie_ms"], NS_PER_MS),
         super_ns=_ns("super_s", v["super_s"], NS_PER_S),
         must_use_flipped=bool(v["must_use_flipped"]),
+        deals=int(v["deals"]),
+        dealer_plays=bool(v["dealer_plays"]),
+        sudden_death=bool(v["sudden_death"]),
     )
 
 
@@ -124,4 +165,7 @@ def settings_values(settings: Settings) -> dict[str, bool | int | float | str]:
         "tie_ms": settings.tie_ns / NS_PER_MS,
         "super_s": settings.super_ns / NS_PER_S,
         "must_use_flipped": settings.must_use_flipped,
+        "deals": settings.deals,
+        "dealer_plays": settings.dealer_plays,
+        "sudden_death": settings.sudden_death,
     }

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar, cast, overload
 
+from .settings import DECK
+
 _D = TypeVar("_D")
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _set = object.__setattr__
@@ -44,6 +46,14 @@ class Judgement(StrEnum):
     VALID = "valid"
     INVALID = "invalid"
     TIMEOUT = "timeout"  # scored as invalid
+    SHARED = "shared"  # official: tied callers' SETs shared cards, nobody scores
+
+
+class Result(StrEnum):
+    """How a solitaire game ended."""
+
+    WON = "won"
+    LOST = "lost"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +71,7 @@ class Call:
     presses: tuple[tuple[int, int], ...]  # (player, t_ns): first caller first, then by time, seat
     verdicts: tuple[Judgement, ...] = ()
     super_round: bool = False
+    deal: int = 0  # official: the deal it was called in
 
     @property
     def first_ns(self) -> int:
@@ -103,6 +114,11 @@ class Calls(Sequence[Call]):
 
     def __len__(self) -> int:
         return self._len
+
+    @property
+    def last(self) -> Call:
+        assert self._last is not None, "no call yet"
+        return self._last
 
     def _nodes(self) -> "Iterator[Calls]":
         node: Calls | None = self if self._len else None
@@ -186,13 +202,18 @@ class State:
     phase: Phase
     players: tuple[Player, ...]  # in the lobby: those who joined so far
     bank: int = 0
-    taken: int = 0  # cards the valid SETs took from the deck (points count SETs or score)
+    taken: int = 0  # cards the SETs took from the deck (of this deal); points may count else
+    table: int = 0  # solo and solitaire: cards on the table; the deck holds the rest
+    owed: int = 0  # solitaire: SETs owed for no-SET claims while the deck had cards
+    deal: int = 0  # official: the deal being played, from 1
+    deal_ends: tuple[tuple[int, ...], ...] = ()  # official: every player's points after each deal
     calls: Calls = NO_CALLS  # in phase call / super-call the last one is pending
     pointout_deadline: int | None = None
     super_round: SuperRound | None = None
     solo: Solo | None = None
     claim: bool = False  # solo: a no-SET claim waits for its verdict
     ranking: tuple[Place, ...] = ()
+    result: Result | None = None  # solitaire, once over
     # What undo returns to, and what it takes back; not part of the state's value.
     previous: "State | None" = field(default=None, compare=False, repr=False)
     step: str = field(default="", compare=False)
@@ -200,7 +221,7 @@ class State:
     @property
     def pending(self) -> Call | None:
         if self.phase in (Phase.CALL, Phase.SUPER_CALL) and not self.claim:
-            return self.calls[-1]
+            return self.calls.last
         return None
 
     def player(self, seat: int) -> Player | None:
@@ -209,6 +230,18 @@ class State:
     @property
     def locked(self) -> tuple[int, ...]:
         return tuple(p.id for p in self.players if p.locked)
+
+    @property
+    def deck(self) -> int:
+        """The cards still in the deck (of this deal)."""
+        return DECK - self.taken - self.table
+
+    @property
+    def dealer(self) -> int | None:
+        """Official: the seat dealing now; the lowest seat in play first, then the next."""
+        if not self.deal:
+            return None
+        return self.players[(self.deal - 1) % len(self.players)].id
 
     @property
     def deadline(self) -> int | None:

@@ -389,9 +389,10 @@ def test_official_mistake_moves_no_card_and_goes_below_zero():
     assert points(state) == [0, -2] and state.bank == 0 and state.locked == ()
 
 
-def test_official_has_no_super_rounds():
-    _, state, effects = play("config players=2 rules=official\n0 super\n")
-    assert state.phase is Phase.OPEN and "official" in effects[-1].reason
+def test_official_super_ends_the_deal_and_with_one_deal_the_match():
+    _, state, effects = play("config players=2 rules=official\n0 press 1\n1 valid\n2 super\n")
+    assert state.phase is Phase.OVER and state.deal_ends == ((1, 0),)
+    assert [e.text for e in effects[-2:]] == ["deal 1 of 1 over", "game over: 1. P1 1, 2. P2 0"]
 
 
 def test_official_tied_callers_both_valid_both_score():
