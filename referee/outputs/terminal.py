@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from referee.inputs.keyboard import KEYMAP, QUIT_KEY
-from referee.rules import Phase
+from referee.rules import Phase, sitting_out
 from referee.view import Severity, View
 
 from . import captions
@@ -52,6 +52,8 @@ def render(view: View, *, colour_on: bool = True) -> str:
             tags.append("CALLING")
         if sr is not None and p.id in sr.participants:
             tags.append("in super round")
+        if p.id == state.dealer and state.phase is not Phase.OVER:
+            tags.append("DEALS" + (", sits out" if sitting_out(settings, state) else ""))
         text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
         row.append(paint(text, colour(p.id), bold=p.id == caller))
     if settings.book.bank and state.phase is not Phase.LOBBY:
@@ -59,6 +61,7 @@ def render(view: View, *, colour_on: bool = True) -> str:
     # Four players a line: eight on one would not fit a terminal's width.
     rows = ["   ".join(row[i : i + 4]) for i in range(0, len(row), 4)]
     lines += rows or ["nobody has joined yet"]
+    lines += [line for line in (captions.deal(view), captions.cards(view)) if line]
     lines.append("")
 
     lines.append(paint(captions.headline(view).upper(), bold=True))
@@ -98,8 +101,14 @@ def _details(view: View, paint: Callable[..., str]) -> list[str]:
     if call is not None:
         out.append("photo finish: " + captions.margin(call))
         out += [f"   {label(p)}  {text}" for p, text in captions.offsets(call)]
-    if state.phase is Phase.OVER:
-        out += [f"{r.place}. {label(r.player)}  {r.points}" for r in state.ranking]
+    if state.phase is Phase.OVER and state.result is not None:
+        out.append(paint(f"*** {state.result.upper()} ***", bold=True))
+    elif state.phase is Phase.OVER:
+        by_deal = captions.deal_points(state)
+        for r in state.ranking:
+            deals = by_deal.get(r.player, [])
+            split = f"   (deals: {' · '.join(map(str, deals))})" if len(deals) > 1 else ""
+            out.append(f"{r.place}. {label(r.player)}  {r.points}{split}")
     return out
 
 

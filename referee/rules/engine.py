@@ -6,10 +6,11 @@ settings, a state and one input, and returns the next state and the effects to s
     state, effects = step(settings, state, Press(player=2, t_ns=12_300_000))
 
 Time comes in with the inputs. Timers are deadlines in the state: before an input at
-time t is handled, every deadline <= t fires, each at its own deadline (RULES.md, "Same
-instant"). The input is then dispatched on (phase, kind) through `_TRANSITIONS`; a pair
-that is not there means nothing now, and the very same State object comes back with an
-`Ignored` effect saying why.
+time t is handled, every deadline <= t fires, each at its own deadline (docs/rules.md,
+"Calls and who was first"). The input is then dispatched on (phase, kind) through
+`_TRANSITIONS`; a pair that is not there means nothing now, and the very same State
+object comes back with an `Ignored` effect saying why. What differs between rule sets is
+asked of their RuleBook (rulesets.py), never of their names.
 
 Undo: each state holds `previous`, the state just before the latest undo step, and
 `step`, what that step was. A step's new state points back at the state it replaced;

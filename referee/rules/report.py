@@ -1,4 +1,7 @@
-"""The state as JSON (RULES.md, "Replay scripts"): what `referee replay` and `state` print."""
+"""The state as JSON, as `referee replay` and `referee state` print it.
+
+docs/rules.md, "Replay scripts and the state", says what each key means.
+"""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Replay scripts (RULES.md, "Replay scripts"): text in, settings and timed inputs out.
+"""Replay scripts: text in, settings and timed inputs out (docs/rules.md).
 
     config players=4 rules=super tie_ms=5
     0.000 press 2        # seconds since the start, never decreasing

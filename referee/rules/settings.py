@@ -1,4 +1,4 @@
-"""The settings that change what the rules decide (RULES.md, the *(config)* values).
+"""The settings that change what the rules decide (docs/rules.md, "Settings").
 
 The same keys serve a replay script's `config` line and the `[rules]` table of the
 TOML settings file, so both say the same thing in the same words.

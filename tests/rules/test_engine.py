@@ -1,4 +1,4 @@
-"""The engine against RULES.md, fine point by fine point."""
+"""The engine against docs/rules.md, rule by rule and decision by decision."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Random games through the engine, checking RULES.md's invariants after every input."""
+"""Random games through the engine, checking the rules' invariants after every input."""
 
 import tempfile
 from dataclasses import replace
