@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .config import ConfigError, example_config, load_config, render_config
-from .rules import ScriptError, parse_script, replay, report
+from .rules import ScriptError, Settings, State, read_script, replay, report
 from .store import Store, StoreError, default_store_path
 
 EXIT_BAD_INPUT = 2
@@ -50,18 +50,25 @@ def _run(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     path: Path = args.script
     try:
-        text = path.read_text(encoding="utf-8")
+        # Read as it is played: a script of 100,000 inputs is never all in memory.
+        with path.open(encoding="utf-8") as lines:
+            script, inputs = read_script(lines)
+            played = replay(script.settings, (inp for _, inp in inputs), lobby=script.lobby)
+            state = played.alone()  # no undo history to report: its memory goes at once
+            del played
     except (OSError, UnicodeDecodeError) as err:
         print(f"{path}: cannot read the script: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    try:
-        script = parse_script(text)
     except ScriptError as err:
         print(err.where(str(path)), file=sys.stderr)
         return EXIT_BAD_INPUT
-    state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
-    print(json.dumps(report(script.settings, state), indent=2))
+    _print_report(script.settings, state)
     return 0
+
+
+def _print_report(settings: Settings, state: State) -> None:
+    json.dump(report(settings, state), sys.stdout, indent=2)  # written as it is made
+    print()
 
 
 def _state(args: argparse.Namespace) -> int:
@@ -71,7 +78,7 @@ def _state(args: argparse.Namespace) -> int:
     if game is None:
         print(f"{path}: no game in this store yet", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(json.dumps(report(game.settings, game.state()), indent=2))
+    _print_report(game.settings, game.state().alone())
     return 0
 
 

@@ -5,7 +5,15 @@ from .engine import match_deals, new_game, rank, replay, sitting_out, solo_incre
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
 from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
-from .script import Script, ScriptError, parse_input, parse_script, parse_time
+from .script import (
+    Script,
+    ScriptError,
+    input_maker,
+    parse_input,
+    parse_script,
+    parse_time,
+    read_script,
+)
 from .settings import (
     NS_PER_MS,
     NS_PER_S,
@@ -45,12 +53,14 @@ __all__ = [
     "Tick",
     "Undo",
     "Verdict",
+    "input_maker",
     "match_deals",
     "new_game",
     "parse_input",
     "parse_script",
     "parse_time",
     "rank",
+    "read_script",
     "replay",
     "report",
     "settings_from",

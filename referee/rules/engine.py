@@ -19,8 +19,7 @@ the old pointer, so undo takes those back together with the step before them.
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .effects import (
     CallOpened,
@@ -53,14 +52,26 @@ from .effects import (
     seat,
 )
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
-from .rulesets import SuperMeans
+from .rulesets import MAX_SEATS, SuperMeans
 from .settings import DECK, NS_PER_S, Settings
-from .state import Call, Judgement, Phase, Place, Player, Result, Solo, State, SuperRound
+from .state import (
+    Call,
+    Judgement,
+    Phase,
+    Place,
+    Player,
+    Result,
+    Solo,
+    State,
+    SuperRound,
+    stepped,
+)
 
 if TYPE_CHECKING:  # mypy checks each change against the fields, as for replace itself
     from dataclasses import replace as evolve
+    from dataclasses import replace as evolve_state
 else:
-    from .state import evolve
+    from .state import evolve, evolve_state
 
 SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
@@ -70,8 +81,7 @@ SET = 3  # cards in a SET
 TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
 
-@dataclass(frozen=True)
-class _Change:
+class _Change(NamedTuple):
     state: State
     effects: tuple[Effect, ...]
     step: str | None = None  # set when undo can take this change back: what it was
@@ -87,13 +97,13 @@ def new_game(settings: Settings, *, lobby: bool = True) -> State:
     if lobby:
         return lobby_state
     players = tuple(Player(i) for i in range(1, settings.players + 1))
-    return _started(settings, evolve(lobby_state, players=players), 0)
+    return _started(settings, evolve_state(lobby_state, players=players), 0)
 
 
 def _started(settings: Settings, state: State, t_ns: int) -> State:
     """Play begins: the solo increment's clock starts, the cards are dealt, deal 1."""
     book = settings.book
-    return evolve(
+    return evolve_state(
         state,
         phase=Phase.OPEN,
         solo=Solo(ref_ns=t_ns) if book.set_points is None else None,
@@ -114,7 +124,8 @@ def sitting_out(settings: Settings, state: State) -> int | None:
 
 def step(settings: Settings, state: State, inp: Input) -> tuple[State, list[Effect]]:
     effects: list[Effect] = []
-    while (deadline := state.deadline) is not None and deadline <= inp.t_ns:
+    t_ns = inp.t_ns
+    while (deadline := state.deadline) is not None and deadline <= t_ns:
         state = _apply(state, _expire(settings, state, deadline), effects)
     if not isinstance(inp, Tick):
         handler = _TRANSITIONS.get((state.phase, type(inp)))
@@ -134,7 +145,7 @@ def _apply(before: State, change: _Change, effects: list[Effect]) -> State:
     effects.extend(change.effects)
     if change.step is None:
         return change.state
-    return evolve(change.state, previous=before, step=change.step)
+    return stepped(change.state, before, change.step)
 
 
 def _why(state: State, inp: Input) -> str:
@@ -162,7 +173,7 @@ def _seat_problem(settings: Settings, state: State, player: int) -> str | None:
         return f"there is no seat {player}: the seats are 1 to {settings.players}"
     if state.phase is not Phase.LOBBY and state.player(player) is None:
         return f"{seat(player)} did not join this game"
-    if player == sitting_out(settings, state):
+    if not settings.dealer_plays and player == state.dealer:
         return f"{seat(player)} deals: it is best if the dealer does not take part"
     return None
 
@@ -186,9 +197,9 @@ def _lobby_press(settings: Settings, state: State, inp: Press) -> _Change:
         return _ignore(state, problem)
     if state.player(inp.player):
         players = tuple(p for p in state.players if p.id != inp.player)
-        return _Change(evolve(state, players=players), (Left(inp.player),))
+        return _Change(evolve_state(state, players=players), (Left(inp.player),))
     players = tuple(sorted((*state.players, Player(inp.player)), key=lambda p: p.id))
-    return _Change(evolve(state, players=players), (Joined(inp.player),))
+    return _Change(evolve_state(state, players=players), (Joined(inp.player),))
 
 
 def _start(settings: Settings, state: State, inp: Super) -> _Change:
@@ -212,7 +223,8 @@ def _pointout(settings: Settings, t_ns: int) -> int | None:
 def _open_press(settings: Settings, state: State, inp: Press) -> _Change:
     if problem := _seat_problem(settings, state, inp.player):
         return _ignore(state, problem)
-    if inp.player in state.locked:
+    who = state.player(inp.player)
+    if who is not None and who.locked:
         return _ignore(state, _locked_reason(inp.player))
     return _open_call(settings, state, inp)
 
@@ -223,12 +235,12 @@ def _open_call(
     """The press opens a call, its point-out timer running: a super call when it comes
     with the super round whose countdown it paused."""
     call = Call(
-        callers=(inp.player,),
+        callers=_ALONE[inp.player],
         presses=((inp.player, inp.t_ns),),
         super_round=paused is not None,
         deal=state.deal,
     )
-    opened = evolve(
+    opened = evolve_state(
         state,
         phase=Phase.CALL if paused is None else Phase.SUPER_CALL,
         calls=state.calls.added(call),
@@ -265,13 +277,13 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
         callers = tuple(sorted((*call.callers, inp.player), key=lambda p: (stamps[p], p)))
         joined = evolve(call, callers=callers, presses=_order(stamps.items(), callers[0]))
         return _Change(
-            evolve(state, calls=state.calls.with_last(joined)),
+            evolve_state(state, calls=state.calls.with_last(joined)),
             (CoCaller(inp.player, offset),),
             f"{seat(inp.player)} joining the call",
         )
     noted = evolve(call, presses=_order((*call.presses, press), call.callers[0]))
     return _Change(
-        evolve(state, calls=state.calls.with_last(noted)), (PhotoFinish(inp.player, offset),)
+        evolve_state(state, calls=state.calls.with_last(noted)), (PhotoFinish(inp.player, offset),)
     )
 
 
@@ -340,7 +352,7 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
                 table = _dealt(taken, table - SET)
         if solo is not None:
             solo = Solo(ref_ns=t_ns, sets=solo.sets + 1)
-        if locked := tuple(p.id for p in players if p.locked):
+        if book.locks and (locked := tuple(p.id for p in players if p.locked)):
             effects.append(Unlocked(locked))
             players = tuple(Player(p.id, p.points) for p in players)
     else:
@@ -359,19 +371,20 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
                 participants=tuple(p for p in sr.participants if p != player),
                 dropped=(*sr.dropped, player),
             )
-    call = evolve(call, verdicts=(*call.verdicts, judgement))
+    call = evolve(call, verdicts=_judged(call.verdicts, judgement))
     what = f"the verdict on {seat(player)}"
     if judgement is Judgement.TIMEOUT:
         what = f"{seat(player)}'s point-out time running out"
-    phase, deadline = state.phase, _pointout(settings, t_ns)
+    phase, deadline = state.phase, None
     if call.turn is not None:
+        deadline = _pointout(settings, t_ns)
         effects.append(TurnStarted(call.turn))
     elif not call.super_round:
-        phase, deadline = Phase.OPEN, None
+        phase = Phase.OPEN
         bank += _bank_share(settings, call)
     else:
         assert sr is not None
-        rest, deadline = sr.countdown_left_ns, None
+        rest = sr.countdown_left_ns
         assert rest is not None
         if call.valid_count or not sr.participants:
             phase, sr = Phase.OPEN, None
@@ -380,7 +393,7 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
             phase = Phase.SUPER_COUNTDOWN
             sr = evolve(sr, countdown_deadline=t_ns + rest, countdown_left_ns=None)
             effects.append(CountdownResumed())
-    judged = evolve(
+    judged = evolve_state(
         state,
         phase=phase,
         players=players,
@@ -394,6 +407,17 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
         pointout_deadline=deadline,
     )
     return _Change(judged, tuple(effects), what)
+
+
+# A long game makes these few tuples over and over: one of each is enough.
+_ALONE = {seat: (seat,) for seat in range(1, MAX_SEATS + 1)}
+_VERDICTS: dict[tuple[Judgement, ...], tuple[Judgement, ...]] = {}
+
+
+def _judged(verdicts: tuple[Judgement, ...], judgement: Judgement) -> tuple[Judgement, ...]:
+    """The verdicts with one more, as a tuple shared by every call with the same verdicts."""
+    more = (*verdicts, judgement)
+    return _VERDICTS.setdefault(more, more)
 
 
 def _valid_points(settings: Settings, state: State, call: Call) -> int:
@@ -429,7 +453,7 @@ def _call_super(settings: Settings, state: State, inp: Super) -> _Change:
     if state.taken + SET > DECK:
         return _ignore(state, _no_cards(settings))
     shared = evolve(call, verdicts=(Judgement.SHARED,) * len(call.callers))
-    ended = evolve(
+    ended = evolve_state(
         state,
         phase=Phase.OPEN,
         calls=state.calls.with_last(shared),
@@ -447,11 +471,11 @@ def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
         case SuperMeans.DEAL_OVER:
             return _deal_over(settings, state)
         case SuperMeans.NO_SET_CLAIM:
-            claim = evolve(state, phase=Phase.CALL, claim=True)
+            claim = evolve_state(state, phase=Phase.CALL, claim=True)
             return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
         case SuperMeans.NO_SET:
             return _no_set(settings, state)
-    joining = evolve(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
+    joining = evolve_state(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
     return _Change(joining, (SuperOpened(),), "the super round's call")
 
 
@@ -463,7 +487,7 @@ def _deal_over(settings: Settings, state: State) -> _Change:
         ended, effects = _game_over(settings, state)
         return _Change(ended, (over, *effects), what)
     points = tuple(p.points for p in state.players)
-    dealt = evolve(state, deal=state.deal + 1, taken=0, deal_ends=(*state.deal_ends, points))
+    dealt = evolve_state(state, deal=state.deal + 1, taken=0, deal_ends=(*state.deal_ends, points))
     assert dealt.dealer is not None
     return _Change(dealt, (over, DealStarted(dealt.deal, deals, dealt.dealer)), what)
 
@@ -478,7 +502,7 @@ def _no_set(settings: Settings, state: State) -> _Change:
         why = "no SET while the deck has cards: sudden death"
         ended, effects = _game_over(settings, state, result=Result.LOST, why=why)
         return _Change(ended, effects, what)
-    dealt = evolve(state, table=state.table + SET, owed=state.owed + 1)
+    dealt = evolve_state(state, table=state.table + SET, owed=state.owed + 1)
     return _Change(dealt, (NoSetDealt(dealt.owed),), what)
 
 
@@ -486,15 +510,15 @@ def _judge_claim(settings: Settings, state: State, inp: Verdict) -> _Change:
     """Solo: the verdict on a no-SET claim. Right: three more cards, or with the deck
     empty the end; wrong: the next valid SET scores 0."""
     what = "the verdict on the no-SET claim"
-    back = evolve(state, phase=Phase.OPEN, claim=False)
+    back = evolve_state(state, phase=Phase.OPEN, claim=False)
     if not inp.valid:
         assert back.solo is not None
-        back = evolve(back, solo=evolve(back.solo, zeroed=True))
+        back = evolve_state(back, solo=evolve(back.solo, zeroed=True))
         return _Change(back, (ClaimJudged(upheld=False),), what)
     if back.deck == 0:
         ended, effects = _game_over(settings, back, why="no SET, and the deck is empty")
         return _Change(ended, (ClaimJudged(upheld=True), *effects), what)
-    dealt = evolve(back, table=back.table + SET)
+    dealt = evolve_state(back, table=back.table + SET)
     return _Change(dealt, (ClaimJudged(upheld=True, dealt=True),), what)
 
 
@@ -514,17 +538,17 @@ def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
     else:
         who = tuple(sorted((*sr.participants, inp.player)))
         effect = Joined(inp.player, super_round=True)
-    return _Change(evolve(state, super_round=evolve(sr, participants=who)), (effect,))
+    return _Change(evolve_state(state, super_round=evolve(sr, participants=who)), (effect,))
 
 
 def _flip(settings: Settings, state: State, inp: Super) -> _Change:
     sr = state.super_round
     assert sr is not None
     if not sr.participants:
-        cancelled = evolve(state, phase=Phase.OPEN, super_round=None)
+        cancelled = evolve_state(state, phase=Phase.OPEN, super_round=None)
         return _Change(cancelled, (SuperCancelled(),), "cancelling the super round")
     deadline = inp.t_ns + settings.super_ns
-    running = evolve(
+    running = evolve_state(
         state, phase=Phase.SUPER_COUNTDOWN, super_round=evolve(sr, countdown_deadline=deadline)
     )
     return _Change(running, (CountdownStarted(sr.participants),), "the flip")
@@ -554,7 +578,7 @@ def _expire(settings: Settings, state: State, deadline: int) -> _Change:
     players = state.players
     for p in paid:
         players = _scored(players, p, -1)
-    over = evolve(
+    over = evolve_state(
         state, phase=Phase.OPEN, players=players, super_round=None, bank=state.bank + len(paid)
     )
     return _Change(over, (TimeUp(paid),), "the super round's time running out")
@@ -569,11 +593,11 @@ def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
         return _ignore(state, "nothing to undo")
     # A timer running in the restored state starts again in full; a paused one keeps its rest.
     if restored.pointout_deadline is not None:
-        restored = evolve(restored, pointout_deadline=_pointout(settings, inp.t_ns))
+        restored = evolve_state(restored, pointout_deadline=_pointout(settings, inp.t_ns))
     sr = restored.super_round
     if sr is not None and sr.countdown_deadline is not None:
         sr = evolve(sr, countdown_deadline=inp.t_ns + settings.super_ns)
-        restored = evolve(restored, super_round=sr)
+        restored = evolve_state(restored, super_round=sr)
     return _Change(restored, (Undone(state.step),))
 
 
@@ -611,7 +635,7 @@ def _game_over(
     if state.deal:
         deal_ends = (*deal_ends, tuple(p.points for p in players))
     ranking = rank(players)
-    over = evolve(
+    over = evolve_state(
         state,
         phase=Phase.OVER,
         players=players,

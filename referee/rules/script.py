@@ -11,9 +11,11 @@ The grammar of an input's words (`press 2`, `end left=3`) is also how the store 
 inputs, so one parser reads both.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache, partial
+from itertools import chain
 
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
 from .rulesets import MAX_SEATS
@@ -51,25 +53,32 @@ class Script:
 
 def parse_input(words: list[str], t_ns: int) -> Input:
     """One input from its words; ValueError says what is wrong with them."""
+    return input_maker(" ".join(words))(t_ns)
+
+
+@lru_cache(maxsize=256)  # a game says the same few things many times: a ledger reads fast
+def input_maker(text: str) -> Callable[[int], Input]:
+    """What makes the input these words say, at any time; ValueError says what is wrong."""
+    words = text.split()
     if not words:
         raise ValueError("no input")
     kind, args = words[0], words[1:]
     if kind == "press":
         if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:
             raise ValueError("press needs one player number, 1 or more: 'press 2'")
-        return Press(int(args[0]), t_ns)
+        return partial(Press, int(args[0]))
     if kind == "end":
         if not args:
-            return End(t_ns)
+            return End
         name, _, value = args[0].partition("=")
         if len(args) != 1 or name != "left" or not value.isdigit():
             raise ValueError("end takes nothing or left=N, the cards left on the table")
-        return End(t_ns, left=int(value))
+        return partial(End, left=int(value))
     if kind not in _BARE:
         raise ValueError(f"unknown input {kind!r} (known: {', '.join(KINDS)})")
     if args:
         raise ValueError(f"{kind} takes no arguments, got {' '.join(args)!r}")
-    return _BARE[kind](t_ns)
+    return _BARE[kind]
 
 
 def parse_time(text: str) -> int:
@@ -109,10 +118,24 @@ def _config(words: list[str]) -> tuple[Settings, bool]:
 
 
 def parse_script(text: str) -> Script:
+    script, inputs = read_script(text.splitlines())
+    script.inputs = list(inputs)
+    return script
+
+
+def read_script(lines: Iterable[str]) -> tuple[Script, Iterator[tuple[int, Input]]]:
+    """The script's settings at once, its inputs (line number, input) as they are read:
+    a long script is never all in memory. A bad line raises ScriptError when it is read."""
     script = Script()
+    inputs = _inputs(lines, script)
+    first = next(inputs, None)  # reads up to the first input: the config line is before it
+    return script, chain([first] if first else [], inputs)
+
+
+def _inputs(lines: Iterable[str], script: Script) -> Iterator[tuple[int, Input]]:
     last_ns = 0
     seen_input = seen_config = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(lines, start=1):
         words = raw.partition("#")[0].split()
         if not words:
             continue
@@ -128,9 +151,9 @@ def parse_script(text: str) -> Script:
             t_ns = parse_time(words[0])
             if t_ns < last_ns:
                 raise ValueError(f"time {words[0]} goes back (the line before was later)")
-            script.inputs.append((number, parse_input(words[1:], t_ns)))
-            last_ns = t_ns
-            seen_input = True
+            inp = parse_input(words[1:], t_ns)
         except ValueError as err:
             raise ScriptError(number, str(err)) from None
-    return script
+        yield number, inp
+        last_ns = t_ns
+        seen_input = True

@@ -6,6 +6,7 @@ TOML settings file, so both say the same thing in the same words.
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
 
@@ -57,7 +58,7 @@ class Settings:
         if not 0 <= self.deals <= MAX_DEALS:
             raise ValueError(f"deals must be 0 (one per player) to {MAX_DEALS}, not {self.deals}")
 
-    @property
+    @cached_property  # asked a few times for every input of a long game's replay
     def book(self) -> RuleBook:
         """What these rules score and allow."""
         return RULE_BOOKS[self.rules]

@@ -5,7 +5,8 @@ it can with the one before: the players it did not change, and every call but th
 (Calls). A step costs a few hundred bytes whatever the game's length.
 """
 
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar, cast, overload
@@ -13,23 +14,33 @@ from typing import Any, TypeVar, cast, overload
 from .settings import DECK
 
 _D = TypeVar("_D")
-_FIELDS: dict[type, tuple[str, ...]] = {}
-_set = object.__setattr__
+_KEEP: Any = object()  # an argument not given: the field keeps its value
 
 
 def evolve(value: _D, /, **changes: Any) -> _D:
-    """dataclasses.replace for the frozen, slotted classes here, three times as fast: a
-    long game's replay makes a few of these for every input (bench/memory.py). engine.py
-    has mypy check its calls as calls of replace itself."""
-    kind = type(value)
-    names = _FIELDS.get(kind) or _FIELDS.setdefault(
-        kind, tuple(f.name for f in fields(cast(Any, kind)))
+    """dataclasses.replace for the frozen, slotted classes here, several times as fast:
+    a long game's replay makes a few of these for every input (bench/memory.py).
+    engine.py has mypy check its calls as calls of replace itself."""
+    copy: _D = _EVOLVERS[type(value)](value, **changes)
+    return copy
+
+
+def _evolver(kind: type) -> Callable[..., Any]:
+    """A copier for one class, written out field by field as dataclasses writes __init__:
+    it sets the slots through their descriptors, which a frozen class allows."""
+    names = [f.name for f in fields(kind)]
+    code = "\n".join(
+        [
+            f"def evolve(value, /, *, {', '.join(f'{n}=_KEEP' for n in names)}):",
+            "    new = _new(_kind)",
+            *(f"    _set_{n}(new, value.{n} if {n} is _KEEP else {n})" for n in names),
+            "    return new",
+        ]
     )
-    assert changes.keys() <= set(names), f"{kind.__name__} has no {changes.keys() - set(names)}"
-    new = object.__new__(kind)
-    for name in names:
-        _set(new, name, changes[name] if name in changes else getattr(value, name))
-    return new
+    scope: dict[str, Any] = {"_KEEP": _KEEP, "_new": object.__new__, "_kind": kind}
+    scope.update({f"_set_{n}": getattr(kind, n).__set__ for n in names})
+    exec(code, scope)  # the names are our own fields', nothing from outside
+    return cast(Callable[..., Any], scope["evolve"])
 
 
 class Phase(StrEnum):
@@ -94,42 +105,39 @@ class Calls(Sequence[Call]):
     """The calls of a game, oldest first: an immutable list that shares its calls.
 
     `added` and `with_last` make a new list in constant time and space, sharing every
-    call before the last with this one; index -1 is read at once, others walk.
+    call before the last with this one; the last is read at once, the others walk.
     """
 
-    __slots__ = ("_before", "_last", "_len")
+    __slots__ = ("_before", "_last")
 
     def __init__(self, last: Call | None = None, before: "Calls | None" = None) -> None:
         self._last = last
         self._before = before
-        self._len = 0 if last is None else 1 + (len(before) if before else 0)
 
     def added(self, call: Call) -> "Calls":
-        return Calls(call, self if self._len else None)
+        return Calls(call, self if self._last is not None else None)
 
     def with_last(self, call: Call) -> "Calls":
         """The same calls with the last one replaced."""
-        assert self._len, "no call to replace"
+        assert self._last is not None, "no call to replace"
         return Calls(call, self._before)
-
-    def __len__(self) -> int:
-        return self._len
 
     @property
     def last(self) -> Call:
         assert self._last is not None, "no call yet"
         return self._last
 
-    def _nodes(self) -> "Iterator[Calls]":
-        node: Calls | None = self if self._len else None
-        while node is not None:
-            yield node
-            node = node._before
+    def __bool__(self) -> bool:
+        return self._last is not None
+
+    def __len__(self) -> int:
+        return sum(1 for _ in reversed(self))
 
     def __reversed__(self) -> Iterator[Call]:
-        for node in self._nodes():
-            assert node._last is not None
+        node: Calls | None = self
+        while node is not None and node._last is not None:
             yield node._last
+            node = node._before
 
     def __iter__(self) -> Iterator[Call]:
         return reversed(list(reversed(self)))
@@ -139,16 +147,9 @@ class Calls(Sequence[Call]):
     @overload
     def __getitem__(self, index: slice) -> tuple[Call, ...]: ...
     def __getitem__(self, index: int | slice) -> Call | tuple[Call, ...]:
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        back = -index - 1 if index < 0 else self._len - 1 - index
-        if not 0 <= back < self._len:
-            raise IndexError("call index out of range")
-        for steps, node in enumerate(self._nodes()):
-            if steps == back:
-                assert node._last is not None
-                return node._last
-        raise AssertionError("unreachable: the length counts the nodes")
+        if index == -1 and self._last is not None:
+            return self._last
+        return tuple(self)[index]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, tuple):
@@ -158,7 +159,7 @@ class Calls(Sequence[Call]):
         a: Calls | None = self
         b: Calls | None = other
         while a is not b:  # shared tails are equal without a look
-            if a is None or b is None or a._len != b._len or a._last != b._last:
+            if a is None or b is None or a._last != b._last:
                 return False
             a, b = a._before, b._before
         return True
@@ -218,6 +219,10 @@ class State:
     previous: "State | None" = field(default=None, compare=False, repr=False)
     step: str = field(default="", compare=False)
 
+    def alone(self) -> "State":
+        """This state without the states undo walks back through (to report it, say)."""
+        return evolve(self, previous=None, step="")
+
     @property
     def pending(self) -> Call | None:
         if self.phase in (Phase.CALL, Phase.SUPER_CALL) and not self.claim:
@@ -225,7 +230,10 @@ class State:
         return None
 
     def player(self, seat: int) -> Player | None:
-        return next((p for p in self.players if p.id == seat), None)
+        for p in self.players:
+            if p.id == seat:
+                return p
+        return None
 
     @property
     def locked(self) -> tuple[int, ...]:
@@ -246,8 +254,26 @@ class State:
     @property
     def deadline(self) -> int | None:
         """The next time a timer fires without any input."""
-        if self.pointout_deadline is not None:
+        if self.pointout_deadline is not None or self.super_round is None:
             return self.pointout_deadline
-        if self.super_round is not None:
-            return self.super_round.countdown_deadline
-        return None
+        return self.super_round.countdown_deadline
+
+
+def stepped(new: State, before: State, step: str) -> State:
+    """The state an undo step just built (by evolve, from `before`), pointing back at the
+    state before it: set in place, as its other fields were, before anyone sees it."""
+    assert new is not before and new.previous is before.previous, "not a state just evolved"
+    _set_previous(new, before)
+    _set_step(new, sys.intern(step))  # one string for all "the verdict on P2" steps
+    return new
+
+
+_set_previous = cast(Any, State).previous.__set__  # the slots' own descriptors
+_set_step = cast(Any, State).step.__set__
+
+# Every class whose values the engine evolves.
+_EVOLVERS: dict[type, Callable[..., Any]] = {
+    kind: _evolver(kind) for kind in (Player, Call, SuperRound, Solo, State)
+}
+# The state's own, for the engine's every step: without evolve's look-up of the class.
+evolve_state: Callable[..., State] = _EVOLVERS[State]
