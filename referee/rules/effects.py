@@ -3,10 +3,9 @@
 Every effect has a `text` the table can read; outputs pick the ones they act on.
 """
 
-from dataclasses import dataclass
-
 from .settings import NS_PER_MS
 from .state import Judgement, Place, Result
+from .values import value
 
 
 def seat(player: int) -> str:
@@ -17,7 +16,7 @@ def ms(offset_ns: int) -> str:
     return f"{offset_ns / NS_PER_MS:.1f} ms"
 
 
-@dataclass(frozen=True)
+@value
 class Ignored:
     """An input that means nothing now: the state is unchanged."""
 
@@ -28,7 +27,7 @@ class Ignored:
         return f"ignored: {self.reason}"
 
 
-@dataclass(frozen=True)
+@value
 class Joined:
     player: int
     super_round: bool = False
@@ -38,7 +37,7 @@ class Joined:
         return f"{seat(self.player)} joins {'the super round' if self.super_round else 'the game'}"
 
 
-@dataclass(frozen=True)
+@value
 class Left:
     player: int
     super_round: bool = False
@@ -48,7 +47,7 @@ class Left:
         return f"{seat(self.player)} leaves {'the super round' if self.super_round else 'the game'}"
 
 
-@dataclass(frozen=True)
+@value
 class GameStarted:
     players: tuple[int, ...]
 
@@ -57,7 +56,7 @@ class GameStarted:
         return "game on: " + ", ".join(seat(p) for p in self.players)
 
 
-@dataclass(frozen=True)
+@value
 class CallOpened:
     player: int
 
@@ -66,7 +65,7 @@ class CallOpened:
         return f"{seat(self.player)} calls SET"
 
 
-@dataclass(frozen=True)
+@value
 class CoCaller:
     player: int
     offset_ns: int
@@ -76,7 +75,7 @@ class CoCaller:
         return f"{seat(self.player)} too close to call (+{ms(self.offset_ns)}): co-caller"
 
 
-@dataclass(frozen=True)
+@value
 class PhotoFinish:
     player: int
     offset_ns: int
@@ -86,7 +85,7 @@ class PhotoFinish:
         return f"{seat(self.player)} +{ms(self.offset_ns)}"
 
 
-@dataclass(frozen=True)
+@value
 class TurnStarted:
     player: int
 
@@ -95,7 +94,7 @@ class TurnStarted:
         return f"{seat(self.player)}: show your SET"
 
 
-@dataclass(frozen=True)
+@value
 class Judged:
     player: int
     judgement: Judgement
@@ -112,7 +111,7 @@ class Judged:
         return f"{seat(self.player)} {what[self.judgement]} ({self.delta:+d})"
 
 
-@dataclass(frozen=True)
+@value
 class SharedCards:
     """Official: tied callers' SETs share cards; the cards go, nobody scores."""
 
@@ -124,7 +123,7 @@ class SharedCards:
         return f"{who}: the SETs share cards, nobody scores"
 
 
-@dataclass(frozen=True)
+@value
 class Locked:
     player: int
 
@@ -133,7 +132,7 @@ class Locked:
         return f"{seat(self.player)} is locked until another player's SET is judged valid"
 
 
-@dataclass(frozen=True)
+@value
 class Unlocked:
     players: tuple[int, ...]
 
@@ -142,21 +141,21 @@ class Unlocked:
         return ", ".join(seat(p) for p in self.players) + " may call again"
 
 
-@dataclass(frozen=True)
+@value
 class SuperOpened:
     @property
     def text(self) -> str:
         return "super round: press your buzzer to join, SUPER to flip"
 
 
-@dataclass(frozen=True)
+@value
 class SuperCancelled:
     @property
     def text(self) -> str:
         return "super round cancelled"
 
 
-@dataclass(frozen=True)
+@value
 class CountdownStarted:
     participants: tuple[int, ...]
 
@@ -165,14 +164,14 @@ class CountdownStarted:
         return "flip! only " + ", ".join(seat(p) for p in self.participants) + " may call"
 
 
-@dataclass(frozen=True)
+@value
 class CountdownResumed:
     @property
     def text(self) -> str:
         return "countdown resumes"
 
 
-@dataclass(frozen=True)
+@value
 class TimeUp:
     paid: tuple[int, ...]  # participants who paid 1 point
 
@@ -182,21 +181,21 @@ class TimeUp:
         return f"time! {who} pays 1"
 
 
-@dataclass(frozen=True)
+@value
 class RoundEnded:
     @property
     def text(self) -> str:
         return "super round over"
 
 
-@dataclass(frozen=True)
+@value
 class NoSetClaimed:
     @property
     def text(self) -> str:
         return "no SET on the table? judge it"
 
 
-@dataclass(frozen=True)
+@value
 class ClaimJudged:
     upheld: bool  # there really was no SET on the table
     dealt: bool = False  # and three more cards were dealt
@@ -208,7 +207,7 @@ class ClaimJudged:
         return "wrong: there was a SET; the next SET scores 0"
 
 
-@dataclass(frozen=True)
+@value
 class NoSetDealt:
     """Solitaire: no SET on the table, so three more cards, and a SET owed."""
 
@@ -219,7 +218,7 @@ class NoSetDealt:
         return f"no SET: three more cards; {self.owed} SET{'' if self.owed == 1 else 's'} owed"
 
 
-@dataclass(frozen=True)
+@value
 class DebtPaid:
     """Solitaire: a SET found while the deck is empty pays back one owed."""
 
@@ -230,7 +229,7 @@ class DebtPaid:
         return f"an owed SET paid back; {self.owed} still owed"
 
 
-@dataclass(frozen=True)
+@value
 class DealOver:
     deal: int
     deals: int
@@ -240,7 +239,7 @@ class DealOver:
         return f"deal {self.deal} of {self.deals} over"
 
 
-@dataclass(frozen=True)
+@value
 class DealStarted:
     deal: int
     deals: int
@@ -251,7 +250,7 @@ class DealStarted:
         return f"deal {self.deal} of {self.deals}: {seat(self.dealer)} deals"
 
 
-@dataclass(frozen=True)
+@value
 class Undone:
     step: str
 
@@ -260,7 +259,7 @@ class Undone:
         return f"undone: {self.step}"
 
 
-@dataclass(frozen=True)
+@value
 class GameOver:
     ranking: tuple[Place, ...]
     result: Result | None = None  # solitaire

@@ -7,40 +7,21 @@ it can with the one before: the players it did not change, and every call but th
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field
 from enum import StrEnum
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TypeVar, overload
 
 from .settings import DECK
+from .values import evolver, value
 
 _D = TypeVar("_D")
-_KEEP: Any = object()  # an argument not given: the field keeps its value
 
 
 def evolve(value: _D, /, **changes: Any) -> _D:
-    """dataclasses.replace for the frozen, slotted classes here, several times as fast:
-    a long game's replay makes a few of these for every input (bench/memory.py).
+    """dataclasses.replace for the values here, several times as fast (values.py).
     engine.py has mypy check its calls as calls of replace itself."""
     copy: _D = _EVOLVERS[type(value)](value, **changes)
     return copy
-
-
-def _evolver(kind: type) -> Callable[..., Any]:
-    """A copier for one class, written out field by field as dataclasses writes __init__:
-    it sets the slots through their descriptors, which a frozen class allows."""
-    names = [f.name for f in fields(kind)]
-    code = "\n".join(
-        [
-            f"def evolve(value, /, *, {', '.join(f'{n}=_KEEP' for n in names)}):",
-            "    new = _new(_kind)",
-            *(f"    _set_{n}(new, value.{n} if {n} is _KEEP else {n})" for n in names),
-            "    return new",
-        ]
-    )
-    scope: dict[str, Any] = {"_KEEP": _KEEP, "_new": object.__new__, "_kind": kind}
-    scope.update({f"_set_{n}": getattr(kind, n).__set__ for n in names})
-    exec(code, scope)  # the names are our own fields', nothing from outside
-    return cast(Callable[..., Any], scope["evolve"])
 
 
 class Phase(StrEnum):
@@ -67,14 +48,14 @@ class Result(StrEnum):
     LOST = "lost"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Player:
     id: int
     points: int = 0
     locked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Call:
     """A call and its photo finish. `callers` are in turn order; `presses` every press of it."""
 
@@ -174,7 +155,7 @@ class Calls(Sequence[Call]):
 NO_CALLS = Calls()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SuperRound:
     participants: tuple[int, ...]  # seats, ascending; those who paid 2 are no longer here
     dropped: tuple[int, ...] = ()  # paid 2 for an invalid call in this round
@@ -182,7 +163,7 @@ class SuperRound:
     countdown_left_ns: int | None = None  # while it is paused by a super-call
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Solo:
     """The timed single-player score: the increment's reference time is not a timer."""
 
@@ -191,14 +172,14 @@ class Solo:
     sets: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Place:
     place: int
     player: int
     points: int
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class State:
     phase: Phase
     players: tuple[Player, ...]  # in the lobby: those who joined so far
@@ -263,17 +244,14 @@ def stepped(new: State, before: State, step: str) -> State:
     """The state an undo step just built (by evolve, from `before`), pointing back at the
     state before it: set in place, as its other fields were, before anyone sees it."""
     assert new is not before and new.previous is before.previous, "not a state just evolved"
-    _set_previous(new, before)
-    _set_step(new, sys.intern(step))  # one string for all "the verdict on P2" steps
+    new.previous = before  # type: ignore[misc]
+    new.step = sys.intern(step)  # type: ignore[misc]  # one string for all "P2's call"
     return new
 
 
-_set_previous = cast(Any, State).previous.__set__  # the slots' own descriptors
-_set_step = cast(Any, State).step.__set__
-
 # Every class whose values the engine evolves.
 _EVOLVERS: dict[type, Callable[..., Any]] = {
-    kind: _evolver(kind) for kind in (Player, Call, SuperRound, Solo, State)
+    kind: evolver(kind) for kind in (Player, Call, SuperRound, Solo, State)
 }
 # The state's own, for the engine's every step: without evolve's look-up of the class.
 evolve_state: Callable[..., State] = _EVOLVERS[State]
