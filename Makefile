@@ -45,10 +45,11 @@ wiring: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-# The benchmarks behind docs/PERFORMANCE.md: each prints its tables (about 4 minutes).
+# The benchmarks behind docs/PERFORMANCE.md: each prints its tables (about 15 minutes).
 bench: $(STAMP)
 	$(BIN)/python bench/fairness.py
 	$(BIN)/python bench/latency.py
+	$(BIN)/python bench/memory.py
 
 # The GPIO path on a real kernel (gpio-sim in a QEMU guest): tests/gpio_rig/run.sh.
 test-rig:

@@ -18,7 +18,7 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
-from .rules import ScriptError, parse_script, replay, report
+from .rules import ScriptError, Settings, State, read_script, replay, report
 from .rules.script import KINDS
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
@@ -97,16 +97,23 @@ def _recover(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     path: Path = args.script
     try:
-        text = path.read_text(encoding="utf-8")
+        # Read as it is played: a script of 100,000 inputs is never all in memory.
+        with path.open(encoding="utf-8") as lines:
+            script, inputs = read_script(lines)
+            played = replay(script.settings, (inp for _, inp in inputs), lobby=script.lobby)
+            state = played.alone()  # no undo history to report: its memory goes at once
+            del played
     except (OSError, UnicodeDecodeError) as err:
         raise ScriptFileError(f"{path}: cannot read the script: {err}") from None
-    try:
-        script = parse_script(text)
     except ScriptError as err:
         raise ScriptFileError(err.where(str(path))) from None
-    state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
-    print(json.dumps(report(script.settings, state), indent=2))
+    _print_report(script.settings, state)
     return 0
+
+
+def _print_report(settings: Settings, state: State) -> None:
+    json.dump(report(settings, state), sys.stdout, indent=2)  # written as it is made
+    print()
 
 
 def _state(args: argparse.Namespace) -> int:
@@ -119,7 +126,7 @@ def _state(args: argparse.Namespace) -> int:
     if game is None:
         print(f"{path}: no game in this store yet", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(json.dumps(report(game.settings, game.state()), indent=2))
+    _print_report(game.settings, game.state().alone())
     return 0
 
 
@@ -161,8 +168,9 @@ def _check_buttons(args: argparse.Namespace) -> int:
 
 SCRIPT_HELP = f"""\
 A replay script is a text file: an optional first line `config KEY=VALUE ...` with
-the rule settings (a script with one skips the lobby: every seat plays), then one
-input a line, each with its time in seconds since the start, never going back:
+the rule settings (one with players=N skips the lobby: seats 1 to N play; without it
+the game starts in the lobby with every seat open), then one input a line, each with
+its time in seconds since the start, never going back:
 
     config players=4 rules=super tie_ms=0
     0.000 press 2
@@ -172,6 +180,7 @@ input a line, each with its time in seconds since the start, never going back:
 
 Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
 A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
+The rules, the settings and every decision the box takes: docs/rules.md.
 """
 
 

@@ -14,12 +14,13 @@ Durability: WAL with synchronous=FULL, one transaction per input, so an input is
 the disk before `append` returns (NORMAL may lose the last commits on a power cut).
 """
 
+import gc
 import json
 import logging
 import os
 import sqlite3
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,6 +37,7 @@ from .rules import (
     Input,
     Settings,
     State,
+    input_maker,
     parse_input,
     replay,
     settings_from,
@@ -108,7 +110,17 @@ class StoredGame:
     inputs: tuple[Input, ...]
 
     def state(self) -> State:
-        return replay(self.settings, self.inputs, lobby=self.lobby)
+        # A long game's replay makes hundreds of thousands of objects that all live on
+        # (undo reaches every state): the cycle collector would only scan them again and
+        # again. It waits, and then leaves them out of its later rounds (bench/memory.py).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return replay(self.settings, self.inputs, lobby=self.lobby)
+        finally:
+            if collecting:
+                gc.freeze()
+                gc.enable()
 
 
 class Store:
@@ -267,25 +279,28 @@ class Store:
                     " ORDER BY id DESC LIMIT 1",
                     () if game_id is None else (game_id,),
                 ).fetchone()
+                if game is None:
+                    return None
+                game_id, started_at, settings, lobby = game
                 # Event-time order: an input that came late was appended after later
-                # ones, and is replayed in its place (DESIGN.md, "Late data").
+                # ones, and is replayed in its place (docs/design.md, "Late data").
                 rows = self._conn.execute(
                     "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY t_ns, id",
-                    (game[0] if game else None,),
-                ).fetchall()
+                    (game_id,),
+                )
+                # Read as they come, not fetched all first: a long game's rows would
+                # take more memory than its inputs.
+                inputs = self._inputs(game_id, rows)
             finally:
                 self._conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        if game is None:
-            return None
-        game_id, started_at, settings, lobby = game
         return StoredGame(
             id=game_id,
             settings=self._settings(game_id, settings),
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
-            inputs=tuple(self._input(game_id, *row) for row in rows),
+            inputs=inputs,
         )
 
     def count_inputs(self, game_id: int) -> int:
@@ -390,13 +405,21 @@ class Store:
         except (ValueError, TypeError) as err:
             raise StoreError(self.path, f"game {game_id}: bad start time {text!r}") from err
 
-    def _input(self, game_id: int, input_id: int, t_ns: int, text: str) -> Input:
-        try:
-            return parse_input(str(text).split(), t_ns)
-        except ValueError as err:
-            raise StoreError(
-                self.path, f"game {game_id}, input {input_id} ({text!r}): {err}"
-            ) from err
+    def _inputs(self, game_id: int, rows: Iterable[tuple[int, int, str]]) -> tuple[Input, ...]:
+        # A game says the same few things over and over: each is read once.
+        makers: dict[str, Callable[[int], Input]] = {}
+        inputs = []
+        for input_id, t_ns, text in rows:
+            make = makers.get(text)
+            if make is None:
+                try:
+                    make = makers[text] = input_maker(str(text))
+                except ValueError as err:
+                    raise StoreError(
+                        self.path, f"game {game_id}, input {input_id} ({text!r}): {err}"
+                    ) from err
+            inputs.append(make(t_ns))
+        return tuple(inputs)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def test_prints_the_state_as_json(tmp_path, capsys):
         ("config players=3 speed=9\n", 1, "unknown config key 'speed'"),
         ("config players=nine\n", 1, "players must be"),
         ("config players=2 rules=solo\n", 1, "rules=solo needs players=1"),
-        ("config rules=chess\n", 1, "rules must be super, official or solo"),
+        ("config rules=chess\n", 1, "rules must be super, official, solo or solitaire"),
         ("config players=3 pointout_s=-2\n", 1, "pointout_s cannot be negative"),
         ("config players=3 must_use_flipped=yes\n", 1, "true or false"),
         ("config players=3 super_s=1e308\n", 1, "super_s must be seconds"),
@@ -69,3 +69,15 @@ def test_a_binary_file_is_a_clear_error(tmp_path, capsys):
     script.write_bytes(b"\xff\xfe\x00garbage")
     assert main(["replay", str(script)]) == 2
     assert "cannot read the script" in capsys.readouterr().err
+
+
+def test_a_script_never_reads_a_settings_file(tmp_path, capsys, monkeypatch):
+    """Without `players=` the lobby has seats 1 to 8, whatever this machine's settings say."""
+    settings = tmp_path / "referee.toml"
+    settings.write_text('[rules]\nrules = "official"\nplayers = 3\npointout_s = 1\n')
+    monkeypatch.setenv("REFEREE_CONFIG", str(settings))
+    code, out, err = run(tmp_path, capsys, "0 press 8\n1 press 7\n2 super\n3 press 8\n9 tick\n")
+    assert code == 0 and err == ""
+    state = json.loads(out)
+    assert state["rules"] == "super" and state["phase"] == "call"  # no 1 s point-out timer
+    assert [p["id"] for p in state["players"]] == [7, 8]

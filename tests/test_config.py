@@ -288,8 +288,8 @@ MISTAKES = {
     ),
     "a string for a number": (
         '[rules]\nplayers = "4"\n',
-        "referee.toml:2: [rules] players: must be a whole number of seats, 2 to 8 (1 for solo);"
-        ' got "4"',
+        "referee.toml:2: [rules] players: must be a whole number of seats, 2 to 8"
+        ' (1 for solo or solitaire); got "4"',
     ),
     "a bool for a number": (
         "[buttons]\n\nsettle_ms = true\n",
@@ -323,16 +323,16 @@ MISTAKES = {
     ),
     "an unknown rule set": (
         '[rules]\nrules = "house"\n',
-        'referee.toml:2: [rules] rules: must be super, official or solo; got "house"',
+        'referee.toml:2: [rules] rules: must be super, official, solo or solitaire; got "house"',
     ),
     "too many players, after solo": (
         '[rules]\nrules = "solo"\nplayers = 9\n',
-        "referee.toml:3: [rules] players: must be a whole number of seats, 2 to 8 (1 for solo);"
-        " got 9",
+        "referee.toml:3: [rules] players: must be a whole number of seats, 2 to 8"
+        " (1 for solo or solitaire); got 9",
     ),
     "solo with two players": (
         '[rules]\nrules = "solo"\nplayers = 2\n',
-        'referee.toml:2: [rules] rules: rules=solo needs players=1; got "solo"',
+        "referee.toml:3: [rules] players: rules=solo needs players=1; got 2",
     ),
     "one player without solo": (
         "[rules]\nplayers = 1\n",
@@ -487,6 +487,9 @@ def test_the_example_names_every_key_with_its_description():
         "tie_ms": 0.0,
         "super_s": 10.0,
         "must_use_flipped": False,
+        "deals": 1,
+        "dealer_plays": True,
+        "sudden_death": False,
     }
     assert "# seconds to show a SET, 0 for no limit\npointout_s = 10.0\n" in text
     assert doc["pins"] == PINMAP["pins"]

@@ -94,6 +94,29 @@ def test_the_keys_are_shown_when_the_keyboard_is_the_buttons(size):
     assert not any(t.startswith("keys:") for t in texts(VIEWS["scoreboard"], size))  # GPIO
 
 
+def test_an_official_match_shows_its_deal_and_who_sits_out():
+    shown = texts(VIEWS["official"])
+    assert "deal 2 of 4 · dealer P2 (sits out)" in shown and "SITS OUT" in shown
+    assert "P1, P4: the SETs share cards, nobody scores" in shown
+    assert not any(text.startswith("bank") for text in shown)
+
+
+def test_a_match_over_shows_each_deals_points_and_the_total():
+    shown = texts(VIEWS["official-match-over"])
+    assert {"0 · 1 · 1 · 0", "1 · 1 · -1 · 0", "deals, then total  ·  SUPER starts a new game"} <= set(shown)
+    assert shown.count("=1st") == 2 and shown.count("=3rd") == 2
+
+
+def test_solitaire_shows_its_cards_and_says_won_or_lost():
+    assert {"SETs found", "6", "owed 1", "deck 48", "table 15"} <= set(texts(VIEWS["solitaire"]))
+    assert {"LOST", "6 SETs found  ·  owed 1"} <= set(texts(VIEWS["solitaire-lost"]))
+    assert "WON" in texts(VIEWS["solitaire-won"])
+
+
+def test_solo_shows_the_cards_it_counts():
+    assert "halves every 15 s  ·  deck 63 · table 12" in texts(VIEWS["solo"])
+
+
 def test_notices_and_the_source_are_shown():
     shown = " ".join(texts(VIEWS["notices"]))
     assert "held down" in shown and "unplugged" in shown and "storage trouble" in shown

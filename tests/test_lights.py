@@ -105,6 +105,12 @@ def test_solo_claim_waits_for_the_judge_with_every_led_off():
     assert led_modes(view(Super(s(1)), settings=solo)) == {1: OFF}
 
 
+def test_an_official_dealer_who_sits_out_is_off():
+    match = Settings(rules=RuleSet.OFFICIAL, players=4, deals=0, dealer_plays=False)
+    assert led_modes(view(settings=match)) == {1: OFF, 2: ON, 3: ON, 4: ON}
+    assert led_modes(view(Super(s(1)), settings=match)) == {1: ON, 2: OFF, 3: ON, 4: ON}
+
+
 def test_blinks_share_one_phase_lit_first():
     modes = {1: ON, 2: SLOW, 3: FAST}
     fast, slow = lights.FAST_HALF_NS, lights.SLOW_HALF_NS

@@ -1,56 +1,136 @@
-"""Every shared scenario, run through `referee replay`, meets its `# expect` lines."""
+"""Every replay scenario meets its expectations, through the engine and `referee replay`.
+
+The project's own scenarios live in tests/scenarios/; the shared ones beside the
+repository (../shared/scenarios) run too when they are there. A scenario is a replay
+script whose comment lines say what must be true at that point of the script:
+
+    # expect phase=open bank=2 points=0,1,0 locked=none
+    # => ignored: P2 is locked
+
+`# expect` checks the state after the inputs above it (keys below); `# =>` says that
+one of the effects of the input just above contains that text (the reason an input was
+refused, what a step undid). The last `# expect` lines check the final state, which must
+also be what `referee replay` prints.
+"""
 
 import json
-import subprocess
-import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .conftest import SCENARIOS
+from referee.cli import main
+from referee.rules import Effect, new_game, parse_script, report, step
 
-SCRIPTS = sorted(SCENARIOS.glob("*.txt"))
+from .conftest import SCENARIOS, SHARED_SCENARIOS
+
+OWN = sorted(SCENARIOS.glob("*.txt"))
 
 
-def expectations(text: str) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in text.splitlines():
+def _cases() -> list[Any]:
+    cases = [pytest.param(path, id=path.name) for path in OWN]
+    if SHARED_SCENARIOS.is_dir():
+        return cases + [
+            pytest.param(path, id=f"shared/{path.name}")
+            for path in sorted(SHARED_SCENARIOS.glob("*.txt"))
+        ]
+    reason = f"no shared scenarios at {SHARED_SCENARIOS} (a clone without ../shared)"
+    return [*cases, pytest.param(None, id="shared", marks=pytest.mark.skip(reason=reason))]
+
+
+@dataclass(frozen=True)
+class Check:
+    line: int
+    kind: str  # "expect" or "says"
+    text: str
+
+
+def checks(text: str) -> list[Check]:
+    found = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
         if line.startswith("# expect "):
-            for word in line.removeprefix("# expect ").split():
-                key, _, value = word.partition("=")
-                found[key] = value
+            found.append(Check(number, "expect", line.removeprefix("# expect ").strip()))
+        elif line.startswith("# => "):
+            found.append(Check(number, "says", line.removeprefix("# => ").strip()))
     return found
 
 
-def test_the_scenarios_are_there():
-    assert len(SCRIPTS) >= 10, f"expected the shared scenarios in {SCENARIOS}"
+def _numbers(text: str) -> list[int]:
+    return [] if text == "none" else [int(n) for n in text.split(",")]
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
-def test_scenario(script):
-    expect = expectations(script.read_text())
-    assert expect, f"{script.name} has no # expect lines"
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "replay", str(script)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    state = json.loads(done.stdout)
-    for key, want in expect.items():
-        match key:
-            case "phase":
-                assert state["phase"] == want
-            case "bank":
-                assert state["bank"] == int(want)
-            case "points":
-                assert [p["points"] for p in state["players"]] == [int(n) for n in want.split(",")]
-            case "locked":
-                locked = [p["id"] for p in state["players"] if p["locked"]]
-                assert locked == ([] if want == "none" else [int(n) for n in want.split(",")])
-            case "presses":
-                pairs = [pair.split(":") for pair in want.split(",")]
-                got = state["calls"][-1]["presses"]
-                assert [(p, o) for p, o in got] == [(int(p), float(o)) for p, o in pairs]
-            case _:
-                pytest.fail(f"{script.name}: unknown expectation {key!r}")
+def _words(text: str) -> list[str]:
+    return [] if text == "none" else text.split(",")
+
+
+def _last_call(state: dict[str, Any]) -> dict[str, Any]:
+    assert state["calls"], "no call yet"
+    call: dict[str, Any] = state["calls"][-1]
+    return call
+
+
+def observed(state: dict[str, Any], key: str, want: str) -> tuple[Any, Any]:
+    """(what the state says, what the expectation says) for one `key=value`."""
+    players = state["players"]
+    match key:
+        case "phase" | "result":
+            return state.get(key, "none"), want
+        case "bank" | "deal" | "dealer" | "deck" | "table" | "owed":
+            return state.get(key), int(want)
+        case "points":
+            return [p["points"] for p in players], _numbers(want)
+        case "locked":
+            return [p["id"] for p in players if p["locked"]], _numbers(want)
+        case "calls":
+            return len(state["calls"]), int(want)
+        case "callers":
+            return _last_call(state)["callers"], _numbers(want)
+        case "verdicts":
+            return _last_call(state)["verdicts"], _words(want)
+        case "presses":
+            pairs = [pair.split(":") for pair in _words(want)]
+            return _last_call(state)["presses"], [[int(p), float(ms)] for p, ms in pairs]
+        case "places":  # each player's place in the ranking, player 1 first
+            place = {r["id"]: r["place"] for r in state.get("ranking", [])}
+            return [place.get(p["id"]) for p in players], _numbers(want)
+        case "deals":  # the points each player scored in each deal: 1,0/2,-1 for two deals
+            return state.get("deals"), [_numbers(deal) for deal in want.split("/")]
+    raise AssertionError(f"unknown expectation {key!r}")
+
+
+def check_state(where: str, state: dict[str, Any], expectation: str) -> None:
+    for word in expectation.split():
+        key, eq, want = word.partition("=")
+        assert eq and want, f"{where}: expected key=value, got {word!r}"
+        got, wanted = observed(state, key, want)
+        assert got == wanted, f"{where}: {key} is {got}, expected {wanted}"
+
+
+@pytest.mark.parametrize("script", _cases())
+def test_scenario(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = script.read_text()
+    parsed = parse_script(text)
+    todo = checks(text)
+    assert any(c.kind == "expect" for c in todo), f"{script.name} has no # expect lines"
+    settings, inputs = parsed.settings, parsed.inputs
+    state = new_game(settings, lobby=parsed.lobby)
+    effects: list[Effect] | None = None
+    done = 0
+    for check in todo:
+        where = f"{script.name}:{check.line}"
+        while done < len(inputs) and inputs[done][0] < check.line:
+            state, effects = step(settings, state, inputs[done][1])
+            done += 1
+        if check.kind == "expect":
+            check_state(where, report(settings, state), check.text)
+            continue
+        assert effects is not None, f"{where}: no input above to have said anything"
+        said = [e.text for e in effects]
+        assert any(check.text in s for s in said), f"{where}: the input said {said}"
+    for _, inp in inputs[done:]:
+        state, _ = step(settings, state, inp)
+    assert main(["replay", str(script)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out) == report(settings, state)

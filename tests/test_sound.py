@@ -90,6 +90,12 @@ EFFECT_SOUNDS = [
     (fx.ClaimJudged(upheld=False), [INVALID]),
     (fx.Undone("the flip"), [UNDO]),
     (fx.GameOver(()), [FANFARE]),
+    # The rest of the seeds' game: the screen says these.
+    (fx.SharedCards((1, 2)), []),
+    (fx.NoSetDealt(1), []),
+    (fx.DebtPaid(0), []),
+    (fx.DealOver(1, 2), []),
+    (fx.DealStarted(2, 2, 2), []),
 ]
 
 

@@ -14,6 +14,7 @@ from referee import store as store_module
 from referee.cli import main
 from referee.rules import (
     NS_PER_S,
+    RULE_BOOKS,
     End,
     Press,
     RuleSet,
@@ -37,6 +38,7 @@ from referee.store import (
 from .conftest import SCENARIOS
 
 SCRIPTS = sorted(SCENARIOS.glob("*.txt"))
+VALID_CALL = SCENARIOS / "call_valid.txt"  # one call, judged valid: the bank holds 2
 
 
 def writer(store):
@@ -64,7 +66,7 @@ def snapshot(directory):
 
 
 def played(path, script_path):
-    """Store a shared scenario as the daemon would, input by input; its script too."""
+    """Store a scenario as the daemon would, input by input; its script too."""
     script = parse_script(script_path.read_text())
     inputs = [inp for _, inp in script.inputs]
     with Store.open(path) as store:
@@ -76,19 +78,25 @@ def played(path, script_path):
 
 # Settings as a config line could give them, inputs as the buttons could.
 settings_st = st.builds(
-    lambda rules, seats, pointout, tie, countdown, flipped: Settings(
+    lambda rules, seats, pointout, tie, countdown, flipped, deals, dealer, sudden: Settings(
         rules=rules,
-        players=1 if rules is RuleSet.SOLO else seats,
+        players=1 if RULE_BOOKS[rules].single_player else seats,
         pointout_ns=pointout,
         tie_ns=tie,
         super_ns=countdown,
         must_use_flipped=flipped,
+        deals=deals,
+        dealer_plays=dealer,
+        sudden_death=sudden,
     ),
     st.sampled_from(RuleSet),
     st.integers(2, 8),
     st.integers(0, 600 * NS_PER_S),
     st.integers(0, NS_PER_S),
     st.integers(1, 600 * NS_PER_S),
+    st.booleans(),
+    st.integers(0, 99),
+    st.booleans(),
     st.booleans(),
 )
 kinds_st = st.one_of(
@@ -97,7 +105,7 @@ kinds_st = st.one_of(
     st.just(Super),
     st.just(Undo),
     st.just(Tick),
-    st.builds(lambda left: lambda t: End(t, left=left), st.integers(0, 81)),
+    st.builds(lambda left: lambda t: End(t, left=left), st.none() | st.integers(0, 81)),
 )
 inputs_st = st.lists(st.tuples(st.integers(0, 3600 * NS_PER_S), kinds_st), max_size=30).map(
     lambda pairs: [make(t) for t, make in sorted(pairs, key=lambda pair: pair[0])]
@@ -191,7 +199,7 @@ def test_an_empty_version_0_file_is_migrated(tmp_path, empty):
 
 def test_a_later_migration_step_runs_on_open_and_keeps_the_games(tmp_path, monkeypatch):
     path = tmp_path / "referee.db"
-    played(path, SCRIPTS[0])
+    played(path, VALID_CALL)
     step = ("ALTER TABLE games ADD COLUMN table_name TEXT", "UPDATE games SET table_name = 'lunch'")
     monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
@@ -204,12 +212,12 @@ def test_a_later_migration_step_runs_on_open_and_keeps_the_games(tmp_path, monke
         assert conn.execute("SELECT table_name FROM games").fetchall() == [("lunch",)]
     conn.close()
     assert stored is not None
-    assert len(stored.inputs) == len(parse_script(SCRIPTS[0].read_text()).inputs)
+    assert len(stored.inputs) == len(parse_script(VALID_CALL.read_text()).inputs)
 
 
 def test_a_failing_migration_step_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     path = tmp_path / "referee.db"
-    played(path, SCRIPTS[0])
+    played(path, VALID_CALL)
     step = ("ALTER TABLE games ADD COLUMN table_name TEXT", "this is not SQL")
     monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
@@ -226,7 +234,7 @@ def test_a_failing_migration_step_leaves_the_store_as_it_was(tmp_path, monkeypat
 @pytest.mark.parametrize("opener", [Store.open, Store.open_readonly])
 def test_a_newer_store_is_refused_and_left_untouched(tmp_path, opener):
     path = tmp_path / "referee.db"
-    played(path, SCRIPTS[0])
+    played(path, VALID_CALL)
     raw(path, "PRAGMA user_version = 7")
     before = snapshot(tmp_path)
     with pytest.raises(StoreError) as caught:
@@ -263,7 +271,7 @@ def test_a_file_that_is_not_a_store_is_refused_and_left_untouched(
 
 def test_reading_a_closed_store_creates_and_changes_nothing(tmp_path):
     path = tmp_path / "referee.db"
-    played(path, SCRIPTS[0])
+    played(path, VALID_CALL)
     before = snapshot(tmp_path)
     assert list(before) == ["referee.db"]  # the writer cleaned up its -wal and -shm
     with Store.open_readonly(path) as store:
@@ -407,7 +415,7 @@ def test_default_path_elsewhere_is_the_users_data_directory(monkeypatch, tmp_pat
 
 def test_state_prints_what_replay_prints(tmp_path, capsys):
     path = tmp_path / "referee.db"
-    script_path = next(s for s in SCRIPTS if "super_round" in s.name)
+    script_path = SCENARIOS / "super_round_valid.txt"
     played(path, script_path)
     assert main(["replay", str(script_path)]) == 0
     replayed = capsys.readouterr().out
@@ -419,7 +427,7 @@ def test_state_prints_what_replay_prints(tmp_path, capsys):
 
 def test_state_reads_the_default_store(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path))
-    played(tmp_path / "referee.db", SCRIPTS[0])
+    played(tmp_path / "referee.db", VALID_CALL)
     assert main(["state"]) == 0
     assert json.loads(capsys.readouterr().out)["bank"] == 2
 
@@ -435,7 +443,7 @@ def test_state_reads_the_default_store(tmp_path, monkeypatch, capsys):
         (lambda path: path.touch(), "no game in this store yet"),
         (lambda path: Store.open(path).close(), "no game in this store yet"),
         (
-            lambda path: (played(path, SCRIPTS[0]), raw(path, "PRAGMA user_version = 7")),
+            lambda path: (played(path, VALID_CALL), raw(path, "PRAGMA user_version = 7")),
             f"store schema version 7 is newer than this referee knows ({SCHEMA_VERSION}):"
             " upgrade referee",
         ),

@@ -79,3 +79,17 @@ def test_the_lines_fit_with_colour_too():
 def test_game_over_says_how_to_start_again():
     text = picture("config players=2\n0 press 1\n1 valid\n2 end\n", 3)
     assert "GAME OVER: SUPER STARTS A NEW GAME" in text
+
+
+def test_an_official_match_deal_by_deal():
+    script = "config players=3 rules=official deals=2 dealer_plays=false\n1 press 2\n2 valid\n"
+    text = picture(script)
+    assert "deal 1 of 2 · dealer P1 (sits out)" in text and "[DEALS, sits out]" in text
+    over = picture(script + "3 super\n4 press 1\n5 invalid\n6 super\n")
+    assert "1. P2 ▲  1   (deals: 1 · 0)" in over and "3. P1 ●  -1   (deals: 0 · -1)" in over
+
+
+def test_solitaire_counts_the_cards_and_says_won_or_lost():
+    text = picture("config players=1 rules=solitaire\n0 super\n")
+    assert "deck 66 · table 15 · owed 1" in text and "SUPER IF THERE IS NONE" in text
+    assert "*** LOST ***" in picture("config players=1 rules=solitaire\n0 super\n1 end\n")

@@ -7,7 +7,17 @@ does, so the main loop sleeps a second at a time and 10 frames a second only at 
 """
 
 from referee.keys import KEYMAP, QUIT_KEY
-from referee.rules import NS_PER_MS, NS_PER_S, Call, Phase, RuleSet, solo_increment
+from referee.rules import (
+    NS_PER_MS,
+    NS_PER_S,
+    Call,
+    Phase,
+    State,
+    SuperMeans,
+    match_deals,
+    sitting_out,
+    solo_increment,
+)
 from referee.rules.effects import ms, seat
 from referee.view import View
 
@@ -74,7 +84,7 @@ def seconds(left_ns: int) -> str:
 def increment(view: View) -> int | None:
     """Solo: what a valid SET would score: pressed now, or at the pending call's press."""
     state = view.state
-    if view.settings.rules is not RuleSet.SOLO or state.solo is None or state.phase is Phase.OVER:
+    if state.solo is None or state.phase is Phase.OVER:
         return None
     if state.solo.zeroed:
         return 0
@@ -160,6 +170,47 @@ def photo_finish_call(view: View) -> Call | None:
     return None
 
 
+def deal(view: View) -> str | None:
+    """An official match's deal and dealer: "deal 2 of 4 · dealer P2"."""
+    state = view.state
+    if state.dealer is None:
+        return None
+    out = f"deal {state.deal} of {match_deals(view.settings, state)} · dealer {seat(state.dealer)}"
+    if sitting_out(view.settings, state) is not None and state.phase is not Phase.OVER:
+        out += " (sits out)"
+    return out
+
+
+def deal_points(state: State) -> dict[int, list[int]]:
+    """Each player's points in each deal played (an official match), by seat."""
+    out: dict[int, list[int]] = {p.id: [] for p in state.players}
+    before = [0] * len(state.players)
+    for after in state.deal_ends:
+        for p, now, then in zip(state.players, after, before, strict=True):
+            out[p.id].append(now - then)
+        before = list(after)
+    return out
+
+
+def cards(view: View) -> str | None:
+    """Where the box counts the cards: "deck 63 · table 15", and what is owed."""
+    state = view.state
+    if not view.settings.book.counts_cards or not (state.table or state.taken):
+        return None
+    out = f"deck {state.deck} · table {state.table}"
+    if view.settings.book.owes:
+        out += f" · owed {state.owed}"
+    return out
+
+
+_OPEN_HINT = {
+    SuperMeans.SUPER_ROUND: "",
+    SuperMeans.DEAL_OVER: " · SUPER ends the deal",
+    SuperMeans.NO_SET_CLAIM: " · SUPER if there is none",
+    SuperMeans.NO_SET: " · SUPER if there is none",
+}
+
+
 def headline(view: View) -> str:
     """One line saying what the table is doing now and what it waits for."""
     state = view.state
@@ -167,7 +218,7 @@ def headline(view: View) -> str:
         case Phase.LOBBY:
             return "press your buzzer to join; SUPER starts the game"
         case Phase.OPEN:
-            return "find a SET"
+            return "find a SET" + _OPEN_HINT[view.settings.book.super]
         case Phase.CALL if state.claim:
             return "no SET on the table? VALID if right, INVALID if there is one"
         case Phase.CALL | Phase.SUPER_CALL:
@@ -180,5 +231,7 @@ def headline(view: View) -> str:
             sr = state.super_round
             assert sr is not None
             return "super round: only " + ", ".join(seat(p) for p in sr.participants) + " may call"
+        case Phase.OVER if state.result is not None:
+            return f"game over: {state.result}"
         case Phase.OVER:
             return "game over: SUPER starts a new game"

@@ -129,6 +129,29 @@ def views() -> dict[str, View]:
     ended.call(4, 30, True).call(1, 40, True).call(2, 50, True).play(End(at(60)))
     out["ranking"] = ended.view(61)
 
+    official = Settings(
+        rules=RuleSet.OFFICIAL, players=4, deals=4, dealer_plays=False, tie_ns=2 * NS_PER_MS
+    )
+    match = Table(official).join(1, 2, 3, 4).call(2, 10, True).call(3, 20, False)
+    match.call(4, 30, True).play(Super(at(40)))  # deal 1 over: P2 deals and sits out
+    match.call(1, 50, True).call(3, 60, True)
+    match.play(Press(1, at(70)), Press(4, at(70) + 1_300_000), Super(at(72)))
+    out["official"] = match.view(73)
+    match.call(4, 80, True).play(Super(at(90))).call(1, 100, True).call(4, 110, False)
+    match.play(Super(at(120))).call(2, 130, True).call(3, 140, True).play(Super(at(150)))
+    out["official-match-over"] = match.view(151)
+
+    solitaire = Table(Settings(rules=RuleSet.SOLITAIRE, players=1)).join(1)
+    for t in range(10, 70, 10):
+        solitaire.call(1, t, valid=True)
+    solitaire.play(Super(at(75)), Press(1, at(80)), Verdict(False, at(82)))
+    out["solitaire"] = solitaire.view(83, source=KEYBOARD)
+    out["solitaire-lost"] = solitaire.play(End(at(90))).view(91, source=KEYBOARD)
+    won = Table(Settings(rules=RuleSet.SOLITAIRE, players=1)).join(1)
+    for t in range(10, 280, 10):
+        won.call(1, t, valid=True)
+    out["solitaire-won"] = won.play(Super(at(290))).view(291, source=KEYBOARD)
+
     trouble = [
         Notice("P2's button is held down: ignored until it is released"),
         Notice("button board unplugged: waiting for /dev/ttyACM0"),

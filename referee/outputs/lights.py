@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from gpiozero import LED, OutputDevice
 
-from referee.rules import Phase
+from referee.rules import Phase, sitting_out
 from referee.rules.settings import MAX_SEATS
 from referee.view import View
 
@@ -55,7 +55,8 @@ def led_modes(view: View) -> dict[int, LedMode]:
     """Each seat's LED, for seats 1 to settings.players."""
     state = view.state
     seats = set(range(1, view.settings.players + 1))
-    armed = {p.id for p in state.players if not p.locked}
+    out = sitting_out(view.settings, state)  # an official dealer who does not play
+    armed = {p.id for p in state.players if not p.locked and p.id != out}
     on: set[int] = set()
     slow: set[int] = set()
     fast: set[int] = set()

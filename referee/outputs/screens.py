@@ -12,7 +12,7 @@ from math import ceil
 
 from pygame import Rect
 
-from referee.rules import NS_PER_S, Call, Judgement, Phase, RuleSet
+from referee.rules import NS_PER_S, Call, Judgement, Phase, Result, sitting_out
 from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.view import Severity, View
 
@@ -50,6 +50,7 @@ JUDGED: dict[Judgement, tuple[str, Colour]] = {
     Judgement.VALID: ("SET ✓", GOOD),
     Judgement.INVALID: ("no SET ✗", BAD),
     Judgement.TIMEOUT: ("too late ✗", BAD),
+    Judgement.SHARED: ("shared", ATTENTION),
 }
 BADGE_RATIO = 2.6  # a seat's mark, "P3 ■", is this many times as wide as tall
 
@@ -209,6 +210,10 @@ class Screen:
             return "claim"
         if state.solo is not None and state.phase is Phase.OPEN:
             return "solo"
+        if self.view.settings.book.owes and state.phase is Phase.OPEN:
+            return "solitaire"
+        if state.result is not None:
+            return "result"
         return state.phase.value
 
     # --- lobby and super-round join: who is in ------------------------------------------
@@ -257,7 +262,7 @@ class Screen:
     def scores(self, box: Rect) -> None:
         players = self.state.players
         line = self.lines_px(1)
-        tiles, bank = rows(box, [0.89, 0.11], self.pad, [0, line])
+        tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, line])
         badge = self.badge_px()
         cols = len(players) if len(players) <= 4 else ceil(len(players) / 2)
         cells = [
@@ -265,13 +270,23 @@ class Screen:
             for cell in grid(tiles, len(players), cols, self.pad)
         ]
         on = list(zip(cells, players, strict=True))
-        self.badges([(mark, p.id) for (mark, _, _), p in on], self.state.locked)
+        out = sitting_out(self.view.settings, self.state)
+        unlit = {*self.state.locked, *([out] if out else [])}
+        self.badges([(mark, p.id) for (mark, _, _), p in on], unlit)
         self.texts([(points, str(p.points), DIM if p.locked else TEXT) for (_, points, _), p in on])
         for (_, _, status), p in on:
             if p.locked:
                 self.text(status, "LOCKED", BAD)
-        if self.view.settings.rules is RuleSet.SUPER:
-            self.text(bank, f"bank {self.state.bank}", DIM)
+            elif p.id == self.state.dealer:
+                self.text(status, "SITS OUT" if p.id == out else "DEALS", ATTENTION)
+        self.bottom_line(bottom)
+
+    def bottom_line(self, box: Rect) -> None:
+        """Under the scores: the bank, or the match's deal and dealer."""
+        if self.view.settings.book.bank:
+            self.text(box, f"bank {self.state.bank}", DIM)
+        elif deal := captions.deal(self.view):
+            self.text(box, deal, DIM)
 
     def solo(self, box: Rect) -> None:
         solo = self.state.solo
@@ -286,9 +301,35 @@ class Screen:
         if solo.zeroed:
             self.text(note, "after a wrong no-SET claim", BAD)
         else:
-            self.text(note, f"halves every {SOLO_HALF_LIFE_NS // NS_PER_S} s", DIM)
+            halves = f"halves every {SOLO_HALF_LIFE_NS // NS_PER_S} s"
+            self.text(note, "  ·  ".join(filter(None, [halves, captions.cards(self.view)])), DIM)
         sets = "1 SET" if solo.sets == 1 else f"{solo.sets} SETs"
         self.text(self.panel(score), f"score {self.state.players[0].points}  ·  {sets}")
+
+    def solitaire(self, box: Rect) -> None:
+        """The SETs found, large; what is owed and where the cards are, under them."""
+        state = self.state
+        what, found, counts = rows(box, [0.14, 0.5, 0.36], self.pad)
+        self.text(what, "SETs found")
+        self.text(found, str(state.players[0].points))
+        owed, deck, table = (self.panel(cell) for cell in columns(counts, [1, 1, 1], self.pad))
+        self.texts(
+            [
+                (owed, f"owed {state.owed}", BAD if state.owed else DIM),
+                (deck, f"deck {state.deck}", TEXT),
+                (table, f"table {state.table}", TEXT),
+            ]
+        )
+
+    def result(self, box: Rect) -> None:
+        """Solitaire's end: won or lost, as big as it gets."""
+        state = self.state
+        word, detail = rows(box, [0.7, 0.3], self.pad)
+        won = state.result is Result.WON
+        self.text(word, "WON" if won else "LOST", GOOD if won else BAD)
+        sets = state.players[0].points
+        found = "1 SET found" if sets == 1 else f"{sets} SETs found"
+        self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
 
     def claim(self, box: Rect) -> None:
         ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
@@ -382,9 +423,18 @@ class Screen:
             for slot in rows(col, [1] * max(per_col, 3), self.pad)
         ]
         places = [r.place for r in ranking]
+        by_deal = captions.deal_points(self.state)
+        split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
         cells = []
         for entry, slot in zip(ranking, slots, strict=False):
-            cells.append(columns(self.panel(slot), [0.3, 0.42, 0.28], self.pad))
+            inside = self.panel(slot)
+            if split:
+                place, mark, deals, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
+                said = " · ".join(str(n) for n in by_deal[entry.player])
+                self.text(deals, said, DIM, max_size=place.height * 3 // 5)
+            else:
+                place, mark, points = columns(inside, [0.3, 0.42, 0.28], self.pad)
+            cells.append((place, mark, points))
             if entry.place == 1:
                 self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
         on = list(zip(cells, ranking, strict=True))
@@ -401,7 +451,9 @@ class Screen:
         )
         self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right")
         again = "SUPER starts a new game"
-        if self.view.settings.rules is RuleSet.SUPER:
+        if split:
+            again = f"deals, then total  ·  {again}"
+        elif self.view.settings.book.bank:
             again = f"bank {self.state.bank}  ·  {again}"
         self.text(bank, again, DIM)
 
@@ -411,6 +463,8 @@ SCREENS: dict[str, Callable[[Screen, Rect], None]] = {
     "open": Screen.scores,
     "solo": Screen.solo,
     "claim": Screen.claim,
+    "solitaire": Screen.solitaire,
+    "result": Screen.result,
     "call": Screen.call,
     "super-join": Screen.super_join,
     "super-countdown": Screen.countdown,
@@ -422,6 +476,8 @@ TITLES = {
     "open": "SCORES",
     "solo": "SOLO",
     "claim": "NO SET?",
+    "solitaire": "SOLITAIRE",
+    "result": "GAME OVER",
     "call": "SET!",
     "super-join": "SUPER ROUND",
     "super-countdown": "SUPER ROUND",

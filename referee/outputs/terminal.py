@@ -8,7 +8,7 @@ import os
 import textwrap
 from typing import TextIO
 
-from referee.rules import Phase, RuleSet
+from referee.rules import Phase, sitting_out
 from referee.view import Severity, View
 
 from . import captions
@@ -65,12 +65,15 @@ def _lines(view: View) -> list[list[Segment]]:
             tags.append("CALLING")
         if sr is not None and p.id in sr.participants:
             tags.append("in super round")
+        if p.id == state.dealer and state.phase is not Phase.OVER:
+            tags.append("DEALS" + (", sits out" if sitting_out(settings, state) else ""))
         text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
         row.append((text, (colour(p.id), p.id == caller)))
-    if settings.rules is RuleSet.SUPER and state.phase is not Phase.LOBBY:
+    if settings.book.bank and state.phase is not Phase.LOBBY:
         row.append((f"bank {state.bank}", PLAIN))
     # Four players a line at most, so that a row reads as one (and fits a narrow terminal).
     lines += [row[i : i + 4] for i in range(0, len(row), 4)] or [[("nobody has joined yet", PLAIN)]]
+    lines += [[(line, PLAIN)] for line in (captions.deal(view), captions.cards(view)) if line]
     lines.append([])
     lines.append([(captions.headline(view).upper(), (None, True))])
     lines += [[segment] for segment in _details(view)]
@@ -141,8 +144,14 @@ def _details(view: View) -> list[Segment]:
     if (call := captions.photo_finish_call(view)) is not None:
         out.append(("photo finish: " + captions.margin(call), PLAIN))
         out += [(f"   {label(p)}  {text}", PLAIN) for p, text in captions.offsets(call)]
-    if state.phase is Phase.OVER:
-        out += [(f"{r.place}. {label(r.player)}  {r.points}", PLAIN) for r in state.ranking]
+    if state.phase is Phase.OVER and state.result is not None:
+        out.append((f"*** {state.result.upper()} ***", (None, True)))
+    elif state.phase is Phase.OVER:
+        by_deal = captions.deal_points(state)
+        for r in state.ranking:
+            deals = by_deal.get(r.player, [])
+            split = f"   (deals: {' · '.join(map(str, deals))})" if len(deals) > 1 else ""
+            out.append((f"{r.place}. {label(r.player)}  {r.points}{split}", PLAIN))
     return out
 
 

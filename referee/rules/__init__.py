@@ -1,10 +1,19 @@
 """The rules engine: pure, sans-IO. Inputs in, state and effects out (see engine.py)."""
 
 from .effects import Effect, Ignored
-from .engine import new_game, rank, replay, solo_increment, step
+from .engine import match_deals, new_game, rank, replay, sitting_out, solo_increment, step
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
-from .script import Script, ScriptError, parse_input, parse_script, parse_time
+from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
+from .script import (
+    Script,
+    ScriptError,
+    input_maker,
+    parse_input,
+    parse_script,
+    parse_time,
+    read_script,
+)
 from .settings import (
     NS_PER_MS,
     NS_PER_S,
@@ -14,13 +23,15 @@ from .settings import (
     settings_from,
     settings_values,
 )
-from .state import Call, Judgement, Phase, Player, State, SuperRound
+from .state import Call, Calls, Judgement, Phase, Player, Result, State, SuperRound
 
 __all__ = [
     "NS_PER_MS",
     "NS_PER_S",
+    "RULE_BOOKS",
     "RULE_KEYS",
     "Call",
+    "Calls",
     "Effect",
     "End",
     "Ignored",
@@ -29,25 +40,32 @@ __all__ = [
     "Phase",
     "Player",
     "Press",
+    "Result",
+    "RuleBook",
     "RuleSet",
     "Script",
     "ScriptError",
     "Settings",
     "State",
     "Super",
+    "SuperMeans",
     "SuperRound",
     "Tick",
     "Undo",
     "Verdict",
+    "input_maker",
+    "match_deals",
     "new_game",
     "parse_input",
     "parse_script",
     "parse_time",
     "rank",
+    "read_script",
     "replay",
     "report",
     "settings_from",
     "settings_values",
+    "sitting_out",
     "solo_increment",
     "step",
     "words",

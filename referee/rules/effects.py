@@ -3,10 +3,9 @@
 Every effect has a `text` the table can read; outputs pick the ones they act on.
 """
 
-from dataclasses import dataclass
-
 from .settings import NS_PER_MS
-from .state import Judgement, Place
+from .state import Judgement, Place, Result
+from .values import value
 
 
 def seat(player: int) -> str:
@@ -17,7 +16,7 @@ def ms(offset_ns: int) -> str:
     return f"{offset_ns / NS_PER_MS:.1f} ms"
 
 
-@dataclass(frozen=True)
+@value
 class Ignored:
     """An input that means nothing now: the state is unchanged."""
 
@@ -28,7 +27,7 @@ class Ignored:
         return f"ignored: {self.reason}"
 
 
-@dataclass(frozen=True)
+@value
 class Joined:
     player: int
     super_round: bool = False
@@ -38,7 +37,7 @@ class Joined:
         return f"{seat(self.player)} joins {'the super round' if self.super_round else 'the game'}"
 
 
-@dataclass(frozen=True)
+@value
 class Left:
     player: int
     super_round: bool = False
@@ -48,7 +47,7 @@ class Left:
         return f"{seat(self.player)} leaves {'the super round' if self.super_round else 'the game'}"
 
 
-@dataclass(frozen=True)
+@value
 class GameStarted:
     players: tuple[int, ...]
 
@@ -57,7 +56,7 @@ class GameStarted:
         return "game on: " + ", ".join(seat(p) for p in self.players)
 
 
-@dataclass(frozen=True)
+@value
 class CallOpened:
     player: int
 
@@ -66,7 +65,7 @@ class CallOpened:
         return f"{seat(self.player)} calls SET"
 
 
-@dataclass(frozen=True)
+@value
 class CoCaller:
     player: int
     offset_ns: int
@@ -76,7 +75,7 @@ class CoCaller:
         return f"{seat(self.player)} too close to call (+{ms(self.offset_ns)}): co-caller"
 
 
-@dataclass(frozen=True)
+@value
 class PhotoFinish:
     player: int
     offset_ns: int
@@ -86,7 +85,7 @@ class PhotoFinish:
         return f"{seat(self.player)} +{ms(self.offset_ns)}"
 
 
-@dataclass(frozen=True)
+@value
 class TurnStarted:
     player: int
 
@@ -95,7 +94,7 @@ class TurnStarted:
         return f"{seat(self.player)}: show your SET"
 
 
-@dataclass(frozen=True)
+@value
 class Judged:
     player: int
     judgement: Judgement
@@ -103,16 +102,38 @@ class Judged:
 
     @property
     def text(self) -> str:
-        what = {Judgement.VALID: "SET!", Judgement.INVALID: "no SET", Judgement.TIMEOUT: "too late"}
+        what = {
+            Judgement.VALID: "SET!",
+            Judgement.INVALID: "no SET",
+            Judgement.TIMEOUT: "too late",
+            Judgement.SHARED: "shared",
+        }
         return f"{seat(self.player)} {what[self.judgement]} ({self._score()})"
 
     def _score(self) -> str:
         if self.delta:
             return f"{self.delta:+d}"
-        return "scores 0" if self.judgement is Judgement.VALID else "no point to pay"
+        match self.judgement:
+            case Judgement.VALID:
+                return "scores 0"
+            case Judgement.SHARED:
+                return "nobody scores"
+        return "no point to pay"
 
 
-@dataclass(frozen=True)
+@value
+class SharedCards:
+    """Official: tied callers' SETs share cards; the cards go, nobody scores."""
+
+    callers: tuple[int, ...]
+
+    @property
+    def text(self) -> str:
+        who = ", ".join(seat(p) for p in self.callers)
+        return f"{who}: the SETs share cards, nobody scores"
+
+
+@value
 class Locked:
     player: int
 
@@ -121,7 +142,7 @@ class Locked:
         return f"{seat(self.player)} is locked until another player's SET is judged valid"
 
 
-@dataclass(frozen=True)
+@value
 class Unlocked:
     players: tuple[int, ...]
 
@@ -130,21 +151,21 @@ class Unlocked:
         return ", ".join(seat(p) for p in self.players) + " may call again"
 
 
-@dataclass(frozen=True)
+@value
 class SuperOpened:
     @property
     def text(self) -> str:
         return "super round: press your buzzer to join, SUPER to flip"
 
 
-@dataclass(frozen=True)
+@value
 class SuperCancelled:
     @property
     def text(self) -> str:
         return "super round cancelled"
 
 
-@dataclass(frozen=True)
+@value
 class CountdownStarted:
     participants: tuple[int, ...]
 
@@ -153,14 +174,14 @@ class CountdownStarted:
         return "flip! only " + ", ".join(seat(p) for p in self.participants) + " may call"
 
 
-@dataclass(frozen=True)
+@value
 class CountdownResumed:
     @property
     def text(self) -> str:
         return "countdown resumes"
 
 
-@dataclass(frozen=True)
+@value
 class TimeUp:
     paid: tuple[int, ...]  # participants who paid 1 point
 
@@ -172,32 +193,76 @@ class TimeUp:
         return f"time! {', '.join(seat(p) for p in self.paid)} {verb} 1"
 
 
-@dataclass(frozen=True)
+@value
 class RoundEnded:
     @property
     def text(self) -> str:
         return "super round over"
 
 
-@dataclass(frozen=True)
+@value
 class NoSetClaimed:
     @property
     def text(self) -> str:
         return "no SET on the table? judge it"
 
 
-@dataclass(frozen=True)
+@value
 class ClaimJudged:
     upheld: bool  # there really was no SET on the table
+    dealt: bool = False  # and three more cards were dealt
 
     @property
     def text(self) -> str:
         if self.upheld:
-            return "right: no SET on the table"
+            return "right: no SET on the table" + ("; three more cards" if self.dealt else "")
         return "wrong: there was a SET; the next SET scores 0"
 
 
-@dataclass(frozen=True)
+@value
+class NoSetDealt:
+    """Solitaire: no SET on the table, so three more cards, and a SET owed."""
+
+    owed: int
+
+    @property
+    def text(self) -> str:
+        return f"no SET: three more cards; {self.owed} SET{'' if self.owed == 1 else 's'} owed"
+
+
+@value
+class DebtPaid:
+    """Solitaire: a SET found while the deck is empty pays back one owed."""
+
+    owed: int  # still owed
+
+    @property
+    def text(self) -> str:
+        return f"an owed SET paid back; {self.owed} still owed"
+
+
+@value
+class DealOver:
+    deal: int
+    deals: int
+
+    @property
+    def text(self) -> str:
+        return f"deal {self.deal} of {self.deals} over"
+
+
+@value
+class DealStarted:
+    deal: int
+    deals: int
+    dealer: int
+
+    @property
+    def text(self) -> str:
+        return f"deal {self.deal} of {self.deals}: {seat(self.dealer)} deals"
+
+
+@value
 class Undone:
     step: str
 
@@ -206,15 +271,20 @@ class Undone:
         return f"undone: {self.step}"
 
 
-@dataclass(frozen=True)
+@value
 class GameOver:
     ranking: tuple[Place, ...]
+    result: Result | None = None  # solitaire
+    why: str = ""  # when the game ended by itself
 
     @property
     def text(self) -> str:
-        return "game over: " + ", ".join(
-            f"{r.place}. {seat(r.player)} {r.points}" for r in self.ranking
-        )
+        why = f" ({self.why})" if self.why else ""
+        if self.result is not None:
+            sets = self.ranking[0].points
+            return f"game over: {self.result}{why}, {sets} SET{'' if sets == 1 else 's'} found"
+        ranking = ", ".join(f"{r.place}. {seat(r.player)} {r.points}" for r in self.ranking)
+        return f"game over{why}: {ranking}"
 
 
 Effect = (
@@ -227,6 +297,7 @@ Effect = (
     | PhotoFinish
     | TurnStarted
     | Judged
+    | SharedCards
     | Locked
     | Unlocked
     | SuperOpened
@@ -237,6 +308,10 @@ Effect = (
     | RoundEnded
     | NoSetClaimed
     | ClaimJudged
+    | NoSetDealt
+    | DebtPaid
+    | DealOver
+    | DealStarted
     | Undone
     | GameOver
 )

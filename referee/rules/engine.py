@@ -6,10 +6,11 @@ settings, a state and one input, and returns the next state and the effects to s
     state, effects = step(settings, state, Press(player=2, t_ns=12_300_000))
 
 Time comes in with the inputs. Timers are deadlines in the state: before an input at
-time t is handled, every deadline <= t fires, each at its own deadline (RULES.md, "Same
-instant"). The input is then dispatched on (phase, kind) through `_TRANSITIONS`; a pair
-that is not there means nothing now, and the very same State object comes back with an
-`Ignored` effect saying why.
+time t is handled, every deadline <= t fires, each at its own deadline (docs/rules.md,
+"Calls and who was first"). The input is then dispatched on (phase, kind) through
+`_TRANSITIONS`; a pair that is not there means nothing now, and the very same State
+object comes back with an `Ignored` effect saying why. What differs between rule sets is
+asked of their RuleBook (rulesets.py), never of their names.
 
 Undo: each state holds `previous`, the state just before the latest undo step, and
 `step`, what that step was. A step's new state points back at the state it replaced;
@@ -18,7 +19,7 @@ the old pointer, so undo takes those back together with the step before them.
 """
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from .effects import (
     CallOpened,
@@ -26,6 +27,9 @@ from .effects import (
     CoCaller,
     CountdownResumed,
     CountdownStarted,
+    DealOver,
+    DealStarted,
+    DebtPaid,
     Effect,
     GameOver,
     GameStarted,
@@ -35,8 +39,10 @@ from .effects import (
     Left,
     Locked,
     NoSetClaimed,
+    NoSetDealt,
     PhotoFinish,
     RoundEnded,
+    SharedCards,
     SuperCancelled,
     SuperOpened,
     TimeUp,
@@ -46,18 +52,36 @@ from .effects import (
     seat,
 )
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
-from .settings import DECK, NS_PER_S, RuleSet, Settings
-from .state import Call, Judgement, Phase, Place, Player, Solo, State, SuperRound
+from .rulesets import MAX_SEATS, SuperMeans
+from .settings import DECK, NS_PER_S, Settings
+from .state import (
+    Call,
+    Judgement,
+    Phase,
+    Place,
+    Player,
+    Result,
+    Solo,
+    State,
+    SuperRound,
+    stepped,
+)
+
+if TYPE_CHECKING:  # mypy checks each change against the fields, as for replace itself
+    from dataclasses import replace as evolve
+    from dataclasses import replace as evolve_state
+else:
+    from .state import evolve, evolve_state
 
 SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
-SOLO_PENALTY = 25
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
+SET = 3  # cards in a SET
+TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
 
-@dataclass(frozen=True)
-class _Change:
+class _Change(NamedTuple):
     state: State
     effects: tuple[Effect, ...]
     step: str | None = None  # set when undo can take this change back: what it was
@@ -69,16 +93,39 @@ def _ignore(state: State, reason: str) -> _Change:
 
 def new_game(settings: Settings, *, lobby: bool = True) -> State:
     """A game in the lobby, or (as a replay's `config` line does) with every seat playing."""
+    lobby_state = State(phase=Phase.LOBBY, players=())
     if lobby:
-        return State(phase=Phase.LOBBY, players=())
+        return lobby_state
     players = tuple(Player(i) for i in range(1, settings.players + 1))
-    solo = Solo(ref_ns=0) if settings.rules is RuleSet.SOLO else None
-    return State(phase=Phase.OPEN, players=players, solo=solo)
+    return _started(settings, evolve_state(lobby_state, players=players), 0)
+
+
+def _started(settings: Settings, state: State, t_ns: int) -> State:
+    """Play begins: the solo increment's clock starts, the cards are dealt, deal 1."""
+    book = settings.book
+    return evolve_state(
+        state,
+        phase=Phase.OPEN,
+        solo=Solo(ref_ns=t_ns) if book.set_points is None else None,
+        table=TABLE if book.counts_cards else 0,
+        deal=1 if book.deals else 0,
+    )
+
+
+def match_deals(settings: Settings, state: State) -> int:
+    """Official: how many deals this match has (0 in the settings: one per player)."""
+    return settings.deals or len(state.players)
+
+
+def sitting_out(settings: Settings, state: State) -> int | None:
+    """The dealer, in a match whose dealer does not play their deal."""
+    return None if settings.dealer_plays else state.dealer
 
 
 def step(settings: Settings, state: State, inp: Input) -> tuple[State, list[Effect]]:
     effects: list[Effect] = []
-    while (deadline := state.deadline) is not None and deadline <= inp.t_ns:
+    t_ns = inp.t_ns
+    while (deadline := state.deadline) is not None and deadline <= t_ns:
         state = _apply(state, _expire(settings, state, deadline), effects)
     if not isinstance(inp, Tick):
         handler = _TRANSITIONS.get((state.phase, type(inp)))
@@ -98,7 +145,7 @@ def _apply(before: State, change: _Change, effects: list[Effect]) -> State:
     effects.extend(change.effects)
     if change.step is None:
         return change.state
-    return replace(change.state, previous=before, step=change.step)
+    return stepped(change.state, before, change.step)
 
 
 def _why(state: State, inp: Input) -> str:
@@ -110,7 +157,7 @@ def _why(state: State, inp: Input) -> str:
             return "no call to judge"
         case Undo():
             return "nothing to undo in the lobby"
-        case Super() if state.phase in (Phase.CALL, Phase.SUPER_CALL):
+        case Super() if state.phase is Phase.SUPER_CALL:
             return "a call is being judged"
         case Super():
             return "the super round's countdown is running"
@@ -126,15 +173,19 @@ def _seat_problem(settings: Settings, state: State, player: int) -> str | None:
         return f"there is no seat {player}: the seats are 1 to {settings.players}"
     if state.phase is not Phase.LOBBY and state.player(player) is None:
         return f"{seat(player)} did not join this game"
+    if not settings.dealer_plays and player == state.dealer:
+        return f"{seat(player)} deals: it is best if the dealer does not take part"
     return None
 
 
-def _with_player(state: State, player: int, points: int, **changes: bool) -> State:
-    players = tuple(
-        replace(p, points=p.points + points, **changes) if p.id == player else p
-        for p in state.players
+def _scored(
+    players: tuple[Player, ...], player: int, points: int, *, locked: bool = False
+) -> tuple[Player, ...]:
+    """The players with one player's points changed, and that player locked or not."""
+    # A list comprehension, then a tuple: quicker than a generator, and this runs a lot.
+    return tuple(
+        [Player(p.id, p.points + points, locked) if p.id == player else p for p in players]
     )
-    return replace(state, players=players)
 
 
 def _locked_reason(player: int) -> str:
@@ -149,18 +200,20 @@ def _lobby_press(settings: Settings, state: State, inp: Press) -> _Change:
         return _ignore(state, problem)
     if state.player(inp.player):
         players = tuple(p for p in state.players if p.id != inp.player)
-        return _Change(replace(state, players=players), (Left(inp.player),))
+        return _Change(evolve_state(state, players=players), (Left(inp.player),))
     players = tuple(sorted((*state.players, Player(inp.player)), key=lambda p: p.id))
-    return _Change(replace(state, players=players), (Joined(inp.player),))
+    return _Change(evolve_state(state, players=players), (Joined(inp.player),))
 
 
 def _start(settings: Settings, state: State, inp: Super) -> _Change:
     if len(state.players) < settings.min_players:
         need = "one player" if settings.min_players == 1 else "two players"
         return _ignore(state, f"the game needs {need}: press a buzzer to join")
-    solo = Solo(ref_ns=inp.t_ns) if settings.rules is RuleSet.SOLO else None
-    started = replace(state, phase=Phase.OPEN, solo=solo)
-    return _Change(started, (GameStarted(tuple(p.id for p in state.players)),), "the start")
+    started = _started(settings, state, inp.t_ns)
+    effects: list[Effect] = [GameStarted(tuple(p.id for p in state.players))]
+    if started.dealer is not None:
+        effects.append(DealStarted(1, match_deals(settings, started), started.dealer))
+    return _Change(started, tuple(effects), "the start")
 
 
 # --- calls -------------------------------------------------------------------------------
@@ -173,7 +226,8 @@ def _pointout(settings: Settings, t_ns: int) -> int | None:
 def _open_press(settings: Settings, state: State, inp: Press) -> _Change:
     if problem := _seat_problem(settings, state, inp.player):
         return _ignore(state, problem)
-    if inp.player in state.locked:
+    who = state.player(inp.player)
+    if who is not None and who.locked:
         return _ignore(state, _locked_reason(inp.player))
     return _open_call(settings, state, inp)
 
@@ -184,12 +238,15 @@ def _open_call(
     """The press opens a call, its point-out timer running: a super call when it comes
     with the super round whose countdown it paused."""
     call = Call(
-        callers=(inp.player,), presses=((inp.player, inp.t_ns),), super_round=paused is not None
+        callers=_ALONE[inp.player],
+        presses=((inp.player, inp.t_ns),),
+        super_round=paused is not None,
+        deal=state.deal,
     )
-    opened = replace(
+    opened = evolve_state(
         state,
         phase=Phase.CALL if paused is None else Phase.SUPER_CALL,
-        calls=(*state.calls, call),
+        calls=state.calls.added(call),
         pointout_deadline=_pointout(settings, inp.t_ns),
         super_round=paused,
     )
@@ -221,43 +278,57 @@ def _call_press(settings: Settings, state: State, inp: Press) -> _Change:
     if not call.verdicts and offset <= settings.tie_ns and _may_call(state, inp.player):
         stamps = dict((*call.presses, press))
         callers = tuple(sorted((*call.callers, inp.player), key=lambda p: (stamps[p], p)))
-        joined = replace(call, callers=callers, presses=_order(stamps.items(), callers[0]))
+        joined = evolve(call, callers=callers, presses=_order(stamps.items(), callers[0]))
         return _Change(
-            replace(state, calls=(*state.calls[:-1], joined)),
+            evolve_state(state, calls=state.calls.with_last(joined)),
             (CoCaller(inp.player, offset),),
             f"{seat(inp.player)} joining the call",
         )
-    noted = replace(call, presses=_order((*call.presses, press), call.callers[0]))
+    noted = evolve(call, presses=_order((*call.presses, press), call.callers[0]))
     return _Change(
-        replace(state, calls=(*state.calls[:-1], noted)), (PhotoFinish(inp.player, offset),)
+        evolve_state(state, calls=state.calls.with_last(noted)), (PhotoFinish(inp.player, offset),)
     )
-
-
-def _cards_out(settings: Settings, state: State) -> int:
-    """Cards no longer in play, before a call's first valid SET takes three more."""
-    if settings.rules is not RuleSet.SUPER:
-        # Points here count SETs or score, not cards; each call with a valid SET took three.
-        return 3 * sum(1 for c in state.calls if Judgement.VALID in c.verdicts)
-    return sum(p.points for p in state.players) + state.bank
 
 
 def _bank_share(settings: Settings, call: Call) -> int:
     """The cards of a call's SET that no valid caller keeps: the bank's when the call ends.
-    Only under the super rules, and not in a super call, whose first valid caller takes all."""
-    if settings.rules is not RuleSet.SUPER or call.super_round or not call.valid_count:
+    Not in a super call, whose first valid caller takes all."""
+    if not settings.book.bank or call.super_round or not call.valid_count:
         return 0
-    return 3 - min(call.valid_count, 3)
+    return SET - min(call.valid_count, SET)
+
+
+def _takes_a_set(settings: Settings, call: Call) -> bool:
+    """Whether a valid verdict now takes three more cards: every one where each valid
+    caller keeps a SET of their own, else only the first (tied callers share one SET)."""
+    return not (settings.book.one_set_per_call and call.valid_count)
+
+
+def _no_cards(settings: Settings) -> str:
+    book = settings.book
+    if book.counts_cards:
+        return "no card is left on the table: this SET cannot be valid"
+    if book.deals:
+        return f"the deck holds only {DECK} cards: this SET cannot be valid (SUPER ends the deal)"
+    return f"the deck holds only {DECK} cards: this SET cannot be valid"
 
 
 def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
     if state.claim:
-        return _judge_claim(state, inp)
+        return _judge_claim(settings, state, inp)
     call = state.pending
     assert call is not None and call.turn is not None
-    if inp.valid and not call.valid_count and _cards_out(settings, state) + 3 > DECK:
-        return _ignore(state, f"the deck holds only {DECK} cards: this SET cannot be valid")
+    if inp.valid and _takes_a_set(settings, call) and state.taken + SET > DECK:
+        return _ignore(state, _no_cards(settings))
     judgement = Judgement.VALID if inp.valid else Judgement.INVALID
     return _verdict(settings, state, judgement, inp.t_ns)
+
+
+def _dealt(taken: int, table: int) -> int:
+    """The cards on the table once three are dealt while it has fewer than 12."""
+    while table < TABLE and DECK - taken - table >= SET:
+        table += SET
+    return table
 
 
 def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) -> _Change:
@@ -267,80 +338,101 @@ def _verdict(settings: Settings, state: State, judgement: Judgement, t_ns: int) 
     player = call.turn
     who = state.player(player)
     assert who is not None
+    book = settings.book
+    players, bank, solo, sr = state.players, state.bank, state.solo, state.super_round
+    taken, table, owed = state.taken, state.table, state.owed
     effects: list[Effect] = []
-    sr = state.super_round
     if judgement is Judgement.VALID:
         delta = _valid_points(settings, state, call)
-        state = _with_player(state, player, delta)
-        if settings.rules is RuleSet.SOLO:
-            assert state.solo is not None
-            state = replace(state, solo=Solo(ref_ns=t_ns, sets=state.solo.sets + 1))
+        players = _scored(players, player, delta)
         effects.append(Judged(player, judgement, delta))
-        if state.locked:
-            effects.append(Unlocked(state.locked))
-            state = replace(state, players=tuple(replace(p, locked=False) for p in state.players))
+        if _takes_a_set(settings, call):
+            if book.owes and owed and state.deck == 0:
+                owed -= 1
+                effects.append(DebtPaid(owed))
+            taken += SET
+            if book.counts_cards:
+                table = _dealt(taken, table - SET)
+        if solo is not None:
+            solo = Solo(ref_ns=t_ns, sets=solo.sets + 1)
+        if book.locks and (locked := tuple(p.id for p in players if p.locked)):
+            effects.append(Unlocked(locked))
+            players = tuple(Player(p.id, p.points) for p in players)
     else:
-        fine = _fine(settings, call)
-        pay = fine if settings.rules is RuleSet.OFFICIAL else min(fine, who.points)
-        lock = settings.rules is RuleSet.SUPER and who.points == 0
-        state = _with_player(state, player, -pay, locked=lock)
-        if settings.rules is RuleSet.SUPER:
-            state = replace(state, bank=state.bank + pay)
+        fine = SUPER_PENALTY if call.super_round else book.fine
+        pay = fine if book.below_zero else min(fine, who.points)
+        lock = book.locks and who.points == 0
+        players = _scored(players, player, -pay, locked=lock)
+        if book.bank:
+            bank += pay
         effects.append(Judged(player, judgement, -pay))
         if lock:
             effects.append(Locked(player))
         if sr is not None and call.super_round:
-            sr = replace(
+            sr = evolve(
                 sr,
                 participants=tuple(p for p in sr.participants if p != player),
                 dropped=(*sr.dropped, player),
             )
-            state = replace(state, super_round=sr)
-    call = replace(call, verdicts=(*call.verdicts, judgement))
-    state = replace(state, calls=(*state.calls[:-1], call))
+    call = evolve(call, verdicts=_judged(call.verdicts, judgement))
     what = f"the verdict on {seat(player)}"
     if judgement is Judgement.TIMEOUT:
         what = f"{seat(player)}'s point-out time running out"
+    phase, deadline = state.phase, None
     if call.turn is not None:
-        turn = replace(state, pointout_deadline=_pointout(settings, t_ns))
-        return _Change(turn, (*effects, TurnStarted(call.turn)), what)
-    ended, more = _end_call(settings, state, call, t_ns)
-    return _Change(ended, (*effects, *more), what)
+        deadline = _pointout(settings, t_ns)
+        effects.append(TurnStarted(call.turn))
+    elif not call.super_round:
+        phase = Phase.OPEN
+        bank += _bank_share(settings, call)
+    else:
+        assert sr is not None
+        rest = sr.countdown_left_ns
+        assert rest is not None
+        if call.valid_count or not sr.participants:
+            phase, sr = Phase.OPEN, None
+            effects.append(RoundEnded())
+        else:
+            phase = Phase.SUPER_COUNTDOWN
+            sr = evolve(sr, countdown_deadline=t_ns + rest, countdown_left_ns=None)
+            effects.append(CountdownResumed())
+    judged = evolve_state(
+        state,
+        phase=phase,
+        players=players,
+        bank=bank,
+        taken=taken,
+        table=table,
+        owed=owed,
+        solo=solo,
+        super_round=sr,
+        calls=state.calls.with_last(call),
+        pointout_deadline=deadline,
+    )
+    return _Change(judged, tuple(effects), what)
+
+
+# A long game makes these few tuples over and over: one of each is enough.
+_ALONE = {seat: (seat,) for seat in range(1, MAX_SEATS + 1)}
+_VERDICTS: dict[tuple[Judgement, ...], tuple[Judgement, ...]] = {}
+
+
+def _judged(verdicts: tuple[Judgement, ...], judgement: Judgement) -> tuple[Judgement, ...]:
+    """The verdicts with one more, as a tuple shared by every call with the same verdicts."""
+    more = (*verdicts, judgement)
+    return _VERDICTS.setdefault(more, more)
 
 
 def _valid_points(settings: Settings, state: State, call: Call) -> int:
-    match settings.rules:
-        case RuleSet.OFFICIAL:
-            return 1
-        case RuleSet.SOLO:
-            assert state.solo is not None
-            return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
     if call.super_round:
         return 0 if call.valid_count else SUPER_PRIZE
-    return 1 if call.valid_count < 3 else 0
-
-
-def _fine(settings: Settings, call: Call) -> int:
-    if settings.rules is RuleSet.SOLO:
-        return SOLO_PENALTY
-    return SUPER_PENALTY if call.super_round else 1
-
-
-def _end_call(
-    settings: Settings, state: State, call: Call, t_ns: int
-) -> tuple[State, tuple[Effect, ...]]:
-    """Every co-caller has a verdict: back to open play, or on with the super round."""
-    state = replace(state, pointout_deadline=None)
-    if not call.super_round:
-        return replace(state, phase=Phase.OPEN, bank=state.bank + _bank_share(settings, call)), ()
-    sr = state.super_round
-    assert sr is not None and sr.countdown_left_ns is not None
-    if call.valid_count or not sr.participants:
-        return replace(state, phase=Phase.OPEN, super_round=None), (RoundEnded(),)
-    deadline = t_ns + sr.countdown_left_ns
-    resumed = replace(sr, countdown_deadline=deadline, countdown_left_ns=None)
-    state = replace(state, phase=Phase.SUPER_COUNTDOWN, super_round=resumed)
-    return state, (CountdownResumed(),)
+    book = settings.book
+    if book.set_points is None:
+        assert state.solo is not None
+        return 0 if state.solo.zeroed else solo_increment(state.solo, call.first_ns)
+    if book.one_set_per_call and call.valid_count >= SET:
+        return 0  # the SET's three cards are taken
+    return book.set_points
 
 
 def solo_increment(solo: Solo, t_ns: int) -> int:
@@ -349,26 +441,91 @@ def solo_increment(solo: Solo, t_ns: int) -> int:
     return max(1, int(value + 0.5))
 
 
-# --- super rounds and the solo no-SET claim -----------------------------------------------
+def _call_super(settings: Settings, state: State, inp: Super) -> _Change:
+    """Official: SUPER while tied callers wait for their first verdict says their SETs
+    share cards: the cards go, nobody scores or pays."""
+    call = state.pending
+    if call is None:
+        return _ignore(state, "the no-SET claim is being judged")
+    if not settings.book.shared_cards:
+        return _ignore(state, "a call is being judged")
+    if len(call.callers) < 2:
+        return _ignore(state, f"{seat(call.callers[0])} called alone: no SETs to share cards")
+    if call.verdicts:
+        return _ignore(state, "a verdict was given: UNDO it first to say the SETs share cards")
+    if state.taken + SET > DECK:
+        return _ignore(state, _no_cards(settings))
+    shared = evolve(call, verdicts=(Judgement.SHARED,) * len(call.callers))
+    ended = evolve_state(
+        state,
+        phase=Phase.OPEN,
+        calls=state.calls.with_last(shared),
+        taken=state.taken + SET,
+        pointout_deadline=None,
+    )
+    return _Change(ended, (SharedCards(call.callers),), "the shared cards")
+
+
+# --- SUPER in open play: a super round, the deal's end, a no-SET claim -------------------
 
 
 def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
-    match settings.rules:
-        case RuleSet.OFFICIAL:
-            return _ignore(state, "the official rules have no super rounds")
-        case RuleSet.SOLO:
-            claim = replace(state, phase=Phase.CALL, claim=True)
+    match settings.book.super:
+        case SuperMeans.DEAL_OVER:
+            return _deal_over(settings, state)
+        case SuperMeans.NO_SET_CLAIM:
+            claim = evolve_state(state, phase=Phase.CALL, claim=True)
             return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
-    joining = replace(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
+        case SuperMeans.NO_SET:
+            return _no_set(settings, state)
+    joining = evolve_state(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
     return _Change(joining, (SuperOpened(),), "the super round's call")
 
 
-def _judge_claim(state: State, inp: Verdict) -> _Change:
-    back = replace(state, phase=Phase.OPEN, claim=False)
+def _deal_over(settings: Settings, state: State) -> _Change:
+    deals = match_deals(settings, state)
+    over = DealOver(state.deal, deals)
+    what = f"the end of deal {state.deal}"
+    if state.deal >= deals:
+        ended, effects = _game_over(settings, state)
+        return _Change(ended, (over, *effects), what)
+    points = tuple(p.points for p in state.players)
+    dealt = evolve_state(state, deal=state.deal + 1, taken=0, deal_ends=(*state.deal_ends, points))
+    assert dealt.dealer is not None
+    return _Change(dealt, (over, DealStarted(dealt.deal, deals, dealt.dealer)), what)
+
+
+def _no_set(settings: Settings, state: State) -> _Change:
+    """Solitaire: no SET on the table; a lone player's claim acts at once."""
+    what = "the no-SET claim"
+    if state.deck == 0:
+        ended, effects = _game_over(settings, state, why="no SET, and the deck is empty")
+        return _Change(ended, effects, what)
+    if settings.sudden_death:
+        why = "no SET while the deck has cards: sudden death"
+        ended, effects = _game_over(settings, state, result=Result.LOST, why=why)
+        return _Change(ended, effects, what)
+    dealt = evolve_state(state, table=state.table + SET, owed=state.owed + 1)
+    return _Change(dealt, (NoSetDealt(dealt.owed),), what)
+
+
+def _judge_claim(settings: Settings, state: State, inp: Verdict) -> _Change:
+    """Solo: the verdict on a no-SET claim. Right: three more cards, or with the deck
+    empty the end; wrong: the next valid SET scores 0."""
+    what = "the verdict on the no-SET claim"
+    back = evolve_state(state, phase=Phase.OPEN, claim=False)
     if not inp.valid:
         assert back.solo is not None
-        back = replace(back, solo=replace(back.solo, zeroed=True))
-    return _Change(back, (ClaimJudged(upheld=inp.valid),), "the verdict on the no-SET claim")
+        back = evolve_state(back, solo=evolve(back.solo, zeroed=True))
+        return _Change(back, (ClaimJudged(upheld=False),), what)
+    if back.deck == 0:
+        ended, effects = _game_over(settings, back, why="no SET, and the deck is empty")
+        return _Change(ended, (ClaimJudged(upheld=True), *effects), what)
+    dealt = evolve_state(back, table=back.table + SET)
+    return _Change(dealt, (ClaimJudged(upheld=True, dealt=True),), what)
+
+
+# --- super rounds ------------------------------------------------------------------------
 
 
 def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
@@ -384,18 +541,18 @@ def _join_press(settings: Settings, state: State, inp: Press) -> _Change:
     else:
         who = tuple(sorted((*sr.participants, inp.player)))
         effect = Joined(inp.player, super_round=True)
-    return _Change(replace(state, super_round=replace(sr, participants=who)), (effect,))
+    return _Change(evolve_state(state, super_round=evolve(sr, participants=who)), (effect,))
 
 
 def _flip(settings: Settings, state: State, inp: Super) -> _Change:
     sr = state.super_round
     assert sr is not None
     if not sr.participants:
-        cancelled = replace(state, phase=Phase.OPEN, super_round=None)
+        cancelled = evolve_state(state, phase=Phase.OPEN, super_round=None)
         return _Change(cancelled, (SuperCancelled(),), "cancelling the super round")
     deadline = inp.t_ns + settings.super_ns
-    running = replace(
-        state, phase=Phase.SUPER_COUNTDOWN, super_round=replace(sr, countdown_deadline=deadline)
+    running = evolve_state(
+        state, phase=Phase.SUPER_COUNTDOWN, super_round=evolve(sr, countdown_deadline=deadline)
     )
     return _Change(running, (CountdownStarted(sr.participants),), "the flip")
 
@@ -408,9 +565,7 @@ def _countdown_press(settings: Settings, state: State, inp: Press) -> _Change:
     if inp.player not in sr.participants:
         who = ", ".join(seat(p) for p in sr.participants)
         return _ignore(state, f"only {who} may call in this super round")
-    paused = replace(
-        sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns
-    )
+    paused = evolve(sr, countdown_deadline=None, countdown_left_ns=sr.countdown_deadline - inp.t_ns)
     return _open_call(settings, state, inp, paused)
 
 
@@ -423,9 +578,12 @@ def _expire(settings: Settings, state: State, deadline: int) -> _Change:
     sr = state.super_round
     assert sr is not None
     paid = tuple(p for p in sr.participants if (who := state.player(p)) and who.points > 0)
+    players = state.players
     for p in paid:
-        state = _with_player(state, p, -1)
-    over = replace(state, phase=Phase.OPEN, super_round=None, bank=state.bank + len(paid))
+        players = _scored(players, p, -1)
+    over = evolve_state(
+        state, phase=Phase.OPEN, players=players, super_round=None, bank=state.bank + len(paid)
+    )
     return _Change(over, (TimeUp(paid),), "the super round's time running out")
 
 
@@ -438,27 +596,49 @@ def _undo(settings: Settings, state: State, inp: Undo) -> _Change:
         return _ignore(state, "nothing to undo")
     # A timer running in the restored state starts again in full; a paused one keeps its rest.
     if restored.pointout_deadline is not None:
-        restored = replace(restored, pointout_deadline=_pointout(settings, inp.t_ns))
+        restored = evolve_state(restored, pointout_deadline=_pointout(settings, inp.t_ns))
     sr = restored.super_round
     if sr is not None and sr.countdown_deadline is not None:
-        sr = replace(sr, countdown_deadline=inp.t_ns + settings.super_ns)
-        restored = replace(restored, super_round=sr)
+        sr = evolve(sr, countdown_deadline=inp.t_ns + settings.super_ns)
+        restored = evolve_state(restored, super_round=sr)
     return _Change(restored, (Undone(state.step),))
 
 
 def _end(settings: Settings, state: State, inp: End) -> _Change:
+    ended, effects = _game_over(settings, state, left=inp.left)
+    return _Change(ended, effects, "the end of the game")
+
+
+def _game_over(
+    settings: Settings,
+    state: State,
+    *,
+    left: int | None = None,
+    result: Result | None = None,
+    why: str = "",
+) -> tuple[State, tuple[Effect, ...]]:
+    """The game over: a pending call's bank share paid, solo's end bonus (for the cards
+    left on the table: `left`, else those the box counted), the deal's points, the ranking
+    and, in solitaire, won or lost."""
+    book = settings.book
     call = state.pending
     bank = state.bank + (_bank_share(settings, call) if call else 0)
     players = state.players
-    if settings.rules is RuleSet.SOLO and state.solo and state.solo.sets and inp.left:
+    cards = state.table if left is None else left
+    if book.end_bonus and state.solo and state.solo.sets and cards:
         sets = state.solo.sets
         players = tuple(
-            # score + left * score / (3 * sets), rounded half up, in whole numbers.
-            replace(p, points=p.points + (2 * inp.left * p.points + 3 * sets) // (6 * sets))
+            # score + cards * score / (3 * sets), rounded half up, in whole numbers.
+            evolve(p, points=p.points + (2 * cards * p.points + 3 * sets) // (6 * sets))
             for p in players
         )
+    if book.owes and result is None:
+        result = Result.LOST if state.owed else Result.WON
+    deal_ends = state.deal_ends
+    if state.deal:
+        deal_ends = (*deal_ends, tuple(p.points for p in players))
     ranking = rank(players)
-    over = replace(
+    over = evolve_state(
         state,
         phase=Phase.OVER,
         players=players,
@@ -467,8 +647,10 @@ def _end(settings: Settings, state: State, inp: End) -> _Change:
         super_round=None,
         claim=False,
         ranking=ranking,
+        result=result,
+        deal_ends=deal_ends,
     )
-    return _Change(over, (GameOver(ranking),), "the end of the game")
+    return over, (GameOver(ranking, result, why),)
 
 
 def _lobby_end(settings: Settings, state: State, inp: End) -> _Change:
@@ -497,6 +679,7 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.OPEN, Super): _open_super,
     (Phase.CALL, Press): _call_press,
     (Phase.CALL, Verdict): _judge,
+    (Phase.CALL, Super): _call_super,
     (Phase.SUPER_JOIN, Press): _join_press,
     (Phase.SUPER_JOIN, Super): _flip,
     (Phase.SUPER_COUNTDOWN, Press): _countdown_press,

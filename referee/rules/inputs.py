@@ -4,38 +4,38 @@ Times are integer nanoseconds of the game's clock (0 at the start of the game). 
 press carries the time of its button's first edge, never the time software saw it.
 """
 
-from dataclasses import dataclass
+from .values import value
 
 
-@dataclass(frozen=True)
+@value
 class Press:
     player: int
     t_ns: int
 
 
-@dataclass(frozen=True)
+@value
 class Verdict:
     valid: bool
     t_ns: int
 
 
-@dataclass(frozen=True)
+@value
 class Super:
     t_ns: int
 
 
-@dataclass(frozen=True)
+@value
 class Undo:
     t_ns: int
 
 
-@dataclass(frozen=True)
+@value
 class End:
     t_ns: int
-    left: int = 0  # solo: cards left on the table, scored at the end
+    left: int | None = None  # solo: the cards left on the table, when not those counted
 
 
-@dataclass(frozen=True)
+@value
 class Tick:
     """Only moves time on, so that timers can fire."""
 
@@ -57,6 +57,6 @@ def words(inp: Input) -> str:
         case Undo():
             return "undo"
         case End(left=left):
-            return f"end left={left}" if left else "end"
+            return "end" if left is None else f"end left={left}"
         case Tick():
             return "tick"

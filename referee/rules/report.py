@@ -1,7 +1,11 @@
-"""The state as JSON (RULES.md, "Replay scripts"): what `referee replay` and `state` print."""
+"""The state as JSON, as `referee replay` and `referee state` print it.
+
+docs/rules.md, "Replay scripts and the state", says what each key means.
+"""
 
 from typing import Any
 
+from .engine import match_deals
 from .settings import NS_PER_MS, Settings
 from .state import State
 
@@ -22,6 +26,25 @@ def report(settings: Settings, state: State) -> dict[str, Any]:
             for c in state.calls
         ],
     }
+    book = settings.book
+    if state.deal:
+        out["deal"] = state.deal
+        out["deals_in_match"] = match_deals(settings, state)
+        out["dealer"] = state.dealer
+    if state.deal_ends:
+        # The points each player scored in each deal played, player 1 first.
+        before = (0,) * len(state.players)
+        out["deals"] = []
+        for after in state.deal_ends:
+            out["deals"].append([a - b for a, b in zip(after, before, strict=True)])
+            before = after
+    if book.counts_cards and (state.table or state.taken):
+        out["deck"] = state.deck
+        out["table"] = state.table
+    if book.owes:
+        out["owed"] = state.owed
+    if state.result is not None:
+        out["result"] = state.result.value
     if state.super_round is not None:
         out["super_round"] = {
             "participants": list(state.super_round.participants),

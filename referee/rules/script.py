@@ -1,18 +1,24 @@
-"""Replay scripts (RULES.md, "Replay scripts"): text in, settings and timed inputs out.
+"""Replay scripts: text in, settings and timed inputs out (docs/rules.md).
 
     config players=4 rules=super tie_ms=5
     0.000 press 2        # seconds since the start, never decreasing
     1.5 valid
 
+Without `players=` (or without a `config` line), the game starts in the lobby with seats
+1 to 8 open (seat 1 in a single-player game): a script never reads a settings file.
+
 The grammar of an input's words (`press 2`, `end left=3`) is also how the store keeps
 inputs, so one parser reads both.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache, partial
+from itertools import chain
 
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .rulesets import MAX_SEATS
 from .settings import NS_PER_S, RULE_KEYS, Settings, settings_from
 
 _BARE: dict[str, Callable[[int], Input]] = {
@@ -37,32 +43,42 @@ class ScriptError(ValueError):
 
 @dataclass
 class Script:
-    settings: Settings = field(default_factory=Settings)
-    lobby: bool = True  # a script that starts with a `config` line skips the lobby
+    """A script means the same on every machine: it never reads a settings file."""
+
+    # Without `players=`, the lobby with every seat open (one in a single-player game).
+    settings: Settings = field(default_factory=lambda: Settings(players=MAX_SEATS))
+    lobby: bool = True  # a `config` line with `players=` skips the lobby
     inputs: list[tuple[int, Input]] = field(default_factory=list)  # (line number, input)
 
 
 def parse_input(words: list[str], t_ns: int) -> Input:
     """One input from its words; ValueError says what is wrong with them."""
+    return input_maker(" ".join(words))(t_ns)
+
+
+@lru_cache(maxsize=256)  # a game says the same few things many times: a ledger reads fast
+def input_maker(text: str) -> Callable[[int], Input]:
+    """What makes the input these words say, at any time; ValueError says what is wrong."""
+    words = text.split()
     if not words:
         raise ValueError("no input")
     kind, args = words[0], words[1:]
     if kind == "press":
         if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:
             raise ValueError("press needs one player number, 1 or more: 'press 2'")
-        return Press(int(args[0]), t_ns)
+        return partial(Press, int(args[0]))
     if kind == "end":
         if not args:
-            return End(t_ns)
+            return End
         name, _, value = args[0].partition("=")
         if len(args) != 1 or name != "left" or not value.isdigit():
             raise ValueError("end takes nothing or left=N, the cards left on the table")
-        return End(t_ns, left=int(value))
+        return partial(End, left=int(value))
     if kind not in _BARE:
         raise ValueError(f"unknown input {kind!r} (known: {', '.join(KINDS)})")
     if args:
         raise ValueError(f"{kind} takes no arguments, got {' '.join(args)!r}")
-    return _BARE[kind](t_ns)
+    return _BARE[kind]
 
 
 def parse_time(text: str) -> int:
@@ -76,7 +92,8 @@ def parse_time(text: str) -> int:
     return int((seconds * NS_PER_S).to_integral_value())
 
 
-def _config(words: list[str]) -> Settings:
+def _config(words: list[str]) -> tuple[Settings, bool]:
+    """The settings of a `config` line, and whether it skips the lobby (it names players)."""
     values: dict[str, bool | int | float | str] = {}
     for word in words:
         name, eq, text = word.partition("=")
@@ -94,32 +111,49 @@ def _config(words: list[str]) -> Settings:
                 values[name] = key.kind(text)
         except ValueError:
             raise ValueError(f"{name} must be {key.allowed}, not {text!r}") from None
-    return settings_from(values)
+    settings = settings_from(values)
+    if "players" in values:
+        return settings, False
+    return replace(settings, players=settings.book.seats[1]), True
 
 
 def parse_script(text: str) -> Script:
+    script, inputs = read_script(text.splitlines())
+    script.inputs = list(inputs)
+    return script
+
+
+def read_script(lines: Iterable[str]) -> tuple[Script, Iterator[tuple[int, Input]]]:
+    """The script's settings at once, its inputs (line number, input) as they are read:
+    a long script is never all in memory. A bad line raises ScriptError when it is read."""
     script = Script()
+    inputs = _inputs(lines, script)
+    first = next(inputs, None)  # reads up to the first input: the config line is before it
+    return script, chain([first] if first else [], inputs)
+
+
+def _inputs(lines: Iterable[str], script: Script) -> Iterator[tuple[int, Input]]:
     last_ns = 0
-    seen_input = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    seen_input = seen_config = False
+    for number, raw in enumerate(lines, start=1):
         words = raw.partition("#")[0].split()
         if not words:
             continue
         try:
             if words[0] == "config":
-                if seen_input or not script.lobby:
+                if seen_input or seen_config:
                     raise ValueError("config must come before every input, once")
-                script.settings = _config(words[1:])
-                script.lobby = False
+                script.settings, script.lobby = _config(words[1:])
+                seen_config = True
                 continue
             if len(words) < 2:
                 raise ValueError(f"expected 'TIME INPUT', got {raw.strip()!r}")
             t_ns = parse_time(words[0])
             if t_ns < last_ns:
                 raise ValueError(f"time {words[0]} goes back (the line before was later)")
-            script.inputs.append((number, parse_input(words[1:], t_ns)))
-            last_ns = t_ns
-            seen_input = True
+            inp = parse_input(words[1:], t_ns)
         except ValueError as err:
             raise ScriptError(number, str(err)) from None
-    return script
+        yield number, inp
+        last_ns = t_ns
+        seen_input = True

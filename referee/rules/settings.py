@@ -1,23 +1,33 @@
-"""The settings that change what the rules decide (RULES.md, the *(config)* values).
+"""The settings that change what the rules decide (docs/rules.md, "Settings").
 
 The same keys serve a replay script's `config` line and the `[rules]` table of the
 TOML settings file, so both say the same thing in the same words.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+from functools import cached_property
+
+from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
+
+# The rule sets and their seats belong to rulesets.py; settings are read with them.
+__all__ = [
+    "DECK",
+    "MAX_SEATS",
+    "NS_PER_MS",
+    "NS_PER_S",
+    "RULE_KEYS",
+    "Key",
+    "RuleSet",
+    "Settings",
+    "settings_from",
+    "settings_values",
+]
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
-MAX_SEATS = 8
 DECK = 81
-
-
-class RuleSet(StrEnum):
-    SUPER = "super"
-    OFFICIAL = "official"
-    SOLO = "solo"
+MAX_DEALS = 99
 
 
 @dataclass(frozen=True)
@@ -28,24 +38,40 @@ class Settings:
     tie_ns: int = 0
     super_ns: int = 10 * NS_PER_S
     must_use_flipped: bool = False
+    deals: int = 1  # official: deals in the match, 0 for one per player
+    dealer_plays: bool = True  # official: False sits the dealer out of their deal
+    sudden_death: bool = False  # solitaire: a no-SET claim with cards in the deck loses
 
     def __post_init__(self) -> None:
         if not 1 <= self.players <= MAX_SEATS:
             raise ValueError(f"players must be 1 to {MAX_SEATS}, not {self.players}")
-        if self.rules is RuleSet.SOLO and self.players != 1:
-            raise ValueError("rules=solo needs players=1")
-        if self.rules is not RuleSet.SOLO and self.players < 2:
-            raise ValueError(f"rules={self.rules} needs players=2 to {MAX_SEATS}")
+        fewest, most = self.book.seats
+        if not fewest <= self.players <= most:
+            seats = str(fewest) if fewest == most else f"{fewest} to {most}"
+            raise ValueError(f"rules={self.rules} needs players={seats}")
         if self.pointout_ns < 0:
             raise ValueError("pointout_s cannot be negative")
         if self.tie_ns < 0:
             raise ValueError("tie_ms cannot be negative")
         if self.super_ns <= 0:
             raise ValueError("super_s must be more than 0")
+        if not 0 <= self.deals <= MAX_DEALS:
+            raise ValueError(f"deals must be 0 (one per player) to {MAX_DEALS}, not {self.deals}")
+
+    @cached_property  # asked a few times for every input of a long game's replay
+    def book(self) -> RuleBook:
+        """What these rules score and allow."""
+        return RULE_BOOKS[self.rules]
 
     @property
     def min_players(self) -> int:
-        return 1 if self.rules is RuleSet.SOLO else 2
+        return self.book.seats[0]
+
+
+def _either(words: Iterable[str]) -> str:
+    """ "a, b or c"."""
+    *most, last = words
+    return f"{', '.join(most)} or {last}" if most else last
 
 
 @dataclass(frozen=True)
@@ -59,12 +85,36 @@ class Key:
 RULE_KEYS: dict[str, Key] = {
     k.name: k
     for k in (
-        Key("rules", str, "super, official or solo", "super"),
-        Key("players", int, f"a whole number of seats, 2 to {MAX_SEATS} (1 for solo)", 4),
+        Key("rules", str, _either(RuleSet), "super"),
+        Key(
+            "players",
+            int,
+            f"a whole number of seats, 2 to {MAX_SEATS}"
+            f" (1 for {_either(r for r, b in RULE_BOOKS.items() if b.single_player)})",
+            4,
+        ),
         Key("pointout_s", float, "seconds to show a SET, 0 for no limit", 10.0),
         Key("tie_ms", float, "milliseconds, 0 or more", 0.0),
         Key("super_s", float, "seconds of the super round's countdown, more than 0", 10.0),
         Key("must_use_flipped", bool, "true or false", False),
+        Key(
+            "deals",
+            int,
+            f"a whole number of deals in an official match, 0 (one per player) to {MAX_DEALS}",
+            1,
+        ),
+        Key(
+            "dealer_plays",
+            bool,
+            "true or false (false: an official match's dealer sits out their deal)",
+            True,
+        ),
+        Key(
+            "sudden_death",
+            bool,
+            "true or false (true: solitaire is lost at a no-SET claim while the deck has cards)",
+            False,
+        ),
     )
 }
 
@@ -81,6 +131,8 @@ def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
         raise ValueError(
             f"rules must be {RULE_KEYS['rules'].allowed}, not {v['rules']!r}"
         ) from None
+    if "players" not in values and RULE_BOOKS[rules].single_player:
+        v["players"] = 1
     return Settings(
         rules=rules,
         players=int(v["players"]),
@@ -88,6 +140,9 @@ def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
         tie_ns=_ns("tie_ms", v["tie_ms"], NS_PER_MS),
         super_ns=_ns("super_s", v["super_s"], NS_PER_S),
         must_use_flipped=bool(v["must_use_flipped"]),
+        deals=int(v["deals"]),
+        dealer_plays=bool(v["dealer_plays"]),
+        sudden_death=bool(v["sudden_death"]),
     )
 
 
@@ -111,4 +166,7 @@ def settings_values(settings: Settings) -> dict[str, bool | int | float | str]:
         "tie_ms": settings.tie_ns / NS_PER_MS,
         "super_s": settings.super_ns / NS_PER_S,
         "must_use_flipped": settings.must_use_flipped,
+        "deals": settings.deals,
+        "dealer_plays": settings.dealer_plays,
+        "sudden_death": settings.sudden_death,
     }

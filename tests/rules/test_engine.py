@@ -1,4 +1,6 @@
-"""The engine against RULES.md, fine point by fine point."""
+"""The engine against docs/rules.md, rule by rule and decision by decision."""
+
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from referee.rules import (
     Tick,
     Undo,
     Verdict,
+    engine,
     new_game,
     step,
 )
@@ -386,9 +389,10 @@ def test_official_mistake_moves_no_card_and_goes_below_zero():
     assert points(state) == [0, -2] and state.bank == 0 and state.locked == ()
 
 
-def test_official_has_no_super_rounds():
-    _, state, effects = play("config players=2 rules=official\n0 super\n")
-    assert state.phase is Phase.OPEN and "official" in effects[-1].reason
+def test_official_super_ends_the_deal_and_with_one_deal_the_match():
+    _, state, effects = play("config players=2 rules=official\n0 press 1\n1 valid\n2 super\n")
+    assert state.phase is Phase.OVER and state.deal_ends == ((1, 0),)
+    assert [e.text for e in effects[-2:]] == ["deal 1 of 1 over", "game over: 1. P1 1, 2. P2 0"]
 
 
 def test_official_tied_callers_both_valid_both_score():
@@ -505,3 +509,10 @@ def test_ignored_inputs_leave_the_very_same_state():
 
 def test_the_transition_table_is_keyed_by_phase_and_input_type():
     assert all(isinstance(p, Phase) and isinstance(k, type) for p, k in _TRANSITIONS)
+
+
+def test_the_engine_asks_the_rule_books_never_a_rule_sets_name():
+    """Rule-set differences live in one table (rulesets.py), not in branches here."""
+    source = (Path(engine.__file__)).read_text()
+    assert "RuleSet" not in source
+    assert not any(f"rules {op}" in source for op in ("is", "==", "!=", "in"))

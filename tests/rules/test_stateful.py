@@ -1,4 +1,4 @@
-"""Random games through the engine, checking RULES.md's invariants after every input."""
+"""Random games through the engine, checking the rules' invariants after every input."""
 
 import tempfile
 from dataclasses import replace
@@ -12,8 +12,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
+    RULE_BOOKS,
     End,
     Input,
+    Judgement,
     Phase,
     Press,
     RuleSet,
@@ -23,6 +25,7 @@ from referee.rules import (
     Tick,
     Undo,
     Verdict,
+    match_deals,
     new_game,
     replay,
     step,
@@ -52,14 +55,31 @@ class Game(RuleBasedStateMachine):
         tie_ms=st.sampled_from([0, 5]),
         pointout_s=st.sampled_from([0, 10]),
         lobby=st.sampled_from([False, False, False, True]),
+        deals=st.sampled_from([0, 1, 3]),
+        dealer_plays=st.booleans(),
+        sudden_death=st.booleans(),
     )
-    def start(self, rules: RuleSet, players: int, tie_ms: int, pointout_s: int, lobby: bool):
+    def start(
+        self,
+        rules: RuleSet,
+        players: int,
+        tie_ms: int,
+        pointout_s: int,
+        lobby: bool,
+        deals: int,
+        dealer_plays: bool,
+        sudden_death: bool,
+    ):
         self.settings = Settings(
             rules=rules,
-            players=1 if rules is RuleSet.SOLO else players,
+            players=1 if RULE_BOOKS[rules].single_player else players,
             tie_ns=tie_ms * NS_PER_MS,
             pointout_ns=pointout_s * NS_PER_S,
+            deals=deals,
+            dealer_plays=dealer_plays,
+            sudden_death=sudden_death,
         )
+        self.book = self.settings.book
         self.lobby = lobby
         self.state = new_game(self.settings, lobby=lobby)
         self.inputs: list[Input] = []
@@ -81,8 +101,13 @@ class Game(RuleBasedStateMachine):
         self.state = after
 
     # Weighted so that games get deep (super rounds, ties, timeouts) before they end.
-    @rule(gap=GAPS, kind=st.sampled_from(KINDS), player=st.integers(1, 6), left=st.integers(0, 12))
-    def act(self, gap: int, kind: str, player: int, left: int) -> None:
+    @rule(
+        gap=GAPS,
+        kind=st.sampled_from(KINDS),
+        player=st.integers(1, 6),
+        left=st.none() | st.integers(0, 12),
+    )
+    def act(self, gap: int, kind: str, player: int, left: int | None) -> None:
         makers = {
             "press": lambda t: Press(player, t),
             "valid": lambda t: Verdict(True, t),
@@ -102,23 +127,59 @@ class Game(RuleBasedStateMachine):
             self.feed(0, lambda t, p=player: Press(p, t))
         self.feed(NS_PER_S, Super)
 
+    @rule(gap=GAPS, first=st.integers(1, 5), second=st.integers(1, 5), then=st.sampled_from(KINDS))
+    def tied_call(self, gap: int, first: int, second: int, then: str) -> None:
+        """Two presses at once and what follows: official shared cards, tied verdicts."""
+        self.feed(gap, lambda t: Press(first, t))
+        self.feed(0, lambda t: Press(second, t))
+        self.act(NS_PER_MS, then, first, None)
+
     @invariant()
-    def no_points_below_zero_under_super(self) -> None:
-        if self.settings.rules is RuleSet.SUPER:
+    def no_points_below_zero_unless_the_rules_allow(self) -> None:
+        if not self.book.below_zero:
             assert all(p.points >= 0 for p in self.state.players)
 
     @invariant()
     def the_deck_holds_81_cards(self) -> None:
-        if self.settings.rules is RuleSet.SUPER:
-            assert sum(p.points for p in self.state.players) + self.state.bank <= 81
+        state = self.state
+        assert 0 <= state.taken <= 81 and state.taken % 3 == 0
+        if self.book.bank:
+            assert sum(p.points for p in state.players) + state.bank <= state.taken
+        if self.book.counts_cards and (state.table or state.taken):  # once dealt
+            sets = state.solo.sets if state.solo else sum(p.points for p in state.players)
+            assert state.deck >= 0 and state.table >= 0 and state.table % 3 == 0
+            assert state.deck + state.table + 3 * sets == 81
+            assert state.table >= 12 or state.deck == 0, "the table is dealt up to 12"
+
+    @invariant()
+    def solitaire_owes_whole_sets_and_ends_won_or_lost(self) -> None:
+        state = self.state
+        assert state.owed >= 0
+        if self.book.owes:
+            assert (state.result is not None) == (state.phase is Phase.OVER)
+        else:
+            assert state.owed == 0 and state.result is None
+
+    @invariant()
+    def an_official_deal_has_at_most_27_sets(self) -> None:
+        state = self.state
+        if not self.book.deals or not state.deal:  # not official, or never started
+            assert state.deal == 0 and state.deal_ends == ()
+            return
+        assert 1 <= state.deal <= match_deals(self.settings, state)
+        assert len(state.deal_ends) in (state.deal - 1, state.deal)
+        this_deal = [c for c in state.calls if c.deal == state.deal]
+        sets = sum(c.verdicts.count(Judgement.VALID) for c in this_deal)
+        shared = sum(1 for c in this_deal if Judgement.SHARED in c.verdicts)
+        assert sets <= 27 and 3 * (sets + shared) == state.taken
 
     @invariant()
     def replay_equals_the_live_state(self) -> None:
         assert replay(self.settings, self.inputs, lobby=self.lobby) == self.state
 
     @invariant()
-    def locked_players_are_only_under_super(self) -> None:
-        if self.settings.rules is not RuleSet.SUPER:
+    def locked_players_only_where_the_rules_lock(self) -> None:
+        if not self.book.locks:
             assert self.state.locked == ()
 
     @invariant()

@@ -1,0 +1,320 @@
+"""Peak memory of long games, and how long a resume takes, under every rule set.
+
+    .venv/bin/python bench/memory.py [--inputs 10000,30000,100000] [--rules super,...]
+                                     [--baseline REV] [--baseline-max 30000]
+
+For each rule set and length, one game is generated (seeded, so every run plays the
+same games): a table playing for hours, the inputs a referee box accepts, almost every
+one a step of the game (a call, a verdict, a super round, a join, a timeout, now and
+then an UNDO), so that nothing is left for the engine to skip. Each game then goes,
+each time in a child process of its own, through:
+
+  replay   `python -m referee replay SCRIPT`: peak RSS (the child's ru_maxrss).
+  run      the daemon's own path without its screen: `referee.app` imported (pygame and
+           all), a real store on tmpfs (/dev/shm: the disk's fsync is not what is
+           measured here), a Session fed every input as the arbiter's decisions, each
+           written to the ledger before the next: peak RSS.
+  resume   a new Session on that store, as `referee run` starts: the time from opening
+           the store to the resumed state (the ledger read and the replay), and peak RSS.
+
+The baseline: the same games through the code of revision REV (default: the merge base
+with main), taken out with `git archive` into a temporary directory and run the same way
+in the same run, up to --baseline-max inputs (its memory grows with the square of a
+game's length). Rule sets that the baseline does not know are left out of it.
+
+Targets (issue 7, "Memory"): peak RSS <= 80 MB for replay and run, resume < 2 s, at
+every length up to 100,000 inputs. The exit status is 1 when one is missed.
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpio_sim import header, load
+
+from referee.rules import (
+    NS_PER_MS,
+    NS_PER_S,
+    Input,
+    Phase,
+    Press,
+    RuleSet,
+    Settings,
+    Super,
+    Tick,
+    Undo,
+    Verdict,
+    new_game,
+    step,
+    words,
+)
+from referee.rules.rulesets import RULE_BOOKS
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_RSS_MB = 80
+MAX_RESUME_S = 2.0
+SEATS = 4
+CHILD_TIMEOUT_S = 900
+
+# What a table does in each phase, and how often: (what, weight).
+_MOVES: dict[Phase, list[tuple[str, int]]] = {
+    Phase.OPEN: [("press", 80), ("super", 12), ("undo", 3), ("tick", 5)],
+    Phase.CALL: [("valid", 40), ("invalid", 35), ("press", 12), ("super", 3), ("undo", 4),
+                 ("tick", 6)],
+    Phase.SUPER_JOIN: [("press", 70), ("super", 25), ("undo", 5)],
+    Phase.SUPER_COUNTDOWN: [("press", 75), ("tick", 20), ("undo", 5)],
+    Phase.SUPER_CALL: [("valid", 40), ("invalid", 40), ("press", 10), ("undo", 4), ("tick", 6)],
+}  # fmt: skip
+# Seconds between inputs: mostly a few, sometimes a photo finish, sometimes a timeout.
+_GAPS = [(0.001, 8), (0.3, 15), (1.0, 30), (2.5, 30), (6.0, 12), (12.0, 5)]
+
+
+def game(rules: RuleSet, inputs: int) -> list[str]:
+    """A replay script's lines: its config line, then `inputs` inputs that the box
+    accepts (ticks aside), the game never ending. Seeded: every run plays the same."""
+    seats = 1 if RULE_BOOKS[rules].single_player else SEATS
+    settings = Settings(rules=rules, players=seats, tie_ns=2 * NS_PER_MS)
+    rng = random.Random(f"{rules}-{inputs}")
+    state = new_game(settings, lobby=False)
+    lines = [f"config rules={rules} players={settings.players} tie_ms=2"]
+    t_ns = 0
+    while len(lines) <= inputs:
+        gap_s = rng.choices([g for g, _ in _GAPS], [w for _, w in _GAPS])[0]
+        moves = _MOVES[state.phase]
+        what = rng.choices([m for m, _ in moves], [w for _, w in moves])[0]
+        t = t_ns + round(gap_s * NS_PER_S)
+        inp = _input(what, t, rng.randint(1, settings.players))
+        after, _ = step(settings, state, inp)
+        if after.phase is Phase.OVER or (after is state and not isinstance(inp, Tick)):
+            continue  # an ending or an ignored input: the table does something else
+        lines.append(f"{t // NS_PER_S}.{t % NS_PER_S:09d} {words(inp)}")
+        state, t_ns = after, t
+    return lines
+
+
+def _input(what: str, t_ns: int, seat: int) -> Input:
+    match what:
+        case "press":
+            return Press(seat, t_ns)
+        case "valid" | "invalid":
+            return Verdict(what == "valid", t_ns)
+        case "super":
+            return Super(t_ns)
+        case "undo":
+            return Undo(t_ns)
+    return Tick(t_ns)
+
+
+# The children, run with the code under test first on sys.path. Each prints one JSON line
+# on stderr, its peak RSS (VmHWM: counted from its exec, unlike the parent's ru_maxrss of
+# a child, which counts the forked copy of this process too).
+_PROLOGUE = """
+import json, sys, time
+root = sys.argv[1]
+import referee
+assert referee.__file__.startswith(root), f"{referee.__file__} is not under {root}"
+def peak_mb():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM")) / 1024
+"""
+# `referee replay SCRIPT`, the state printed to stdout.
+_REPLAY = """
+from referee.cli import main
+code = main(["replay", sys.argv[2]])
+print(json.dumps({"peak_mb": peak_mb(), "code": code}), file=sys.stderr)
+"""
+# As `referee run` does, without a screen: its imports, a Session, a store, decisions.
+_RUN = """
+import referee.app  # pygame and all that the daemon loads
+from referee.arbiter import Decision
+from referee.rules import Tick, parse_input, parse_script, parse_time, words
+from referee.session import Session
+from referee.store import Store
+script_path, db = sys.argv[2:4]
+with open(script_path) as script:
+    settings = parse_script(script.readline()).settings
+    store = Store.open(__import__("pathlib").Path(db))
+    session = Session(store, settings, tie_floor_ns=0, now_ns=0)
+    for seat in range(1, settings.players + 1):  # the lobby, as at the table
+        session.play(Decision(t_ns=0, button=f"P{seat}"))
+    session.play(Decision(t_ns=0, button="SUPER"))
+    start_mb = peak_mb()
+    began = time.perf_counter()
+    count = 0
+    for line in script:
+        time_text, *said = line.split()
+        inp = parse_input(said, parse_time(time_text))
+        if isinstance(inp, Tick):
+            session.tick(inp.t_ns)
+        else:
+            button = words(inp).upper().replace("PRESS ", "P")
+            session.play(Decision(t_ns=inp.t_ns, button=button))
+        count += 1
+    each_us = (time.perf_counter() - began) / max(1, count) * 1e6
+print(json.dumps({"start_mb": start_mb, "peak_mb": peak_mb(), "each_us": each_us,
+                  "phase": str(session.state.phase)}), file=sys.stderr)
+"""
+# As `referee run` starts on a store that holds a game: the time to the resumed state.
+_RESUME = """
+import referee.app
+from pathlib import Path
+from referee.rules import parse_script
+from referee.session import Session
+from referee.store import Store
+script_path, db = sys.argv[2:4]
+with open(script_path) as script:
+    settings = parse_script(script.readline()).settings
+began = time.perf_counter()
+store = Store.open(Path(db))
+session = Session(store, settings, tie_floor_ns=0, now_ns=10**18)
+seconds = time.perf_counter() - began
+print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(), "phase": str(session.state.phase)}),
+      file=sys.stderr)
+"""
+
+
+def _child(root: Path, program: str, script: Path, db: Path) -> dict[str, float | str]:
+    """Run a child program with root's code; what it measured."""
+    env = {**os.environ, "PYTHONPATH": str(root), "SDL_VIDEODRIVER": "dummy"}
+    args = [sys.executable, "-c", _PROLOGUE + program, str(root), str(script), str(db)]
+    done = subprocess.run(
+        args,
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=CHILD_TIMEOUT_S,
+    )
+    lines = done.stderr.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{script.name}: exit {done.returncode}: {done.stderr[-800:]}")
+    said: dict[str, float | str] = json.loads(lines[-1])
+    return said
+
+
+@dataclass
+class Row:
+    rules: str
+    inputs: int
+    code: str
+    replay_mb: float
+    run_start_mb: float
+    run_mb: float
+    run_each_us: float
+    resume_s: float
+    resume_mb: float
+
+    @property
+    def missed(self) -> list[str]:
+        missed = [
+            what
+            for what, mb in (("replay", self.replay_mb), ("run", self.run_mb))
+            if mb > MAX_RSS_MB
+        ]
+        return missed + (["resume"] if self.resume_s >= MAX_RESUME_S else [])
+
+
+def measure(root: Path, code: str, rules: str, lines: list[str], work: Path) -> Row:
+    script = work / f"{code}-{rules}-{len(lines) - 1}.txt"
+    script.write_text("\n".join(lines) + "\n")
+    db = Path("/dev/shm") / f"referee-bench-memory-{os.getpid()}-{script.stem}.db"
+    try:
+        replayed = _child(root, _REPLAY, script, db)
+        run = _child(root, _RUN, script, db)
+        resumed = _child(root, _RESUME, script, db)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    assert resumed["phase"] == run["phase"], "the resumed game is not the game played"
+    return Row(
+        rules,
+        len(lines) - 1,
+        code,
+        float(replayed["peak_mb"]),
+        float(run["start_mb"]),
+        float(run["peak_mb"]),
+        float(run["each_us"]),
+        float(resumed["seconds"]),
+        float(resumed["peak_mb"]),
+    )
+
+
+def baseline_code(rev: str, work: Path) -> tuple[Path, set[str]]:
+    """The code of revision rev in a directory of its own, and the rule sets it knows."""
+    root = work / f"baseline-{rev}"
+    root.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    known = subprocess.run(
+        [sys.executable, "-c", "from referee.rules import RuleSet; print(*RuleSet)"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return root, set(known)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", default="10000,30000,100000", help="game lengths")
+    parser.add_argument("--rules", default=",".join(RuleSet), help="rule sets")
+    parser.add_argument("--baseline", default=BASELINE, metavar="REV", help="old code")
+    parser.add_argument("--baseline-max", type=int, default=30_000, metavar="N")
+    args = parser.parse_args()
+    lengths = sorted(int(n) for n in args.inputs.split(","))
+    header("Memory and resume time of long games (bench/memory.py)")
+    print(f"targets: peak RSS <= {MAX_RSS_MB} MB (replay, run), resume < {MAX_RESUME_S:g} s")
+    print(f"baseline: {args.baseline} up to {args.baseline_max} inputs")
+    print()
+    title = (
+        f"{'rules':9} {'inputs':>7} {'code':9} {'replay MB':>9} {'run MB':>7} {'(start)':>7}"
+        f" {'us/input':>8} {'resume s':>8} {'resume MB':>9}  met?"
+    )
+    print(title)
+    print("-" * len(title))
+    missed = []
+    with tempfile.TemporaryDirectory(prefix="referee-bench-memory-") as folder:
+        work = Path(folder)
+        old_root, old_rules = baseline_code(args.baseline, work)
+        for rules in args.rules.split(","):
+            lines = game(RuleSet(rules), lengths[-1])
+            for n in lengths:
+                codes = [("this", ROOT)]
+                if rules in old_rules and n <= args.baseline_max:
+                    codes.append(("baseline", old_root))
+                for code, root in codes:
+                    row = measure(root, code, rules, lines[: n + 1], work)
+                    met = "-"
+                    if code == "this":
+                        missed += [f"{rules} {n} {what}" for what in row.missed]
+                        met = "no: " + ", ".join(row.missed) if row.missed else "yes"
+                    print(
+                        f"{row.rules:9} {row.inputs:>7} {row.code:9} {row.replay_mb:>9.1f}"
+                        f" {row.run_mb:>7.1f} {row.run_start_mb:>7.1f} {row.run_each_us:>8.0f}"
+                        f" {row.resume_s:>8.2f} {row.resume_mb:>9.1f}  {met}",
+                        flush=True,
+                    )
+    print()
+    print(f"at the end: {load()}")
+    print("targets met" if not missed else "MISSED: " + "; ".join(missed))
+    return 1 if missed else 0
+
+
+# The code before the undo states shared their calls (their memory grew with the square
+# of a game's length): main as this benchmark was written.
+BASELINE = "0e6f262"
+
+if __name__ == "__main__":
+    sys.exit(main())
