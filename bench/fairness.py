@@ -44,7 +44,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import MS, Box, Hogs, header, load, percentile, store_dir, wait_until
+from box import MS, Box, Hogs, wait_until
+from machine import header, load, percentile, store_dir
 
 from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.rules import Phase

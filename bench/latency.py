@@ -42,7 +42,8 @@ import tty
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import LOADS, MS, Box, header, load, percentile, store_dir, wait_until
+from box import LOADS, MS, Box, wait_until
+from machine import header, load, percentile, store_dir
 
 from referee.arbiter import Decision
 from referee.config import default_config

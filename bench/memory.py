@@ -36,7 +36,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpio_sim import header, load
+from machine import header, load
 
 from referee.rules import (
     NS_PER_MS,

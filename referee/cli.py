@@ -40,9 +40,8 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
-    # Input threads (gpiozero's callbacks, the serial reader) wait for the GIL while the
-    # main loop runs Python; at Python's 5 ms a fifth of them came later than the settle
-    # window covers while the screen drew (bench/fairness.py). The inputs budget this.
+    # The sound's thread waits for the GIL while the main loop draws: at Python's 5 ms a
+    # planned pip could start 5 ms late; the inputs have no thread left to wait.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
     _put_back_waiting(store)

@@ -103,7 +103,8 @@ def test_an_official_match_shows_its_deal_and_who_sits_out():
 
 def test_a_match_over_shows_each_deals_points_and_the_total():
     shown = texts(VIEWS["official-match-over"])
-    assert {"0 · 1 · 1 · 0", "1 · 1 · -1 · 0", "deals, then total  ·  SUPER starts a new game"} <= set(shown)
+    bottom = "deals, then total  ·  SUPER starts a new game"
+    assert {"0 · 1 · 1 · 0", "1 · 1 · -1 · 0", bottom} <= set(shown)
     assert shown.count("=1st") == 2 and shown.count("=3rd") == 2
 
 

@@ -1,0 +1,58 @@
+"""What every benchmark says about the machine it ran on, and the small helpers they share."""
+
+import math
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile, nearest rank (p99 of 1000 values is the 990th smallest)."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(len(ordered) * p / 100)) - 1]
+
+
+def store_dir(parent: str | None = None) -> tempfile.TemporaryDirectory:
+    # On the disk by default, not in memory: the ledger's fsync is part of every decision,
+    # as on a Pi.
+    return tempfile.TemporaryDirectory(prefix="referee-bench-", dir=parent or "/var/tmp")
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    with Path("/proc/cpuinfo").open() as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith(("model name", "Model")):
+                model = line.split(":", 1)[1].strip()
+                break
+    os_name = platform.platform(terse=True)
+    with Path("/etc/os-release").open() as release:
+        for line in release:
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip().strip('"')
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{_pygame()}"
+        f"{os_name}, kernel {platform.release()}"
+    )
+
+
+def _pygame() -> str:
+    """pygame-ce's version and its SDL's, where the benchmark loads it."""
+    pygame = sys.modules.get("pygame")
+    if pygame is None:
+        return ""
+    sdl = ".".join(map(str, pygame.get_sdl_version()))
+    return f"pygame-ce {pygame.version.ver} (SDL {sdl}), "
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1/5/15 min)"
+
+
+def header(title: str) -> None:
+    print(title)
+    print(f"machine: {machine()}")
+    print(f"at start: {load()}; GIL switch interval {sys.getswitchinterval() * 1000:g} ms")
