@@ -50,6 +50,6 @@ bench: $(STAMP)
 	$(BIN)/python bench/fairness.py
 	$(BIN)/python bench/latency.py
 
-# The GPIO path on a real kernel (gpio-sim in a QEMU guest): tests/gpio_rig/run.sh.
+# The GPIO path on a real kernel (gpio-sim in the project's QEMU guest, tests/vm/).
 test-rig:
 	tests/gpio_rig/run.sh

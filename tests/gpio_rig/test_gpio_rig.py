@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PINS = {"P1": "GPIO17", "P2": "GPIO27", "P3": "GPIO22", "P8": "GPIO13", "VALID": "GPIO16"}
 RESOLUTION_NS = 100_000
-# The rig's README: leave at least 1 ms between toggles of one line.
+# tests/vm/gpiosim_rig.py: leave at least 1 ms between toggles of one line.
 TOGGLE_GAP_S = 0.001
 
 
