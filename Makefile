@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig clean install uninstall bench
+.PHONY: run test lint typecheck pytest screens wiring test-rig test-system clean install uninstall bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,3 +53,7 @@ bench: $(STAMP)
 # The GPIO path on a real kernel (gpio-sim in the project's QEMU guest, tests/vm/).
 test-rig:
 	tests/gpio_rig/run.sh
+
+# The box installed, booted, played and its power cut, in the QEMU guest (about 30 min).
+test-system: $(STAMP)
+	tests/system/run.sh
