@@ -187,13 +187,16 @@ local_apt_repository() {
     local R=$1 repo=/var/local/debs available=()
     log "local apt repository: $(install_packages | tr '\n' ' ')"
     for pkg in $(install_packages); do
-        chroot "$R" apt-cache policy "$pkg" | grep -q 'Candidate: [^(]' && available+=("$pkg")
+        # Not `| grep -q`: with pipefail, apt-cache's SIGPIPE would fail the test.
+        [[ $(chroot "$R" apt-cache policy "$pkg") == *"Candidate: "[^\(]* ]] && available+=("$pkg")
     done
+    [ ${#available[@]} -gt 0 ] || die "apt knows none of install.sh's packages"
     mkdir -p "$R$repo"
     in_chroot "$R" apt-get -q -y --no-install-recommends -o Dir::Cache::archives="$repo" \
         install --download-only "${available[@]}" >/dev/null
     rm -rf "$R$repo/partial" "$R$repo/lock"
     (cd "$R$repo" && dpkg-scanpackages --multiversion . 2>/dev/null >Packages)
+    [ -s "$R$repo/Packages" ] || die "the local apt repository came out empty"
     rm -f "$R"/etc/apt/sources.list.d/* "$R"/var/lib/apt/lists/*_*
     echo "deb [trusted=yes] file:$repo ./" >"$R/etc/apt/sources.list"
     in_chroot "$R" apt-get -q update >/dev/null
