@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig clean install uninstall bench
+.PHONY: run test lint typecheck pytest screens wiring test-rig test-system clean install uninstall bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/latency.py
 	$(BIN)/python bench/memory.py
 
-# The GPIO path on a real kernel (gpio-sim in a QEMU guest): tests/gpio_rig/run.sh.
+# The GPIO path on a real kernel (gpio-sim in the project's QEMU guest, tests/vm/).
 test-rig:
 	tests/gpio_rig/run.sh
+
+# The box installed, booted, played and its power cut, in the QEMU guest (about 30 min).
+test-system: $(STAMP)
+	tests/system/run.sh

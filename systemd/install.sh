@@ -26,13 +26,19 @@ SOURCES="pyproject.toml README.md referee"
 # pygame-ce's wheel bundles SDL, which dlopens these from the system for KMSDRM (libdrm,
 # GBM, EGL/GLES and Mesa's vc4/v3d drivers) and for sound (ALSA). "a|b": the first name
 # apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
-PACKAGES="python3-venv python3-lgpio libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
+PACKAGES="python3-venv libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
 libasound2t64|libasound2"
 # PyPI's gpiod (libgpiod v2, for the buttons) has wheels for 64-bit Pis only: a 32-bit
 # Raspberry Pi OS builds it, with the compiler and Python's headers.
 if [ "$(uname -m)" = armv7l ]; then
     PACKAGES="$PACKAGES gcc python3-dev"
 fi
+# Raspberry Pi OS packages lgpio for its Python; plain Debian does not, and there it comes
+# from PyPI into the venv instead (a wheel for the Pi's arm64, else built from source).
+LGPIO_PACKAGE=python3-lgpio
+# Debian leaves /dev/gpiochip* to root alone; Raspberry Pi OS gives them to the gpio group
+# (raspberrypi-sys-mods). This rule does the same on any Debian, harmless on the Pi.
+UDEV_RULE=/etc/udev/rules.d/60-referee-gpio.rules
 
 say() {
     printf 'referee: %s\n' "$*"
@@ -63,15 +69,46 @@ install_packages() {
     for want in $PACKAGES; do
         is_installed "$want" || missing="$missing $want"
     done
+    is_installed "$LGPIO_PACKAGE" || venv_has_lgpio || missing="$missing $LGPIO_PACKAGE"
     [ -n "$missing" ] || return 0
-    say "installing system packages:$missing"
     apt-get update
     names=""
     for want in $missing; do
+        if [ "$want" = "$LGPIO_PACKAGE" ] && ! first_known "$want" >/dev/null 2>&1; then
+            lgpio_from_pypi=yes
+            continue
+        fi
         names="$names $(first_known "$want")"
     done
+    [ -n "$names" ] || return 0
+    say "installing system packages:$names"
     # shellcheck disable=SC2086 # one word per package
     apt-get install --yes --no-install-recommends $names
+}
+
+venv_has_lgpio() {
+    # find_spec, not import: importing lgpio makes a FIFO in the working directory.
+    [ -x "$PREFIX/bin/python" ] &&
+        "$PREFIX/bin/python" -c 'import importlib.util as u, sys; sys.exit(not u.find_spec("lgpio"))'
+}
+
+install_lgpio() {
+    [ -n "$lgpio_from_pypi" ] || return 0
+    if ! venv_has_lgpio; then
+        "$PREFIX/bin/python" -m pip install --quiet lgpio
+        code_changed=yes
+    fi
+    say "apt has no $LGPIO_PACKAGE (not Raspberry Pi OS): lgpio is in $PREFIX, from PyPI"
+}
+
+install_udev_rule() {
+    target=$DESTDIR$UDEV_RULE
+    rule='SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"'
+    if [ "$(cat "$target" 2>/dev/null)" != "$rule" ]; then
+        mkdir -p "$(dirname "$target")"
+        echo "$rule" >"$target"
+        udev_changed=yes
+    fi
 }
 
 create_user() {
@@ -143,21 +180,29 @@ if [ -z "$DESTDIR" ] && [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
+code_changed=""
+unit_changed=""
+udev_changed=""
+lgpio_from_pypi=""
+stage=""
+trap 'rm -rf "$stage"' EXIT
 if [ -z "$DESTDIR" ]; then
     install_packages
     create_user
 fi
-code_changed=""
-unit_changed=""
-stage=""
-trap 'rm -rf "$stage"' EXIT
 install_venv
 install_config
 install_unit
+install_udev_rule
 
 if [ -n "$DESTDIR" ]; then
     say "installed into $DESTDIR"
     exit 0
+fi
+install_lgpio
+if [ -n "$udev_changed" ]; then
+    udevadm control --reload-rules
+    udevadm trigger --subsystem-match=gpio
 fi
 if [ -n "$unit_changed" ]; then
     systemctl daemon-reload

@@ -10,6 +10,7 @@ set -eu
 DESTDIR=${DESTDIR:-}
 PREFIX=/opt/referee
 UNIT=/usr/local/lib/systemd/system/referee.service
+UDEV_RULE=/etc/udev/rules.d/60-referee-gpio.rules
 
 say() {
     printf 'referee: %s\n' "$*"
@@ -23,7 +24,7 @@ fi
 if [ -z "$DESTDIR" ] && [ -e "$UNIT" ]; then
     systemctl disable --now --quiet referee.service
 fi
-rm -f "$DESTDIR$UNIT"
+rm -f "$DESTDIR$UNIT" "$DESTDIR$UDEV_RULE"
 rm -rf "$DESTDIR$PREFIX"
 
 if [ -z "$DESTDIR" ]; then

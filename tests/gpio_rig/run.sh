@@ -1,18 +1,28 @@
 #!/bin/bash
-# make test-rig: run tests/gpio_rig/ inside the gpio-sim guest of ../shared/gpio-rig
-# (a QEMU guest with a real kernel's GPIO character device; see its README.md).
-# Skips, with exit status 0, where the rig cannot run; otherwise exits with pytest's status.
+# make test-rig: run tests/gpio_rig/ inside the project's QEMU guest, whose kernel has
+# gpio-sim: a real GPIO character device whose lines the tests drive from outside.
+# The guest is built on first use and whenever its inputs change (tests/vm/build-image.sh:
+# root, apt and PyPI, about 5 minutes); a run then takes about a minute under emulation.
+# Skips with one line and exit status 0 where QEMU cannot run or the guest cannot be
+# built; otherwise exits with pytest's status.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)   # shared into the guest as /mnt/host
-RIG_SRC=${RIG_SRC:-$(dirname "$ROOT")/shared/gpio-rig}
-export RIG=${RIG:-${TMPDIR:-/tmp}/gpio-rig}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VM_DIR=${VM_DIR:-$ROOT/build/vm}
+export VM_DIR
 
-skip() { echo "test-rig: SKIPPED: $*"; exit 0; }
-command -v qemu-system-x86_64 >/dev/null ||
-  skip "qemu-system-x86_64 is missing: install qemu-system-x86 (apt-get), then build the rig with $RIG_SRC/run-rig.sh"
-[ -x "$RIG_SRC/vm-run.sh" ] || skip "the rig's scripts are not at $RIG_SRC (set RIG_SRC)"
-[ -f "$RIG/build/initrd.img" ] ||
-  skip "the rig is not built at $RIG: build it once with $RIG_SRC/run-rig.sh (root, apt and pip, about 90 s)"
+skip() {
+    echo "test-rig: SKIPPED: $*"
+    exit 0
+}
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    mkdir -p "$VM_DIR"
+    echo "test-rig: the guest, built if its inputs changed (log: $VM_DIR/build.log)"
+    "$ROOT/tests/vm/build-image.sh" >"$VM_DIR/build.log" 2>&1 ||
+        skip "the guest could not be built: $(tail -1 "$VM_DIR/build.log") (log: $VM_DIR/build.log)"
+elif [ ! -f "$VM_DIR/image/rootfs.img" ]; then
+    skip "the guest is not built, and building it needs root and apt (sudo make test-rig)"
+fi
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 
 # In the guest: a board revision in /proc/cpuinfo (a Pi 3B's) makes gpiozero's lgpio
 # factory accept the x86 guest, and GPIOZERO_PIN_FACTORY picks it the way a Pi's
@@ -23,6 +33,6 @@ GPIOZERO_PIN_FACTORY=lgpio python3 -m pytest -p no:cacheprovider -rP tests/gpio_
 
 start=$(date +%s.%N)
 status=0
-RIG_SHARE=$ROOT "$RIG_SRC/vm-run.sh" "$guest" || status=$?
+"$ROOT/tests/vm/rig.sh" "$guest" || status=$?
 echo "test-rig: $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $start}") s in all, exit status $status"
 exit "$status"

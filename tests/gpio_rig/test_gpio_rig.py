@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PI4_LABEL = "pinctrl-bcm2711"
 PINS = {"P1": "GPIO17", "P2": "GPIO27", "P3": "GPIO22", "P8": "GPIO13", "VALID": "GPIO16"}
 RESOLUTION_NS = 100_000
-# The rig's README: leave at least 1 ms between toggles of one line.
+# tests/vm/gpiosim_rig.py: leave at least 1 ms between toggles of one line.
 TOGGLE_GAP_S = 0.001
 
 

@@ -1,0 +1,490 @@
+"""The whole box on a booted Debian: installed as a user does, played through its real parts,
+its power cut. Run by `make test-system` (tests/system/run.sh), in this order, on one disk.
+
+What stands in for the Pi here, and only that (tests/system/guest/): a gpio-sim chip as
+the header's GPIO, a /proc/cpuinfo with a Pi's board revision bound into the unit, and
+`--input` named in a drop-in (no /proc/device-tree on x86). Everything else is the
+product: its install script with apt and pip, its unit and sandbox, KMSDRM on virtio-gpu,
+ALSA on an HDA card, the serial board on a USB serial adapter. The guest runs under
+QEMU's emulation: its times are an emulated machine's, not a Pi's.
+"""
+
+import itertools
+import json
+import random
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from . import audio
+from .board import HostBoard
+from .conftest import ENABLED, GUEST_FILES, OUT, ROOT, Box, pins
+from .machine import GuestError, Machine
+
+if not ENABLED:
+    pytest.skip("boots a QEMU guest: make test-system", allow_module_level=True)
+
+REFEREE = "/opt/referee/bin/referee"
+UNIT = "/usr/local/lib/systemd/system/referee.service"
+DROP_IN = "/etc/systemd/system/referee.service.d/vm.conf"
+# The seats' notes (referee/outputs/sound.py) and the other tones the test listens for.
+NOTES = {"P1": 784.0, "P2": 880.0, "P3": 988.0, "P4": 1175.0}
+PIP_HZ = 1760.0
+CANDIDATES = [330.0, 784.0, 880.0, 988.0, 1175.0, 1319.0, 1568.0, 1760.0, 1976.0, 2093.0]
+POWER_CUTS = 20
+
+
+def source_tarball() -> Path:
+    """The clone as `git clone` gives it (tracked files and new ones not ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+    names = b"\0".join(
+        name for name in listed.stdout.split(b"\0") if name and (ROOT / name.decode()).exists()
+    )
+    tarball = OUT / "src.tar"
+    subprocess.run(
+        ["tar", "--null", "-T", "-", "-cf", str(tarball)], cwd=ROOT, input=names, check=True
+    )
+    return tarball
+
+
+def wait_for(what: str, check: "callable[[], object]", timeout_s: float, every_s: float = 1.0):  # type: ignore[valid-type]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            value = check()
+        except GuestError:
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout_s} s")
+        time.sleep(every_s)
+
+
+def service(vm: Machine, *properties: str) -> dict[str, str]:
+    args = " ".join(f"-p {p}" for p in properties)
+    out = vm.run(f"systemctl show referee {args}").stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def state(vm: Machine) -> dict:
+    """`referee state`, as the README says to read the game on the box."""
+    return json.loads(vm.run(f"sudo -u referee {REFEREE} state").stdout)
+
+
+def press(vm: Machine, *words: str) -> list[dict]:
+    """vm-press in the guest: BUTTON=LEVEL and +MS words, buttons by the pin map."""
+    lines = pins()
+    args = []
+    for word in words:
+        if word.startswith("+"):
+            args.append(word)
+        else:
+            button, level = word.split("=")
+            args.append(f"{lines[button]}={level}")
+    return json.loads(vm.run("/usr/local/sbin/vm-press " + " ".join(args)).stdout)
+
+
+def tap(vm: Machine, button: str) -> list[dict]:
+    return press(vm, f"{button}=0", "+60", f"{button}=1")
+
+
+def log_lines(vm: Machine) -> list[str]:
+    """The referee's log lines of this boot, without their time stamps."""
+    out = vm.run("journalctl -b -u referee -o cat --no-pager | grep ' INFO referee' || true")
+    return [line.split(" INFO ", 1)[1] for line in out.stdout.splitlines()]
+
+
+def count_log(vm: Machine, text: str) -> int:
+    return sum(text in line for line in log_lines(vm))
+
+
+def wait_log(vm: Machine, text: str, seen: int, timeout_s: float = 60) -> None:
+    """Wait for more log lines holding text than the `seen` there were. Under emulation
+    `referee state` takes seconds to start; the journal answers at once."""
+    wait_for(f"log line {text!r}", lambda: count_log(vm, text) > seen, timeout_s, 0.3)
+
+
+def active(vm: Machine) -> bool:
+    return vm.run("systemctl is-active referee", check=False).stdout.strip() == "active"
+
+
+# --- 1. the install a user does ------------------------------------------------------------
+
+
+def test_install_as_a_user_does(box: Box) -> None:
+    tarball = source_tarball()
+    vm = box.boot()
+    vm.run("mkdir -p /mnt/host && mount -t 9p -o trans=virtio,version=9p2000.L,ro host /mnt/host")
+    vm.run(
+        f"mkdir -p /root/referee && tar -C /root/referee -xf /mnt/host/{tarball.relative_to(ROOT)}"
+    )
+    guest = f"/mnt/host/{GUEST_FILES.relative_to(ROOT)}"
+    vm.run(
+        f"install -m 0755 {guest}/vm-gpio-sim {guest}/vm-press /usr/local/sbin/ && "
+        f"install -m 0644 {guest}/vm-gpio-sim.service /etc/systemd/system/ && "
+        f"install -D -m 0644 {guest}/referee-vm.conf {DROP_IN} && "
+        "systemctl daemon-reload && systemctl enable --now vm-gpio-sim.service"
+    )
+    started = time.monotonic()
+    result = vm.run("cd /root/referee && sudo make install 2>&1", timeout_s=1800, check=False)
+    box.findings["install_s"] = time.monotonic() - started
+    (OUT / "install.log").write_text(result.stdout + result.stderr)
+    print(result.stdout[-3000:])
+    assert result.returncode == 0, f"sudo make install failed: see {OUT / 'install.log'}"
+    assert re.search(r"referee: .*lgpio", result.stdout), "install.sh says where lgpio came from"
+    groups = vm.run("id -nG referee").stdout.split()
+    assert {"gpio", "video", "render", "input", "audio", "dialout"} <= set(groups)
+    assert vm.run("systemctl is-enabled referee").stdout.strip() == "enabled"
+    vm.run(f"{REFEREE} --help >/dev/null && test -f /etc/referee/referee.toml")
+    # The settings, as a user edits them (sudoedit): the sound on the sound card, and a
+    # minute to show a SET, since every step of the test is slow under emulation. New
+    # settings apply to new games: the test starts from an empty ledger.
+    config = "/etc/referee/referee.toml"
+    vm.run(
+        f"sed -i -e '/^\\[sound\\]/,/^\\[/ s/^output = .*/output = \"soundcard\"/' "
+        f"-e '/^\\[rules\\]/,/^\\[/ s/^pointout_s = .*/pointout_s = 60/' {config} && "
+        f"grep -q '^output = \"soundcard\"' {config} && grep -q '^pointout_s = 60' {config} && "
+        "systemctl stop referee && rm -f /var/lib/referee/referee.db*"
+    )
+    vm.run("systemctl poweroff", check=False)
+    vm.wait_exit(300)
+    box.machine = None
+
+
+# --- 2. boot to the lobby ------------------------------------------------------------------
+
+
+def test_boots_to_the_lobby(box: Box) -> None:
+    vm = box.boot()
+    wait_for("referee.service active", lambda: active(vm), 300)
+    shown = service(
+        vm, "Type", "NRestarts", "WatchdogUSec", "WatchdogTimestampMonotonic",
+        "ActiveEnterTimestampMonotonic", "ExecMainPID",
+    )  # fmt: skip
+    # Type=notify: `active` is reached only with READY=1.
+    assert shown["Type"] == "notify"
+    assert shown["NRestarts"] == "0"
+    box.findings["ready_after_boot_s"] = int(shown["ActiveEnterTimestampMonotonic"]) / 1e6
+    first_ping = int(shown["WatchdogTimestampMonotonic"])
+    assert shown["WatchdogUSec"] == "20s"
+    journal = vm.run("journalctl -b -u referee -o cat --no-pager").stdout
+    (OUT / "journal-boot.txt").write_text(journal)
+    started = r"referee.app: input GPIO \(lgpio: kernel edge times\), display window \(KMSDRM\)"
+    assert re.search(started, journal), journal
+    assert "Watchdog timeout" not in journal
+
+    assert vm.run("systemctl is-active getty@tty1", check=False).stdout.strip() != "active"
+    on_tty1 = vm.run("ps -t tty1 -o comm= || true").stdout.split()
+    assert on_tty1 and "agetty" not in on_tty1, f"tty1 holds {on_tty1}"
+    wait_for(
+        "a watchdog ping after the first",
+        lambda: (
+            int(service(vm, "WatchdogTimestampMonotonic")["WatchdogTimestampMonotonic"])
+            > first_ping
+        ),
+        30,
+    )
+
+    # KMSDRM: the referee is the DRM master, and its framebuffer is on the screen.
+    drm = vm.run(
+        "mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; "
+        "cat /sys/kernel/debug/dri/0/clients /sys/kernel/debug/dri/0/state"
+    ).stdout
+    (OUT / "drm-state.txt").write_text(drm)
+    assert re.search(r"^\s*referee\s+\d+\s+\d+\s+y\s", drm, re.M), drm
+    assert "allocated by = referee" in drm, drm
+    time.sleep(3)  # the lobby's first frame is drawn right after READY
+    screen = vm.screendump(OUT / "lobby.png")
+    if is_black(screen):
+        box.findings["lobby_png"] = f"{screen}: black"
+        pytest.xfail(
+            f"{screen} is black: under emulation Mesa's software GL (kms_swrast) shows SDL's "
+            "KMSDRM frames black, a trivial pygame fill too, while the console's text shows"
+        )
+    difference = compare_with_gallery(screen, ROOT / "docs" / "screens" / "lobby-1280x720.png")
+    box.findings["lobby_png"] = f"{screen}: {difference:.1f}/255 from the gallery's"
+    print(f"lobby screendump {screen}: mean difference from the gallery's {difference:.1f}/255")
+    assert difference < 12, f"{screen} does not look like the gallery's lobby"
+
+
+def is_black(picture: Path) -> bool:
+    import pygame
+
+    surface = pygame.image.load(str(picture))
+    return pygame.transform.average_color(surface)[:3] == (0, 0, 0)
+
+
+def compare_with_gallery(shot: Path, gallery: Path) -> float:
+    """Mean absolute difference per channel (0-255) of two pictures of the same size."""
+    import pygame
+
+    a, b = pygame.image.load(str(shot)), pygame.image.load(str(gallery))
+    assert a.get_size() == b.get_size(), f"{shot} is {a.get_size()}, the gallery {b.get_size()}"
+    small = (160, 90)
+    a, b = pygame.transform.smoothscale(a, small), pygame.transform.smoothscale(b, small)
+    total = 0
+    for x in range(small[0]):
+        for y in range(small[1]):
+            pa, pb = a.get_at((x, y)), b.get_at((x, y))
+            total += abs(pa.r - pb.r) + abs(pa.g - pb.g) + abs(pa.b - pb.b)
+    return total / (small[0] * small[1] * 3)
+
+
+# --- 3. the sandbox ------------------------------------------------------------------------
+
+PROBE = r"""
+import errno, json, os
+found = {}
+for name, path in [("gpio", "/dev/gpiochip0"), ("drm", "/dev/dri/card0"),
+                   ("sound", "/dev/snd/controlC0"), ("serial", "/dev/ttyUSB0")]:
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK))
+        found[name] = "ok"
+    except OSError as err:
+        found[name] = errno.errorcode[err.errno]
+print("PROBE " + json.dumps(found))
+"""
+
+
+def probe_devices(vm: Machine, drop: str = "") -> dict[str, str]:
+    """Open each device the box uses from a unit with referee.service's own sandbox: the
+    installed unit, its program swapped for the probe and its tty and restart lines gone
+    (the sandbox is all that is kept). `drop`: one more line to take out, to show the probe
+    sees a blocked device."""
+    vm.run(f"cat > /run/vm/probe.py <<'EOF'\n{PROBE}\nEOF")
+    sed = (
+        "-e 's|^ExecStart=.*|ExecStart=/usr/bin/python3 /run/vm/probe.py|' "
+        "-e 's/^Type=notify/Type=oneshot/' "
+        "-e '/^\\(NotifyAccess\\|WatchdogSec\\|Restart\\|TTY\\|StandardInput\\|Conflicts\\)=/d' "
+        "-e '/^Environment=LG_WD/d' -e '/^RuntimeDirectory=/d' "
+    )
+    if drop:
+        sed += f"-e '/^{drop}$/d' "
+    vm.run(
+        f"sed {sed} {UNIT} > /run/systemd/system/referee-probe.service && "
+        "systemctl daemon-reload && systemctl start referee-probe.service",
+        check=False,
+    )
+    out = vm.run("journalctl -u referee-probe -o cat --no-pager | grep '^PROBE' | tail -1").stdout
+    return json.loads(out.removeprefix("PROBE ")) if out else {}
+
+
+def test_the_sandbox_lets_gpio_drm_sound_and_serial_through(box: Box) -> None:
+    vm = box.vm
+    report = vm.run("systemd-analyze security referee.service --no-pager", check=False).stdout
+    (OUT / "security.txt").write_text(report)
+    exposure = re.search(r"Overall exposure level for referee.service: ([\d.]+) (\S+)", report)
+    assert exposure, report[-2000:]
+    box.findings["exposure"] = f"{exposure[1]} {exposure[2]}"
+    print(report[-600:])
+
+    opened = probe_devices(vm)
+    print("under the unit's sandbox:", opened)
+    # EBUSY is an open refused by the device in use, not by the sandbox.
+    blocked = {name: err for name, err in opened.items() if err not in ("ok", "EBUSY")}
+    assert set(opened) == {"gpio", "drm", "sound", "serial"}, opened
+    assert not blocked, f"the unit's hardening blocks {blocked}"
+
+    # The probe has teeth: without the unit's DeviceAllow for GPIO, GPIO is blocked.
+    without = probe_devices(vm, drop="DeviceAllow=char-gpiochip rw")
+    assert without.get("gpio") == "EPERM", without
+    vm.run("rm /run/systemd/system/referee-probe.service && systemctl daemon-reload")
+
+
+# --- 4. a game through the real parts ------------------------------------------------------
+
+
+def test_a_game_on_gpio_with_beeps_and_a_super_round(box: Box) -> None:
+    vm = box.vm
+    offset_ns, rtt_ns = vm.guest_time_offset_ns()
+    box.findings["guest_clock_round_trip_ms"] = rtt_ns / 1e6
+    press(
+        vm, "P1=0", "+60", "P1=1", "+300", "P2=0", "+60", "P2=1", "+300",
+        "P3=0", "+60", "P3=1", "+300", "SUPER=0", "+60", "SUPER=1",
+    )  # fmt: skip
+    wait_log(vm, "game on: P1, P2, P3", 0)
+
+    races = []
+    for first, second in (("P2", "P1"), ("P1", "P2")):
+        writes = press(vm, f"{first}=0", "+5", f"{second}=0", "+150", f"{first}=1", f"{second}=1")
+        wait_log(vm, f"{first} calls SET", 0)
+        gap_ms = (writes[1]["mono"][0] - writes[0]["mono"][1]) / 1e6
+        print(f"race: {first}, then {second} {gap_ms:.2f} ms after (between the sysfs writes)")
+        races.append((first, writes[0]))
+        tap(vm, "VALID")
+        wait_log(vm, f"{first} SET! (+1)", 0)
+
+    press(
+        vm,
+        "SUPER=0",
+        "+60",
+        "SUPER=1",
+        "+400",
+        "P1=0",
+        "+60",
+        "P1=1",
+        "+300",
+        "P3=0",
+        "+60",
+        "P3=1",
+    )
+    wait_log(vm, "P3 joins the super round", 0)
+    flip = tap(vm, "SUPER")
+    wait_log(vm, "flip! only P1, P3 may call", 0)
+    wait_log(vm, "time! ", 0, timeout_s=40)
+
+    final = state(vm)
+    print("referee state:", json.dumps(final))
+    calls = final["calls"][-2:]
+    assert [c["callers"] for c in calls] == [[2], [1]], final
+    assert [[p[0] for p in c["presses"]] for c in calls] == [[2, 1], [1, 2]], final
+    assert all(0 < c["presses"][1][1] < 100 for c in calls), final
+    assert [c["verdicts"] for c in calls] == [["valid"], ["valid"]], final
+    # Time up in the super round: P1 pays a point, P3 has none to pay.
+    assert [p["points"] for p in final["players"][:3]] == [0, 1, 0], final
+    assert final["phase"] == "open", final
+
+    time.sleep(1)  # the time-up tone's last notes
+    heard = Heard(box)
+    (OUT / "game-tones.txt").write_text("\n".join(map(str, heard.tones)))
+    latencies = []
+    for first, write in races:
+        pressed_ns = write["real"][0] - offset_ns
+        beep = heard.first(NOTES[first], after_ns=pressed_ns, min_length_s=0.2)
+        assert beep, f"no call-out beep of {first} after its press in {box.vm.wav}"
+        latencies.append(round((heard.host_ns(beep) - pressed_ns) / 1e6, 1))
+    box.findings["press_to_beep_ms"] = latencies
+    print(f"press to beep (the guest's audio, ±{rtt_ns / 2e6:.1f} ms): {latencies} ms")
+    assert all(0 < ms < 1000 for ms in latencies), latencies
+
+    flipped_ns = flip[0]["real"][0] - offset_ns
+    pips = [t for t in heard.tones if t.hz == PIP_HZ and heard.host_ns(t) > flipped_ns]
+    gaps = [round(b.start_s - a.start_s, 3) for a, b in itertools.pairwise(pips)]
+    box.findings["pip_gaps_s"] = gaps
+    print("countdown pips at", [round(p.start_s, 3) for p in pips], "s into the wav; gaps", gaps)
+    assert len(pips) == 3, pips
+    assert all(abs(g - 1.0) < 0.05 for g in gaps), gaps
+
+
+class Heard:
+    """The tones in the wav file of the machine's run so far, placed on the host's clock."""
+
+    def __init__(self, box: Box) -> None:
+        assert box.machine is not None and box.wav_clock is not None
+        self.clock = box.wav_clock
+        self.rate, _ = audio.read_samples(box.machine.wav)
+        self.tones = audio.tones(box.machine.wav, CANDIDATES)
+
+    def host_ns(self, tone: audio.Tone) -> int:
+        return self.clock.host_time_ns(tone.start_s, self.rate)
+
+    def first(self, hz: float, after_ns: int, min_length_s: float = 0.0) -> audio.Tone | None:
+        return next(
+            (
+                t
+                for t in self.tones
+                if t.hz == hz and t.length_s >= min_length_s and self.host_ns(t) > after_ns
+            ),
+            None,
+        )
+
+
+def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
+    vm = box.vm
+    board = HostBoard(vm.board_fd)
+    try:
+        board.hello()
+        vm.run(
+            f"sed -i 's|--input gpio$|--input serial:/dev/ttyUSB0|' {DROP_IN} && "
+            "systemctl daemon-reload && systemctl restart referee"
+        )
+        wait_for("the referee's LED lines on the board", lambda: board.sent_by_referee("L "), 90)
+        calls = count_log(vm, "calls SET")
+        board.race("P3", "P1", gap_us=300)
+        wait_log(vm, "P3 calls SET", 0)
+        time.sleep(0.5)
+        board.press("VALID")
+        wait_log(vm, "P3 SET! (+1)", 0)
+        assert count_log(vm, "calls SET") == calls + 1
+        call = state(vm)["calls"][-1]
+        print("serial race, P1's line sent first, P3 stamped 300 µs earlier:", call)
+        assert call["callers"] == [3], call
+        assert [p[0] for p in call["presses"]] == [3, 1], call
+        assert abs(call["presses"][1][1] - 0.3) < 0.05, call
+        assert board.sent_by_referee("B "), "the referee's beeps reach the board"
+    finally:
+        board.close()
+        vm.run(
+            f"sed -i 's|--input serial:/dev/ttyUSB0$|--input gpio|' {DROP_IN} && "
+            "systemctl daemon-reload && systemctl restart referee"
+        )
+        wait_for("referee.service active again", lambda: active(vm), 120)
+
+
+# --- 5. power cuts -------------------------------------------------------------------------
+
+
+def test_power_cuts_lose_nothing_that_was_heard(box: Box) -> None:
+    rng = random.Random(int(time.time()))
+    cuts = []
+    for n in range(POWER_CUTS):
+        cuts.append(power_cut(box, rng))
+        print(f"power cut {n + 1}: {cuts[-1]}")
+    box.findings["power_cuts"] = cuts
+    (OUT / "power-cuts.json").write_text(json.dumps(cuts, indent=1))
+    assert len(cuts) == POWER_CUTS
+
+
+def power_cut(box: Box, rng: random.Random) -> dict[str, object]:
+    """A call and its verdict with the power cut at a random moment among them; then boot
+    again, and the ledger must hold every input whose sound was heard, and play go on."""
+    vm = box.vm
+    before = len(state(vm)["calls"])
+    offset_ns, _ = vm.guest_time_offset_ns(5)
+    player = f"P{rng.randint(1, 3)}"
+    moment_s = round(rng.uniform(0.0, 4.0), 2)
+    sent: list[int] = []
+    killer = threading.Timer(moment_s, vm.kill)
+    killer.start()
+    try:
+        sent.append(tap(vm, player)[0]["real"][0] - offset_ns)
+        time.sleep(0.5)
+        sent.append(tap(vm, "VALID")[0]["real"][0] - offset_ns)
+    except (GuestError, OSError, ValueError):
+        pass  # the power went while a press was under way
+    killer.join()
+    heard = Heard(box) if sent else None
+    call_heard = bool(heard and heard.first(NOTES[player], after_ns=sent[0], min_length_s=0.2))
+    # The valid chirp's first note, E6.
+    valid_heard = bool(heard and heard.first(1319.0, after_ns=sent[0]))
+    box.machine = None
+
+    vm = box.boot()
+    wait_for("referee.service active after the cut", lambda: active(vm), 300)
+    after = state(vm)
+    if call_heard:
+        assert len(after["calls"]) == before + 1, (player, moment_s, after)
+    if valid_heard:
+        assert after["calls"][-1]["verdicts"] == ["valid"], (player, moment_s, after)
+    assert after["phase"] in ("open", "call"), after
+    if after["phase"] == "call":  # the verdict was lost with the power, or never pressed
+        seen = count_log(vm, "SET! (+1)")
+        tap(vm, "VALID")
+        wait_log(vm, "SET! (+1)", seen)
+    return {
+        "cut_after_s": moment_s,
+        "presses_sent": len(sent),
+        "call_heard": call_heard,
+        "valid_heard": valid_heard,
+        "calls_kept": len(after["calls"]) - before,
+    }
