@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig test-system clean install uninstall bench
+.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,14 @@ bench: $(STAMP)
 # The GPIO path on a real kernel (gpio-sim in the project's QEMU guest, tests/vm/).
 test-rig:
 	tests/gpio_rig/run.sh
+
+# The daemon at rest on the rig's kernel GPIO (bench/idle_gpio.py), beside the last tree
+# whose buttons came through gpiozero's lgpio callbacks.
+OLD_TREE ?= 0e6f262
+bench-rig:
+	rm -rf build/old-tree && mkdir -p build/old-tree
+	git archive $(OLD_TREE) | tar -x -C build/old-tree
+	tests/gpio_rig/run.sh bench
 
 # The box installed, booted, played and its power cut, in the QEMU guest (about 30 min).
 test-system: $(STAMP)

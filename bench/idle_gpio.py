@@ -1,7 +1,7 @@
 """The daemon at rest on GPIO, on a real kernel: CPU and wake-ups, this tree against another.
 
-    tests/gpio_rig/run.sh bench  # in the rig's guest (make bench-rig), or by hand there:
-    python3 bench/idle_gpio.py [--idle-s 30] [--old TREE]
+    make bench-rig               # in the rig's guest, beside the tree before libgpiod
+    python3 bench/idle_gpio.py [--idle-s 30] [--old TREE]   # by hand, in the guest
 
 Runs `python3 -m referee run --input gpio --display none` on the guest's gpio-sim chip
 (labelled as a Pi 4's GPIO controller), in its lobby with every seat open, and measures

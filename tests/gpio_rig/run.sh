@@ -24,12 +24,17 @@ elif [ ! -f "$VM_DIR/image/rootfs.img" ]; then
 fi
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 
-# In the guest: a board revision in /proc/cpuinfo (a Pi 3B's) makes gpiozero's lgpio
-# factory accept the x86 guest, and GPIOZERO_PIN_FACTORY picks it the way a Pi's
-# environment would; the buttons are then opened exactly as `referee run` opens them.
-guest='{ cat /proc/cpuinfo; printf "Revision\t: a02082\n"; } > /tmp/cpuinfo &&
-mount --bind /tmp/cpuinfo /proc/cpuinfo &&
-GPIOZERO_PIN_FACTORY=lgpio python3 -m pytest -p no:cacheprovider -rP tests/gpio_rig'
+# In the guest: the buttons are opened exactly as `referee run` opens them (the rig's chip
+# carries a Pi 4's label). A board revision in /proc/cpuinfo (a Pi 3B's) makes gpiozero's
+# lgpio factory accept the x86 guest too, for what still goes through gpiozero there: the
+# older tree that `run.sh bench` (make bench-rig) measures beside this one.
+pi='{ cat /proc/cpuinfo; printf "Revision\t: a02082\n"; } > /tmp/cpuinfo &&
+mount --bind /tmp/cpuinfo /proc/cpuinfo && export GPIOZERO_PIN_FACTORY=lgpio'
+if [ "${1:-}" = bench ]; then
+    guest="$pi && python3 bench/idle_gpio.py --old build/old-tree"
+else
+    guest="$pi && python3 -m pytest -p no:cacheprovider -rP tests/gpio_rig"
+fi
 
 start=$(date +%s.%N)
 status=0
