@@ -1,6 +1,6 @@
 """Raw edges in, decided button presses out, in event time.
 
-DESIGN.md, "Event time". Like the rules engine it reads no clock: the main loop passes
+docs/design.md, "Event time". Like the rules engine it reads no clock: the main loop passes
 the sources' watermark in (the time up to which every edge has been read), so tests can
 replay any interleaving of edges and reads exactly, and a stall can delay a decision
 but never change one.

@@ -1,6 +1,6 @@
 """What input sources hand the main loop: button edges in event time, and their conditions.
 
-The main loop reads every source itself (DESIGN.md, "Event time"). The few producers that
+The main loop reads every source itself (docs/design.md, "Event time"). The few producers that
 are not sources (signal handlers, the sound thread's troubles) `put` into the `Inbox`,
 whose pipe wakes the loop's wait like any source's file descriptor.
 """

@@ -1,7 +1,7 @@
 """The Raspberry Pi's 40-pin header and the box's pin map on it.
 
 The header: physical pin, BCM GPIO, 3V3/5V/GND, and the GPIOs the box keeps free for
-screens and buses (DESIGN.md, "Conventions of the field"). The layout comes from
+screens and buses (docs/design.md, "Conventions followed"). The layout comes from
 gpiozero's own board data rather than a second copy kept here. The pin map is
 hardware/pinmap.toml, which the package carries as referee/pinmap.toml.
 """

@@ -9,7 +9,7 @@ input and the power cut.
 
 Inputs come in event-time order (the arbiter releases them behind the sources'
 watermark). One that comes after later ones were decided can only come from a source
-that broke its promise (DESIGN.md, "Late data"). It is never dropped: when nothing but
+that broke its promise (docs/design.md, "Event time"). It is never dropped: when nothing but
 presses came after it, the game is decided again with it in its place (the state is the
 replay of the inputs in event-time order, and the ledger replays in that order); else it
 is applied now, at the watermark. Either way it is counted and said.
@@ -83,7 +83,7 @@ class Session:
         """Resume the store's latest game, or start one in the lobby. now_ns: monotonic."""
         self.store = store
         self.late = 0
-        # The tie window never goes below what the input can resolve (DESIGN.md, arbiter).
+        # The tie window never goes below what the input can resolve (docs/design.md, "Event time").
         self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
         game = store.latest_game()
         if game is None:

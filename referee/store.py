@@ -1,7 +1,7 @@
 """The ledger: every accepted input of every game, in order, in one SQLite file.
 
 The state is never stored: it is always the replay of a game's inputs, so reopening
-the file resumes the game exactly (DESIGN.md, "The store"). An input is kept as its
+the file resumes the game exactly (docs/design.md, "The store"). An input is kept as its
 replay-script words (`press 2`, `end left=3`) and its game-clock time, and read back
 with the replay parser: one grammar for scripts and the ledger.
 
@@ -283,7 +283,7 @@ class Store:
                     return None
                 game_id, started_at, settings, lobby = game
                 # Event-time order: an input that came late was appended after later
-                # ones, and is replayed in its place (docs/design.md, "Late data").
+                # ones, and is replayed in its place (docs/design.md, "Event time").
                 rows = self._conn.execute(
                     "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY t_ns, id",
                     (game_id,),

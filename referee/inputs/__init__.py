@@ -1,7 +1,7 @@
 """Where button edges come from: GPIO, the serial button board, or a keyboard.
 
 Every source turns its buttons into `Edge`s in event time (the daemon's CLOCK_MONOTONIC)
-and says how far its stream is complete, its watermark (DESIGN.md, "Event time"). The
+and says how far its stream is complete, its watermark (docs/design.md, "Event time"). The
 main loop reads every source itself, without blocking, whenever it wakes; a source never
 decides anything (the arbiter does) and runs no thread of its own for its buttons.
 """

@@ -1,6 +1,6 @@
 """The box's buttons on the Pi's GPIO pins, read from the kernel by the main loop.
 
-DESIGN.md, "Event time": one line request through the GPIO character device (libgpiod
+docs/design.md, "Event time": one line request through the GPIO character device (libgpiod
 v2's Python bindings, `gpiod` >= 2) holds every button: both edges, the pull-up bias
 (each button wires its pin to ground, so low is pressed) and no kernel debounce (the
 kernel's debounce stamps an edge when its work runs, rounded to jiffies). Its file

@@ -2,7 +2,7 @@
 
 Neither reports when a key went down, only when the box reads it, so a key is stamped
 when it is read, and the watermark of a keyboard is the time it was last read empty
-(DESIGN.md, "Event time"): a key typed during a stall is stamped when the stall ends.
+(docs/design.md, "Event time"): a key typed during a stall is stamped when the stall ends.
 """
 
 import errno

@@ -3,7 +3,7 @@
 `wait` sleeps on every source's file descriptor and the inbox's pipe (the kernel wakes
 it: no thread and no polling for the buttons), then reads every source until it is empty
 and drains the inbox, whatever woke it, so that nothing is decided before everything
-already there has been read (DESIGN.md, "Event time"). The watermark is the smallest of
+already there has been read (docs/design.md, "Event time"). The watermark is the smallest of
 the sources' and never goes back.
 """
 

@@ -26,7 +26,7 @@ Photo-finish presses, locks, unlocks and the end of a round are silent: the scre
 them, and a table that hears a sound for everything stops listening.
 
 Sounds follow the engine's decisions and never take part in them. They are timed in
-event time (DESIGN.md, "Feedback"): the sound of a decision is played at once and
+event time (docs/design.md, "Event time"): the sound of a decision is played at once and
 dropped if it cannot start within STALE_NS (a queue of old beeps misleads more than
 silence); the countdown's pips and its end are planned ahead for the flip's stamp plus
 7, 8, 9 and 10 s (`countdown_plan`) and cut whatever sounds at that moment. So the end

@@ -1,6 +1,6 @@
 """Every transition of a game lives in this module; nothing else makes a new State.
 
-The engine is sans-IO (DESIGN.md): no clock, no threads, no files. `step` takes the
+The engine is sans-IO (docs/design.md): no clock, no threads, no files. `step` takes the
 settings, a state and one input, and returns the next state and the effects to show:
 
     state, effects = step(settings, state, Press(player=2, t_ns=12_300_000))

@@ -1,7 +1,7 @@
 """The serial button board, played from the host: the far end of the guest's USB serial port.
 
 QEMU backs the guest's USB serial adapter with a pty on the host; this writes the board's
-protocol there (DESIGN.md, "The serial button board") as the Pico's firmware does: HELLO,
+protocol there (docs/protocol.md) as the Pico's firmware does: HELLO,
 D/U lines stamped with the board's own microsecond clock, and a `T <t_us>` watermark every
 100 ms and right after each edge. It reads back what the referee sends (L and B lines).
 """
