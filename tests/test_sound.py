@@ -7,12 +7,14 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from referee.outputs.sound import (
+    DEAL_OVER,
     FANFARE,
     FLIP,
     INVALID,
     PIP,
     PLAYER_HZ,
     RESUME,
+    SHARED,
     STALE_NS,
     SUPER,
     TICK,
@@ -91,11 +93,11 @@ EFFECT_SOUNDS = [
     (fx.Undone("the flip"), [UNDO]),
     (fx.GameOver(()), [FANFARE]),
     # The rest of the seeds' game: the screen says these.
-    (fx.SharedCards((1, 2)), []),
-    (fx.NoSetDealt(1), []),
-    (fx.DebtPaid(0), []),
-    (fx.DealOver(1, 2), []),
-    (fx.DealStarted(2, 2, 2), []),
+    (fx.SharedCards((1, 2)), [SHARED]),
+    (fx.NoSetDealt(1), [SUPER]),
+    (fx.DebtPaid(0), []),  # its SET's chirp says it
+    (fx.DealOver(1, 2), [DEAL_OVER]),
+    (fx.DealStarted(2, 2, 2), [turn(2)]),
 ]
 
 
@@ -121,7 +123,8 @@ def test_a_tie_sounds_the_caller_then_the_co_caller():
 def test_the_seats_have_eight_different_notes_a_beeper_can_play():
     assert len(set(PLAYER_HZ)) == 8
     assert tuple(sorted(PLAYER_HZ)) == PLAYER_HZ
-    every = [VALID, INVALID, SUPER, FLIP, RESUME, PIP, TIME_UP, UNDO, FANFARE, TICK]
+    every = [VALID, INVALID, SUPER, FLIP, RESUME, PIP, TIME_UP, UNDO, FANFARE, TICK, SHARED]
+    every += [DEAL_OVER]
     every += [f(p) for f in (call_out, co_caller, turn, joined, left) for p in range(1, 9)]
     for each in every:
         assert all(hz == 0 or 220 <= hz <= 3520 for hz, _ in each.notes)

@@ -19,6 +19,9 @@ well together, as a tie plays them one after the other.
 | 3, 2 and 1 s left            | a pip, A6 60 ms, planned: it cuts what sounds     |
 | time is up                   | falling: G6 D6 G5, planned for the deadline       |
 | undo, a cancelled round      | a quick falling E6 B5                             |
+| shared cards (official tie)  | a level D6 twice: nobody scores                   |
+| a deal over / the next dealt | a short rising G5 D6 G6 / the new dealer's note   |
+| solitaire: three more cards  | the two-tone call of SUPER                        |
 | game over                    | a fanfare: G5 B5 D6 G6                            |
 | an ignored input             | a 10 ms tick                                      |
 
@@ -57,6 +60,8 @@ from referee.rules.effects import (
     CoCaller,
     CountdownResumed,
     CountdownStarted,
+    DealOver,
+    DealStarted,
     GameOver,
     GameStarted,
     Ignored,
@@ -64,6 +69,8 @@ from referee.rules.effects import (
     Judged,
     Left,
     NoSetClaimed,
+    NoSetDealt,
+    SharedCards,
     SuperCancelled,
     SuperOpened,
     TurnStarted,
@@ -98,6 +105,8 @@ PIP = Sound(((1760, 60),))
 TIME_UP = Sound(((1568, 150), (1175, 150), (784, 300)))
 UNDO = Sound(((1319, 60), (988, 90)))
 FANFARE = Sound(((784, 120), (988, 120), (1175, 120), (1568, 400)))
+SHARED = Sound(((1175, 90), (0, 60), (1175, 90)))
+DEAL_OVER = Sound(((784, 90), (1175, 90), (1568, 200)))
 TICK = Sound(((1500, 10),))
 
 PIP_S = (3, 2, 1)  # seconds left in the super countdown at which a pip sounds
@@ -154,8 +163,14 @@ def _sound_for(effect: object) -> Sound | None:
             return VALID
         case Judged() | ClaimJudged():
             return INVALID
-        case SuperOpened() | NoSetClaimed():
+        case SuperOpened() | NoSetClaimed() | NoSetDealt():
             return SUPER
+        case SharedCards():
+            return SHARED
+        case DealOver():
+            return DEAL_OVER
+        case DealStarted(dealer=p):
+            return turn(p)
         case CountdownStarted():
             return FLIP
         case CountdownResumed():
@@ -166,8 +181,8 @@ def _sound_for(effect: object) -> Sound | None:
             return FANFARE
         case Ignored():
             return TICK
-    # PhotoFinish, Locked, Unlocked, RoundEnded: the screen says them. TimeUp: the end
-    # was heard at the deadline (countdown_plan).
+    # PhotoFinish, Locked, Unlocked, RoundEnded, DebtPaid (its SET chirped): the screen
+    # says them. TimeUp: the end was heard at the deadline (countdown_plan).
     return None
 
 
