@@ -1,12 +1,18 @@
 """Reading what a child process writes (a pipe or a pseudo-terminal) until something shows."""
 
 import os
+import re
 import select
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from referee.outputs.terminal import CLEAR
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class Output:
@@ -42,3 +48,29 @@ def wait_in_file(path: Path, text: str, timeout: float = 10) -> str:
             pytest.fail(f"{text!r} never came in {path}; it holds:\n{got[-3000:]}")
         time.sleep(0.01)
     return got
+
+
+class OnTerminal:
+    """A program on a pseudo-terminal, seen the way a person at its keyboard sees it."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        master, slave = os.openpty()
+        self.proc = subprocess.Popen(
+            command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        )
+        os.close(slave)
+        self.master = master
+        self.output = Output(master)
+
+    def press(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    @staticmethod
+    def frame(output: str) -> str:
+        """The latest picture in what the program wrote, without its escape sequences."""
+        return ANSI.sub("", output.rsplit(CLEAR, 1)[-1])
+
+    def wait_for(self, text: str) -> str:
+        """Read the screen until `text` appears in its latest frame."""
+        self.output.wait_until(lambda got: text in self.frame(got), f"{text!r} on the screen")
+        return self.frame(self.output.text)

@@ -19,9 +19,9 @@ import pytest
 
 from referee.cli import main
 from referee.errors import EXIT_UNSAVED
-from referee.outputs.terminal import ALT_SCREEN_OFF, CLEAR
+from referee.outputs.terminal import ALT_SCREEN_OFF
 
-from .processes import Output
+from .processes import OnTerminal
 
 
 def _namespaces() -> str | None:
@@ -41,7 +41,6 @@ def _namespaces() -> str | None:
 
 pytestmark = pytest.mark.skipif(bool(why := _namespaces()), reason=why or "")
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CONFIG = "[buttons]\ndebounce_ms = 1.0\n"  # typed keys do not bounce; they come fast
 SETUP = """
 from pathlib import Path
@@ -73,7 +72,7 @@ cp "$DISK"/referee.db* "$OUT"/
 """
 
 
-class Box:
+class Box(OnTerminal):
     """`referee run` in a terminal, its store on a tiny disk of its own."""
 
     def __init__(self, tmp_path: Path, trouble: str, runs: int = 1) -> None:
@@ -96,24 +95,7 @@ class Box:
             XDG_RUNTIME_DIR=str(self.run_dir),
             HOME=str(tmp_path),
         )
-        master, slave = os.openpty()
-        self.proc = subprocess.Popen(
-            ["unshare", "-Urm", "sh", "-c", SCRIPT],
-            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
-        )  # fmt: skip
-        os.close(slave)
-        self.master = master
-        self.output = Output(master)
-
-    def press(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def frame(self) -> str:
-        return ANSI.sub("", self.output.text.rsplit(CLEAR, 1)[-1])
-
-    def wait_for(self, text: str) -> str:
-        self.output.wait_until(lambda _: text in self.frame(), f"{text!r} on the screen")
-        return self.frame()
+        super().__init__(["unshare", "-Urm", "sh", "-c", SCRIPT], env)
 
     def wait_for_exit(self) -> tuple[int, str]:
         """The exit status of a run, and what it wrote after leaving the screen."""

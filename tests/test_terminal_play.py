@@ -2,51 +2,31 @@
 
 import json
 import os
-import re
 import signal
-import subprocess
 import sys
 
 from referee.cli import main
-from referee.outputs.terminal import CLEAR
 
-from .processes import Output, wait_in_file
+from .processes import OnTerminal, wait_in_file
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # The test types faster than anyone could press a buzzer twice; a keyboard has no contact
 # bounce, so a short debounce window keeps its quick repeats of a key from being bounce.
 CONFIG = "[rules]\npointout_s = 120.0\n[buttons]\ndebounce_ms = 1.0\n"
 
 
-class Terminal:
+class Terminal(OnTerminal):
     """`referee run` on a pseudo-terminal, the way a person at a keyboard sees it."""
 
     def __init__(self, tmp_path, store):
         config = tmp_path / "referee.toml"
         config.write_text(CONFIG)
-        master, slave = os.openpty()
         env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"))
         env.pop("DISPLAY", None)
-        self.proc = subprocess.Popen(
+        super().__init__(
             [sys.executable, "-m", "referee", "run", "--input", "keyboard", "--display",
              "terminal", "--config", str(config), "--store", str(store)],
-            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+            env,
         )  # fmt: skip
-        os.close(slave)
-        self.master = master
-        self.output = Output(master)
-
-    def press(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def wait_for(self, text: str) -> str:
-        """Read the screen until `text` appears in its latest frame."""
-        self.output.wait_until(lambda got: text in self.frame(got), f"{text!r} on the screen")
-        return self.frame(self.output.text)
-
-    @staticmethod
-    def frame(output: str) -> str:
-        return ANSI.sub("", output.rsplit(CLEAR, 1)[-1])
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
