@@ -7,22 +7,9 @@
 # built; otherwise exits with pytest's status.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-VM_DIR=${VM_DIR:-$ROOT/build/vm}
-export VM_DIR
-
-skip() {
-    echo "test-rig: SKIPPED: $*"
-    exit 0
-}
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    mkdir -p "$VM_DIR"
-    echo "test-rig: the guest, built if its inputs changed (log: $VM_DIR/build.log)"
-    "$ROOT/tests/vm/build-image.sh" >"$VM_DIR/build.log" 2>&1 ||
-        skip "the guest could not be built: $(tail -1 "$VM_DIR/build.log") (log: $VM_DIR/build.log)"
-elif [ ! -f "$VM_DIR/image/rootfs.img" ]; then
-    skip "the guest is not built, and building it needs root and apt (sudo make test-rig)"
-fi
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
+NAME=test-rig
+# shellcheck source=tests/vm/ready.sh
+. "$ROOT/tests/vm/ready.sh"
 
 # In the guest: a board revision in /proc/cpuinfo (a Pi 3B's) makes gpiozero's lgpio
 # factory accept the x86 guest, and GPIOZERO_PIN_FACTORY picks it the way a Pi's
