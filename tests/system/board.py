@@ -54,12 +54,14 @@ class HostBoard:
         return t_us
 
     def race(self, first: str, second: str, gap_us: int) -> tuple[int, int]:
-        """Two presses gap_us apart on the board's clock, sent in the reverse order: the
-        referee must order them by their stamps, not by their arrival."""
+        """Two presses gap_us apart on the board's clock. With watermarks they are sent in
+        the reverse order, as the protocol allows before the next T line: the referee must
+        order them by their stamps, not by their arrival. Without, in stamp order."""
         t1 = self.now_us()
         t2 = t1 + gap_us
         time.sleep((t2 - self.now_us()) / 1e6 + 0.001)  # the later stamp is in the past
-        self._marked(f"D {second} {t2}", f"D {first} {t1}")
+        downs = [f"D {first} {t1}", f"D {second} {t2}"]
+        self._marked(*(reversed(downs) if self.watermarks else downs))
         time.sleep(0.08)
         self._marked(f"U {first} {self.now_us()}", f"U {second} {self.now_us()}")
         return t1, t2
