@@ -7,9 +7,9 @@
 # built; otherwise exits with pytest's status.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+NAME=test-rig
 # shellcheck source=tests/vm/ready.sh
 . "$ROOT/tests/vm/ready.sh"
-ready test-rig
 
 # In the guest: the buttons are opened exactly as `referee run` opens them (the rig's chip
 # carries a Pi 4's label). A board revision in /proc/cpuinfo (a Pi 3B's) makes gpiozero's

@@ -22,6 +22,7 @@ class HostBoard:
         self.received = bytearray()
         self.lines: list[str] = []
         self.stop = threading.Event()
+        self.watermarks = True  # T lines every 100 ms and after each edge
         self.thread = threading.Thread(target=self._run, name="host-board", daemon=True)
         self.thread.start()
 
@@ -34,12 +35,16 @@ class HostBoard:
             os.write(self.fd, "".join(line + "\n" for line in lines).encode("ascii"))
 
     def hello(self) -> None:
-        self._write("HELLO referee-board 1", f"T {self.now_us()}")
+        self._marked("HELLO referee-board 1")
+
+    def _marked(self, *lines: str) -> None:
+        """Lines with their watermark after them, when the board sends watermarks."""
+        self._write(*lines, *([f"T {self.now_us()}"] if self.watermarks else []))
 
     def edge(self, kind: str, button: str) -> int:
         """One edge (D or U) stamped now, with its watermark right after; its stamp."""
         t_us = self.now_us()
-        self._write(f"{kind} {button} {t_us}", f"T {self.now_us()}")
+        self._marked(f"{kind} {button} {t_us}")
         return t_us
 
     def press(self, button: str, hold_s: float = 0.08) -> int:
@@ -49,15 +54,16 @@ class HostBoard:
         return t_us
 
     def race(self, first: str, second: str, gap_us: int) -> tuple[int, int]:
-        """Two presses gap_us apart on the board's clock, sent in the reverse order: the
-        referee must order them by their stamps, not by their arrival."""
+        """Two presses gap_us apart on the board's clock. With watermarks they are sent in
+        the reverse order, as the protocol allows before the next T line: the referee must
+        order them by their stamps, not by their arrival. Without, in stamp order."""
         t1 = self.now_us()
         t2 = t1 + gap_us
-        self._write(f"D {second} {t2}", f"D {first} {t1}", f"T {t2 + 1}")
+        time.sleep((t2 - self.now_us()) / 1e6 + 0.001)  # the later stamp is in the past
+        downs = [f"D {first} {t1}", f"D {second} {t2}"]
+        self._marked(*(reversed(downs) if self.watermarks else downs))
         time.sleep(0.08)
-        self._write(
-            f"U {first} {self.now_us()}", f"U {second} {self.now_us()}", f"T {self.now_us()}"
-        )
+        self._marked(f"U {first} {self.now_us()}", f"U {second} {self.now_us()}")
         return t1, t2
 
     def _run(self) -> None:
@@ -65,7 +71,8 @@ class HostBoard:
         while not self.stop.is_set():
             now = time.monotonic()
             if now >= next_mark:
-                self._write(f"T {self.now_us()}")
+                if self.watermarks:
+                    self._write(f"T {self.now_us()}")
                 next_mark = now + WATERMARK_S
             ready, _, _ = select.select([self.fd], [], [], max(0.0, next_mark - now))
             if ready:

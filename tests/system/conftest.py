@@ -20,7 +20,7 @@ from .machine import ROOT, Machine
 
 ENABLED = bool(os.environ.get("REFEREE_SYSTEM_TEST"))
 VM_DIR = Path(os.environ.get("VM_DIR", ROOT / "build" / "vm"))
-OUT = ROOT / "build" / "system"
+OUT = Path(os.environ.get("SYSTEM_TEST_OUT") or ROOT / "build" / "system")
 GUEST_FILES = ROOT / "tests" / "system" / "guest"
 
 

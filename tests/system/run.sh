@@ -1,15 +1,15 @@
 #!/bin/bash
 # make test-system: the box installed with `sudo make install` on a booted Debian bookworm
 # (systemd, the guest of tests/vm/build-image.sh) and played through QEMU's parts, then its
-# power cut 20 times (tests/system/test_box.py). About 30 minutes under emulation, after
+# power cut 20 times (tests/system/test_box.py). About 50 minutes under emulation, after
 # the guest is built (about 5 minutes, once). Prints one line 'test-system: N passed, M
 # failed'; skips with one line and exit status 0 where QEMU cannot run or the guest cannot
 # be built. What it leaves for a person to look at is in build/system/.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+NAME=test-system
 # shellcheck source=tests/vm/ready.sh
 . "$ROOT/tests/vm/ready.sh"
-ready test-system
 [ "$(id -u)" -eq 0 ] || skip "the guest's 9p share and QEMU's pty need root here"
 
 REFEREE_SYSTEM_TEST=1 exec "$ROOT/.venv/bin/pytest" -p no:cacheprovider -rA -s \
