@@ -18,11 +18,10 @@ class HostBoard:
     def __init__(self, pty_fd: int) -> None:
         self.fd = os.dup(pty_fd)  # the machine holds the pty open: the board stays plugged
         self.epoch_ns = time.monotonic_ns()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # one line or race at a time, and no T between
         self.received = bytearray()
         self.lines: list[str] = []
         self.stop = threading.Event()
-        self.watermarks = True  # T lines every 100 ms and after each edge
         self.thread = threading.Thread(target=self._run, name="host-board", daemon=True)
         self.thread.start()
 
@@ -38,8 +37,8 @@ class HostBoard:
         self._marked("HELLO referee-board 1")
 
     def _marked(self, *lines: str) -> None:
-        """Lines with their watermark after them, when the board sends watermarks."""
-        self._write(*lines, *([f"T {self.now_us()}"] if self.watermarks else []))
+        """Lines with their watermark after them."""
+        self._write(*lines, f"T {self.now_us()}")
 
     def edge(self, kind: str, button: str) -> int:
         """One edge (D or U) stamped now, with its watermark right after; its stamp."""
@@ -54,14 +53,14 @@ class HostBoard:
         return t_us
 
     def race(self, first: str, second: str, gap_us: int) -> tuple[int, int]:
-        """Two presses gap_us apart on the board's clock. With watermarks they are sent in
-        the reverse order, as the protocol allows before the next T line: the referee must
-        order them by their stamps, not by their arrival. Without, in stamp order."""
-        t1 = self.now_us()
-        t2 = t1 + gap_us
-        time.sleep((t2 - self.now_us()) / 1e6 + 0.001)  # the later stamp is in the past
-        downs = [f"D {first} {t1}", f"D {second} {t2}"]
-        self._marked(*(reversed(downs) if self.watermarks else downs))
+        """Two presses gap_us apart on the board's clock, sent in the reverse order, as the
+        protocol allows before the next T line: the referee must order them by their
+        stamps, not by their arrival. No T goes out between the stamps and the lines."""
+        with self.lock:
+            t1 = self.now_us()
+            t2 = t1 + gap_us
+            time.sleep((t2 - self.now_us()) / 1e6 + 0.001)  # the later stamp is in the past
+            self._marked(f"D {second} {t2}", f"D {first} {t1}")
         time.sleep(0.08)
         self._marked(f"U {first} {self.now_us()}", f"U {second} {self.now_us()}")
         return t1, t2
@@ -71,8 +70,7 @@ class HostBoard:
         while not self.stop.is_set():
             now = time.monotonic()
             if now >= next_mark:
-                if self.watermarks:
-                    self._write(f"T {self.now_us()}")
+                self._write(f"T {self.now_us()}")
                 next_mark = now + WATERMARK_S
             ready, _, _ = select.select([self.fd], [], [], max(0.0, next_mark - now))
             if ready:
