@@ -111,16 +111,22 @@ def test_presses_under_a_millisecond_apart_are_ordered_by_kernel_time(chip, butt
     print(f"P1 stamped {(presses[1].t_ns - presses[0].t_ns) / 1e3:.1f} µs after P2")
 
 
-def test_a_bounce_burst_arrives_as_every_edge_in_order(chip, buttons):
+def test_a_bounce_burst_arrives_as_edges_and_the_kernel_counts_what_it_merged(chip, buttons):
+    """Toggles 1 ms apart: each is an edge, unless the interrupt's thread came late and
+    merged some (the event then keeps the last stamp): the sequence numbers count those.
+    Either way the burst starts with a press and ends up, each stamp in its write."""
     levels = [0, 1, 0, 1, 0, 1]
     windows = []
     for level in levels:
         windows.append(drive(chip, "P1", level))
         time.sleep(TOGGLE_GAP_S)
-    edges = collect(buttons, len(levels))
-    assert [e.down for e in edges] == [level == 0 for level in levels]
-    for edge, (before, after) in zip(edges, windows, strict=True):
-        assert before <= edge.t_ns <= after
+    merged = buttons.lost_edges
+    edges = collect(buttons, len(levels), timeout_s=2)
+    merged = buttons.lost_edges - merged
+    print(f"{len(edges)} edges read, {merged} merged by the kernel")
+    assert len(edges) + merged == len(levels)
+    assert edges[0].down and not edges[-1].down
+    assert all(any(before <= edge.t_ns <= after for before, after in windows) for edge in edges)
 
 
 def stamp_to_reader(chip, buttons: GpioButtons, count: int) -> list[float]:
