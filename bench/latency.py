@@ -57,6 +57,7 @@ BUZZERS = [f"P{n}" for n in range(1, 9)]
 TAP_NS = 5 * MS
 ANSWER_S = 10.0
 HALF_S = NS_PER_S // 2
+PACE_S = 0.1
 
 
 # --- 1. edge to decision, to beep, to frame ----------------------------------------------
@@ -237,9 +238,13 @@ class Countdown:
     def drive(self) -> None:
         start_game(self.box)
         for _ in range(self.rounds):
+            # A hand's pace: a button pressed again within its debounce window is bounce.
+            time.sleep(PACE_S)
             self.box.plan(tap(self.box, "SUPER"))
             wait_until(lambda: self.app.session.state.phase is Phase.SUPER_JOIN, "the super round")
             self.box.plan(tap(self.box, "P1"))
+            wait_until(self.p1_joined, "P1's join")
+            time.sleep(PACE_S)
             at = 2 * MS
             flip = self.box.plan(tap(self.box, "SUPER", at)) + at
             self.flips.append(flip)
@@ -247,6 +252,10 @@ class Countdown:
             wait_until(
                 lambda: self.app.session.state.phase is Phase.OPEN, "the time-up", timeout_s=15
             )
+
+    def p1_joined(self) -> bool:
+        sr = self.app.session.state.super_round
+        return sr is not None and 1 in sr.participants
 
     def offsets(self) -> tuple[list[float], list[float]]:
         """ms from each moment (flip + 7, 8, 9, 10 s) to the sound and to the frame."""
