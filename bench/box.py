@@ -159,12 +159,13 @@ class Box:
             notify()
             return outcomes
 
-        def shown(view: View) -> None:
+        def shown(view: View) -> bool:
             self._started.set()  # the loop runs: the driver may begin
             if load == "render":
                 render(pygame.display.get_surface(), view)  # drawn, not flipped: load
-            show(view)
+            drawn = show(view)
             notify()
+            return drawn
 
         app.step = stepped  # type: ignore[method-assign]
         self.window.show = shown  # type: ignore[method-assign]

@@ -1,7 +1,7 @@
 """How soon a press is decided, heard and shown; the countdown's timing; the daemon at rest.
 
     .venv/bin/python bench/latency.py [--presses 1000] [--rounds 3] [--idle-s 30]
-                                      [--only loop|daemons]
+                                      [--only loop|countdown|daemons]
 
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
@@ -111,8 +111,8 @@ class Latency:
 
         self.app.session.play = playing  # type: ignore[method-assign]
 
-        def shown(view: View) -> None:
-            show(view)
+        def shown(view: View) -> bool:
+            drawn = show(view)
             probe = self.current
             call = view.state.pending
             if (
@@ -123,6 +123,7 @@ class Latency:
                 and call.callers[0] == probe.seat
             ):
                 probe.framed = time.monotonic_ns()
+            return drawn
 
         box.window.show = shown  # type: ignore[method-assign]
 
@@ -223,15 +224,22 @@ class Countdown:
         self.rounds = rounds
         self.flips: list[int] = []
         self.frames: list[tuple[int, int]] = []  # (flipped at, whole seconds shown left)
+        self.counted = False  # the last frame drawn showed a countdown
         show = box.window.show
 
-        def shown(view: View) -> None:
-            show(view)
+        def shown(view: View) -> bool:
+            drawn = show(view)
             left = captions.countdown_left_ns(view)
-            if left is not None and view.state.phase is Phase.SUPER_COUNTDOWN:
+            counting = left is not None and view.state.phase is Phase.SUPER_COUNTDOWN
+            if drawn and counting:
                 shown_s = captions.shown_ns(left) / NS_PER_S
                 if shown_s == int(shown_s):
                     self.frames.append((time.monotonic_ns(), int(shown_s)))
+            elif drawn and self.frames and self.frames[-1][1] != 0 and self.counted:
+                # The time-up decided before a frame showed 0: its own frame is the end.
+                self.frames.append((time.monotonic_ns(), 0))
+            self.counted = counting
+            return drawn
 
         box.window.show = shown  # type: ignore[method-assign]
 

@@ -49,7 +49,9 @@ PI_MODEL = Path("/proc/device-tree/model")
 
 
 class Screen(Protocol):
-    def show(self, view: View) -> None: ...
+    def show(self, view: View) -> bool:
+        """Draw the view; False when the screen already showed exactly this."""
+        ...
 
     def close(self) -> None: ...
 
@@ -238,8 +240,9 @@ class App:
 
     def present(self, view: View) -> None:
         """Show the view: the screen, the lights, and the timed sounds of its countdown."""
-        if self.screen is not None:
-            self.screen.show(view)
+        # Only a frame drawn holds the next one back: a pass that draws nothing (a
+        # release, a window poll) must not push a countdown's next second late.
+        if self.screen is not None and self.screen.show(view):
             self._next_frame_ns = self.clock() + NS_PER_S // self.options.config.display.fps
         if self.lights is not None:
             self.lights.show(led_modes(view))

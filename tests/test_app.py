@@ -122,6 +122,21 @@ def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
     assert timeout is not None and 0.9 < timeout <= 1.0  # the point-out timer's next second
 
 
+def test_a_pass_that_draws_nothing_does_not_hold_the_next_second_back(make_app):
+    """The frame rate counts from the last frame drawn: a pass that changes nothing on
+    the screen (a release, a window poll) 10 ms before the timer's next second must not
+    push that second's frame a frame interval late."""
+    table = make_app(pointout_ns=20 * S)
+    table.tap("P1", "P2", "SUPER", "P1")
+    app = table.app
+    app.present(app.view())
+    to_next_second = app._timeout(table.clock.now, app.view())
+    assert to_next_second is not None and to_next_second > 0.1
+    table.clock.now += round(to_next_second * S) - 10 * MS
+    app.present(app.view())  # the same picture: nothing drawn
+    assert app._timeout(table.clock.now, app.view()) == pytest.approx(0.010, abs=1e-6)
+
+
 def test_a_timer_fires_once_the_watermark_passes_its_deadline(make_app):
     table = make_app(pointout_ns=2 * S)
     table.tap("P1", "P2", "SUPER", "P1")

@@ -131,17 +131,18 @@ class Window:
         self.quit_requested = True
         self._inbox.put(Quit(reason))
 
-    def show(self, view: View) -> None:
+    def show(self, view: View) -> bool:
         """Draw the view, unless the screen already shows exactly this picture."""
         surface = pygame.display.get_surface()
         assert surface is not None, "show() after close()"
         key = _frame_key(view, surface.get_size())
         if key == self._last_key:
-            return
+            return False
         render(surface, view)
         pygame.display.flip()
         self._last_key = key
         self.frames += 1
+        return True
 
     def close(self) -> None:
         pygame.display.quit()

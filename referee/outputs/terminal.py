@@ -163,12 +163,14 @@ class TerminalScreen:
         stream.write(ALT_SCREEN_ON)
         stream.flush()
 
-    def show(self, view: View) -> None:
+    def show(self, view: View) -> bool:
         text = render(view, colour_on=self._colour, width=self._width())
-        if text != self._last:
-            self._stream.write(CLEAR + text.replace("\n", "\r\n"))
-            self._stream.flush()
-            self._last = text
+        if text == self._last:
+            return False
+        self._stream.write(CLEAR + text.replace("\n", "\r\n"))
+        self._stream.flush()
+        self._last = text
+        return True
 
     def _width(self) -> int:
         try:
