@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 MESSAGES_KEPT = 6
 LEDGER_RETRY_NS = 5_000_000_000
 WINDOW_POLL_NS = 500_000_000
+# A frame is drawn ahead of its moment by as long as the last one took, up to this.
+FRAME_LEAD_MAX_NS = 20_000_000
 PI_MODEL = Path("/proc/device-tree/model")
 
 
@@ -148,6 +150,7 @@ class App:
         self._last_ping = self.clock()
         self._retry_at = 0
         self._next_frame_ns = 0
+        self._frame_lead_ns = 0  # how long the last frame took to draw and flip
         self._next_window_poll = 0
         self._plan: Plan = ()
 
@@ -242,8 +245,11 @@ class App:
         """Show the view: the screen, the lights, and the timed sounds of its countdown."""
         # Only a frame drawn holds the next one back: a pass that draws nothing (a
         # release, a window poll) must not push a countdown's next second late.
+        started = self.clock()
         if self.screen is not None and self.screen.show(view):
-            self._next_frame_ns = self.clock() + NS_PER_S // self.options.config.display.fps
+            drawn = self.clock()
+            self._frame_lead_ns = min(drawn - started, FRAME_LEAD_MAX_NS)
+            self._next_frame_ns = drawn + NS_PER_S // self.options.config.display.fps
         if self.lights is not None:
             self.lights.show(led_modes(view))
         plan = tuple((self.session.mono_ns(t), sound) for t, sound in countdown_plan(view))
@@ -288,7 +294,8 @@ class App:
         times = [self.inputs.wake_ns(min((t for t in wanted if t is not None), default=None))]
         if self.screen is not None and (frame := captions.next_change_ns(view)) is not None:
             # No sooner than the settings' frame rate allows.
-            times.append(max(self.session.mono_ns(frame), self._next_frame_ns))
+            at = self.session.mono_ns(frame) - self._frame_lead_ns
+            times.append(max(at, self._next_frame_ns))
         if self._window_polled:
             times.append(self._next_window_poll)
         if self.notifier.watchdog_interval_ns:
@@ -301,8 +308,11 @@ class App:
     def view(self) -> View:
         """What the outputs show. Its clock is the wall clock, not the watermark: a timer
         on the screen runs to its deadline on time, while the decisions wait for the
-        watermark (a press stamped before the deadline still pauses the countdown)."""
-        now = self.session.game_ns(self.clock())
+        watermark (a press stamped before the deadline still pauses the countdown).
+
+        A frame shows the moment it is flipped, not the moment it is begun: the view is
+        of the clock one frame's drawing ahead, so a timer's second turns when it is due."""
+        now = self.session.game_ns(self.clock() + self._frame_lead_ns)
         return View(
             settings=self.session.settings,
             state=self.session.state,

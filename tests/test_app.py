@@ -13,6 +13,7 @@ from referee.config import default_config
 from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
 from referee.keys import KEYMAP
+from referee.outputs import captions
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
@@ -135,6 +136,47 @@ def test_a_pass_that_draws_nothing_does_not_hold_the_next_second_back(make_app):
     table.clock.now += round(to_next_second * S) - 10 * MS
     app.present(app.view())  # the same picture: nothing drawn
     assert app._timeout(table.clock.now, app.view()) == pytest.approx(0.010, abs=1e-6)
+
+
+class SlowScreen:
+    """A screen whose every frame takes 3 ms to draw and flip, on the table's clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.flipped: list[tuple[int, str | None]] = []  # (at, the point-out timer shown)
+        self._last: str | None = None
+
+    def show(self, view) -> bool:
+        shown = captions.shown_clocks(view)[0]
+        if shown == self._last:
+            return False
+        self.clock.now += 3 * MS
+        self.flipped.append((self.clock.now, shown))
+        self._last = shown
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_timers_second_is_drawn_ahead_so_it_turns_on_screen_on_time(make_app):
+    """A frame takes as long to draw as the last one did: begun that much before its
+    moment, as of that moment, it is flipped when the timer's second turns."""
+    table = make_app(pointout_ns=20 * S)
+    app = table.app
+    table.tap("P1", "P2", "SUPER", "P1")
+    app.screen = screen = SlowScreen(table.clock)
+    app.present(app.view())  # the first frame: it took 3 ms
+    deadline = app.session.deadline_mono_ns
+    assert deadline is not None
+    for _ in range(3):
+        wait = app._timeout(table.clock.now, app.view())
+        assert wait is not None
+        table.clock.now += round(wait * S)
+        app.present(app.view())
+    seconds = [(deadline - at) / S for at, _ in screen.flipped[1:]]
+    assert seconds == pytest.approx([int(s) for s in seconds], abs=1e-9)
+    assert [shown for _, shown in screen.flipped[1:]] == [str(round(s)) for s in seconds]
 
 
 def test_a_timer_fires_once_the_watermark_passes_its_deadline(make_app):
