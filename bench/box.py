@@ -140,6 +140,7 @@ class Box:
         assert app.window is not None
         self.window = app.window
         self.steps = 0
+        self.step_now = 0  # the clock's reading the step running now was given
         self.after_step: Callable[[int], None] = lambda now_ns: None
         self._started = threading.Event()
         self.staller = Staller()
@@ -153,6 +154,7 @@ class Box:
         step, show = app.step, self.window.show
 
         def stepped(now_ns: int) -> list:
+            self.step_now = now_ns
             outcomes = step(now_ns)
             self.steps += 1
             self.after_step(now_ns)

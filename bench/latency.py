@@ -6,6 +6,8 @@
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
    call back for the next. One press at a time, at a random moment of a loop at rest:
+     woke      from the edge's stamp to the start of the loop's step that decides it (the
+               floor is the kernel's bound, IRQ_BOUND_NS, plus the tie window);
      decision  from the edge's stamp to the moment the arbiter lets it go to the engine
                (the watermark has passed it and its tie window);
      ledger    to the end of that step of the loop: the input on the disk (fsync);
@@ -43,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from box import LOADS, MS, Box, wait_until
-from machine import header, load, percentile, store_dir
+from machine import header, load, percentile, store_dir, wake_overshoot_ms
 
 from referee.arbiter import Decision
 from referee.config import default_config
@@ -68,6 +70,7 @@ class Probe:
     seat: int
     t_edge: int = 0
     done: threading.Event = field(default_factory=threading.Event)
+    woke: int = 0
     decided: int = 0
     stepped: int = 0
     framed: int = 0
@@ -107,6 +110,7 @@ class Latency:
             probe = self.current
             if probe and not probe.decided and decision.button == f"P{probe.seat}":
                 probe.decided = time.monotonic_ns()  # the arbiter let it go: decided
+                probe.woke = self.box.step_now  # when the loop's deciding step began
             return play(decision)
 
         self.app.session.play = playing  # type: ignore[method-assign]
@@ -179,6 +183,7 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
         return {
             "load": load_name,
             "n": len(bench.probes),
+            "woke": [(p.woke - p.t_edge) / MS for p in bench.probes],
             "decision": [(p.decided - p.t_edge) / MS for p in bench.probes],
             "ledger": [(p.stepped - p.t_edge) / MS for p in bench.probes],
             "beep": [(p.beeped - p.t_edge) / MS for p in bench.probes],
@@ -199,16 +204,17 @@ def spread(values: list[float], n: int = 3) -> str:
 
 def loop_table(rows: list[dict]) -> None:
     print(
-        f"{'load':>6} | {'presses':>7} | {'ms from the edge to: decision':>29} | "
-        f"{'ledger':>20} | {'beep':>20} | {'frame':>20} | {'late':>4} | {'passes/s':>8}"
+        f"{'load':>6} | {'presses':>7} | {'ms from the edge to: loop woke':>30} | "
+        f"{'decision':>20} | {'ledger':>20} | {'beep':>20} | {'frame':>20} | "
+        f"{'late':>4} | {'passes/s':>8}"
     )
-    print(f"{'':>6} | {'':>7} | {'p50 / p99 / max':>29} | " + " | ".join([f"{'':>20}"] * 3))
-    print("-" * 138)
+    print(f"{'':>6} | {'':>7} | {'p50 / p99 / max':>30} | " + " | ".join([f"{'':>20}"] * 4))
+    print("-" * 161)
     for r in rows:
         print(
-            f"{r['load']:>6} | {r['n']:>7} | {spread(r['decision']):>29} | "
-            f"{spread(r['ledger']):>20} | {spread(r['beep']):>20} | {spread(r['frame']):>20} | "
-            f"{r['late']:>4} | {r['passes']:>8.0f}"
+            f"{r['load']:>6} | {r['n']:>7} | {spread(r['woke']):>30} | "
+            f"{spread(r['decision']):>20} | {spread(r['ledger']):>20} | {spread(r['beep']):>20} | "
+            f"{spread(r['frame']):>20} | {r['late']:>4} | {r['passes']:>8.0f}"
         )
 
 
@@ -572,6 +578,9 @@ def main() -> int:
         rows = [measure(name, args) for name in LOADS]
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
+        woke = wake_overshoot_ms()
+        print(f"the machine's own wake-up, for comparison: {len(woke)} select() sleeps of 1.1 ms "
+              f"woke late by p50 / p99 / max {spread(woke)} ms")  # fmt: skip
         loop_table(rows)
         idle = rows[0]
         for what, target in (("decision", tie + 2), ("beep", 20.0)):

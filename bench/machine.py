@@ -3,8 +3,11 @@
 import math
 import os
 import platform
+import random
+import select
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -56,3 +59,16 @@ def header(title: str) -> None:
     print(title)
     print(f"machine: {machine()}")
     print(f"at start: {load()}; GIL switch interval {sys.getswitchinterval() * 1000:g} ms")
+
+
+def wake_overshoot_ms(sleeps: int = 1000, sleep_s: float = 0.0011) -> list[float]:
+    """How late this machine wakes a thread from a timed select(), in ms: the floor under
+    every timed wake-up of a benchmarked loop (a virtual machine's CPUs are sometimes
+    taken by its host)."""
+    late = []
+    for _ in range(sleeps):
+        start = time.monotonic_ns()
+        select.select([], [], [], sleep_s)
+        late.append((time.monotonic_ns() - start) / 1e6 - sleep_s * 1e3)
+        time.sleep(random.uniform(0, 0.002))  # at a random phase of the host's ticks
+    return late
