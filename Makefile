@@ -24,8 +24,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# One worker a core: the install test's venv and the rules' state machines take half the
+# suite's minute, and run beside the rest.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 # On the Pi: `sudo make install`. `make install DESTDIR=dir` only writes the files into dir.
 install:
