@@ -63,13 +63,14 @@ install_packages() {
         tr ' |' '\n\n' | grep -v '^$'
 }
 
-# The project's runtime dependencies (pyproject.toml), without the Pi-only ones.
+# The project's runtime dependencies (pyproject.toml), one a line, markers and all: pip
+# evaluates them here, on an x86_64 Linux like the guest, so the Pi-only ones drop out and
+# the Linux-only ones (gpiod) stay.
 project_dependencies() {
     "$PY" - "$ROOT/pyproject.toml" <<'EOF'
 import sys, tomllib
 with open(sys.argv[1], "rb") as f:
-    deps = tomllib.load(f)["project"]["dependencies"]
-print("\n".join(d for d in deps if ";" not in d))
+    print("\n".join(tomllib.load(f)["project"]["dependencies"]))
 EOF
 }
 
@@ -137,9 +138,11 @@ build_wheels() {
         PYPI=1 "$PY" -m pip wheel -q --no-cache-dir --no-deps --no-build-isolation \
             --wheel-dir "$wheels" "$CACHE/sdist/lgpio-$LGPIO_VERSION.tar.gz"
     fi
+    local deps
+    mapfile -t deps < <(project_dependencies)
     # shellcheck disable=SC2086 # one word per requirement
     "$PY" -m pip download -q --dest "$wheels" "${PIP_TARGET_ARGS[@]}" \
-        $RIG_PYTHON 'setuptools>=68' wheel $(project_dependencies)
+        $RIG_PYTHON 'setuptools>=68' wheel "${deps[@]}"
     rm -f "$wheels"/lgpio-0.0.*.whl # a placeholder some resolvers pull in for gpiozero
 }
 
@@ -214,9 +217,10 @@ assemble() {
 
     local_apt_repository "$R"
     mkdir -p "$R/var/local/wheels"
-    # shellcheck disable=SC2046 # one word per requirement
+    local deps
+    mapfile -t deps < <(project_dependencies)
     "$PY" -m pip download -q --no-index --find-links "$CACHE/wheels" --dest "$R/var/local/wheels" \
-        "${PIP_TARGET_ARGS[@]}" "lgpio==$LGPIO_VERSION" 'setuptools>=68' wheel $(project_dependencies)
+        "${PIP_TARGET_ARGS[@]}" "lgpio==$LGPIO_VERSION" 'setuptools>=68' wheel "${deps[@]}"
     printf '[global]\nno-index = true\nfind-links = /var/local/wheels\n' >"$R/etc/pip.conf"
 
     echo referee-box >"$R/etc/hostname"
