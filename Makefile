@@ -65,6 +65,6 @@ bench-rig:
 	git archive $(OLD_TREE) | tar -x -C build/old-tree
 	tests/gpio_rig/run.sh bench
 
-# The box installed, booted, played and its power cut, in the QEMU guest (about 30 min).
+# The box installed, booted, played and its power cut, in the QEMU guest (about 40 minutes).
 test-system: $(STAMP)
 	tests/system/run.sh
