@@ -52,6 +52,7 @@ from referee.edges import Quit  # noqa: E402
 from referee.inputs import gpio  # noqa: E402
 from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
+from referee.rules import Phase  # noqa: E402
 from referee.view import View  # noqa: E402
 from tests.fake_gpio import FakeRequest  # noqa: E402
 
@@ -59,6 +60,8 @@ sys.setswitchinterval(SWITCH_INTERVAL_S)  # as `referee run` does
 
 LOADS = ("idle", "render")
 MS = 1_000_000
+BUZZERS = [f"P{n}" for n in range(1, 9)]
+TAP_NS = 5 * MS  # how long a button is held: a tap
 
 
 # Notified whenever the box may have changed (a step, a frame, a note): a benchmark's
@@ -264,3 +267,16 @@ class Hogs:
         for hog in self.hogs:
             hog.kill()
             hog.wait()
+
+
+def tap(button: str, at_ns: int = 0) -> list[list]:
+    """A plan's actions: the button pressed at_ns from now and released a tap later."""
+    up = at_ns + TAP_NS
+    return [[at_ns, "edge", button, at_ns, True], [up, "edge", button, up, False]]
+
+
+def start_game(box: Box) -> None:
+    """Every buzzer joins, SUPER starts the game: through the box, as a table does."""
+    for n, button in enumerate([*BUZZERS, "SUPER"]):
+        box.plan(tap(button, n * 3 * TAP_NS))
+    wait_until(lambda: box.app.session.state.phase is Phase.OPEN, "the game's start")

@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import MS, Box, Hogs, wait_until
+from box import BUZZERS, MS, Box, Hogs, start_game, tap, wait_until
 from machine import header, load, percentile, store_dir
 
 from referee.inputs.gpio import IRQ_BOUND_NS
@@ -56,9 +56,7 @@ SOURCES = ("gpio", "serial")
 ORDERS = ("in order", "reversed")
 STALLS_MS = (10, 30, 100, 300, 10, 30, 100, 300, 1000, 2000)
 ANSWER_S = 10.0  # a pair the engine has not answered by then is lost
-BUZZERS = [f"P{n}" for n in range(1, 9)]
 START_NS = 2 * MS  # the first edge's stamp, after the plan reaches the driver
-TAP_NS = 5 * MS  # how long UNDO is held: a tap
 
 
 @dataclass
@@ -114,17 +112,9 @@ class Fairness:
             pair.callers = call.callers
             pair.done.set()
 
-    def start_game(self) -> None:
-        """Every buzzer joins, SUPER starts the game: through the box, as a table does."""
-        for n, button in enumerate([*BUZZERS, "SUPER"]):
-            t = n * 3 * TAP_NS
-            self.box.plan([[t, "edge", button, t, True]])
-            self.box.plan([[TAP_NS, "edge", button, TAP_NS, False]])
-        wait_until(lambda: self.app.session.state.phase is Phase.OPEN, "the game's start")
-
     def drive(self) -> None:
         """On the driver thread: the game's start, then every pair, one after the other."""
-        self.start_game()
+        start_game(self.box)
         conditions = [c for c in CONDITIONS if self.args.only in (None, c)]
         for condition in conditions:
             cells = [(o, g) for o in ORDERS for g in GAPS_MS for _ in range(self.args.pairs)]
@@ -176,7 +166,7 @@ class Fairness:
 
     def undo(self) -> None:
         before = self.app.session.state
-        self.box.plan([[0, "edge", "UNDO", 0, True], [TAP_NS, "edge", "UNDO", TAP_NS, False]])
+        self.box.plan(tap("UNDO"))
         wait_until(lambda: self.app.session.state is not before, "the undo")
 
 

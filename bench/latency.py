@@ -44,7 +44,7 @@ import tty
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import LOADS, MS, Box, wait_until
+from box import BUZZERS, LOADS, MS, Box, start_game, tap, wait_until
 from machine import header, load, percentile, store_dir, wake_overshoot_ms
 
 from referee.arbiter import Decision
@@ -55,8 +55,6 @@ from referee.rules import NS_PER_S, Call, Phase, Press, Super, Verdict
 from referee.store import Store
 from referee.view import View
 
-BUZZERS = [f"P{n}" for n in range(1, 9)]
-TAP_NS = 5 * MS
 ANSWER_S = 10.0
 HALF_S = NS_PER_S // 2
 PACE_S = 0.1
@@ -81,18 +79,6 @@ class Probe:
 
     def shown(self) -> bool:
         return bool(self.decided and self.framed)
-
-
-def tap(box: Box, button: str, at_ns: int = 0) -> list[list]:
-    """A plan's actions: the button pressed at_ns from now and released a tap later."""
-    up = at_ns + TAP_NS
-    return [[at_ns, "edge", button, at_ns, True], [up, "edge", button, up, False]]
-
-
-def start_game(box: Box) -> None:
-    for n, button in enumerate([*BUZZERS, "SUPER"]):
-        box.plan(tap(box, button, n * 3 * TAP_NS))
-    wait_until(lambda: box.app.session.state.phase is Phase.OPEN, "the game's start")
 
 
 class Latency:
@@ -154,7 +140,7 @@ class Latency:
             probe.beeped = self.note(PLAYER_HZ[probe.seat - 1], notes)
             self.current = None
             self.probes.append(probe)
-            self.box.plan(tap(self.box, button)[1:] + tap(self.box, "UNDO", 2 * MS))
+            self.box.plan(tap(button)[1:] + tap("UNDO", 2 * MS))
             wait_until(lambda: self.app.session.state.phase is Phase.OPEN, "the undo")
             # The next press at a random moment of a loop that has drawn the undo and
             # sleeps: the `render` load is the loop that never does.
@@ -254,13 +240,13 @@ class Countdown:
         for _ in range(self.rounds):
             # A hand's pace: a button pressed again within its debounce window is bounce.
             time.sleep(PACE_S)
-            self.box.plan(tap(self.box, "SUPER"))
+            self.box.plan(tap("SUPER"))
             wait_until(lambda: self.app.session.state.phase is Phase.SUPER_JOIN, "the super round")
-            self.box.plan(tap(self.box, "P1"))
+            self.box.plan(tap("P1"))
             wait_until(self.p1_joined, "P1's join")
             time.sleep(PACE_S)
             at = 2 * MS
-            flip = self.box.plan(tap(self.box, "SUPER", at)) + at
+            flip = self.box.plan(tap("SUPER", at)) + at
             self.flips.append(flip)
             wait_until(lambda: self.app.session.state.phase is Phase.SUPER_COUNTDOWN, "the flip")
             wait_until(
