@@ -47,6 +47,10 @@ LEDGER_RETRY_NS = 5_000_000_000
 WINDOW_POLL_NS = 500_000_000
 # A frame is drawn ahead of its moment by as long as the last one took, up to this.
 FRAME_LEAD_MAX_NS = 20_000_000
+# A press due to be decided this soon is waited for awake (Inputs.wait): a sleeping CPU
+# may wake milliseconds late, and a press waits only the kernel's bound and the tie
+# window. So the box spends at most this much CPU on each press.
+PRESS_AWAKE_NS = 2_000_000
 PI_MODEL = Path("/proc/device-tree/model")
 
 
@@ -197,7 +201,8 @@ class App:
             view = self.view()
             self.present(view)
             self._poll_window()
-            for item in self.inputs.wait(self._timeout(self.clock(), view)):
+            now = self.clock()
+            for item in self.inputs.wait(self._timeout(now, view), awake=self._press_due(now)):
                 if isinstance(item, Quit):
                     log.info("stopping: %s", item.reason)
                     return 0
@@ -285,6 +290,11 @@ class App:
             self.session.late,
             "; ".join(n.text for n in self.notices()) or "none",
         )
+
+    def _press_due(self, now_ns: int) -> bool:
+        """A press is to be decided within PRESS_AWAKE_NS."""
+        due = self.inputs.wake_ns(self.arbiter.press_due_ns(self.session.settings.tie_ns))
+        return due is not None and due - now_ns <= PRESS_AWAKE_NS
 
     def _timeout(self, now_ns: int, view: View) -> float | None:
         """Seconds until the next thing is due (None: until news comes)."""

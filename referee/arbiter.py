@@ -126,9 +126,13 @@ class Arbiter:
             return min(watermark_ns, self._pending[0].t_ns)
         return watermark_ns
 
+    def press_due_ns(self, tie_ns: int) -> int | None:
+        """The event time the watermark must pass for the first press waiting to go."""
+        return _due(self._pending[0], tie_ns) if self._pending else None
+
     def next_due_ns(self, tie_ns: int) -> int | None:
         """The event time the watermark must pass for `advance` to have something to do."""
-        times = [_due(d, tie_ns) for d in self._pending[:1]]
+        times = [t for t in (self.press_due_ns(tie_ns),) if t is not None]
         for name, b in self._buttons.items():
             if b.raw_down != b.down:
                 times.append(b.quiet_until)

@@ -123,6 +123,20 @@ def test_idle_means_no_wakeup_and_a_timer_means_one(make_app):
     assert timeout is not None and 0.9 < timeout <= 1.0  # the point-out timer's next second
 
 
+def test_the_loop_waits_awake_only_for_a_press_about_to_be_decided(make_app):
+    table = make_app()
+    table.tap("P1", "P2", "SUPER")
+    app = table.app
+    os.write(table.keys, KEY_OF["P2"].encode())
+    table.at(table.clock.now + 50 * MS)  # read: stamped now, decided a tie window later
+    due = table.clock.now + app.session.settings.tie_ns
+    assert not app._press_due(due - 3 * MS)
+    assert app._press_due(due - 2 * MS)
+    table.at(due)
+    assert app.session.state.pending is not None  # P2's call: its point-out timer runs
+    assert not app._press_due(table.clock.now)  # a timer is slept for, however close
+
+
 def test_a_pass_that_draws_nothing_does_not_hold_the_next_second_back(make_app):
     """The frame rate counts from the last frame drawn: a pass that changes nothing on
     the screen (a release, a window poll) 10 ms before the timer's next second must not

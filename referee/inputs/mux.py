@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from referee.edges import Inbox, InboxItem
 from referee.inputs import InputSource
+from referee.rules import NS_PER_S
 
 
 class Inputs:
@@ -59,12 +60,22 @@ class Inputs:
         times = [t for s in self.sources if (t := s.wake_ns(wanted_ns)) is not None]
         return min(times, default=None)
 
-    def wait(self, timeout_s: float | None) -> list[InboxItem]:
+    def wait(self, timeout_s: float | None, *, awake: bool = False) -> list[InboxItem]:
         """Sleep until a source or the inbox has news or the timeout ends; then return
         everything every source and the inbox hold, sources first, and move the
-        watermark to where the sources now stand."""
+        watermark to where the sources now stand.
+
+        `awake`: look for news again and again instead of sleeping, for a timeout of a
+        millisecond or two. A CPU that sleeps can take milliseconds to wake (a deep idle
+        state; a virtual machine's CPU, until its host runs it again), and the box waits
+        so for the press it is about to decide."""
         self._watch()
-        self._selector.select(timeout_s)
+        if awake and timeout_s is not None:
+            end_ns = time.monotonic_ns() + round(timeout_s * NS_PER_S)
+            while not self._selector.select(0) and time.monotonic_ns() < end_ns:
+                pass
+        else:
+            self._selector.select(timeout_s)
         return self.read()
 
     def read(self) -> list[InboxItem]:

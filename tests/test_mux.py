@@ -1,0 +1,51 @@
+"""The main loop's one wait (referee/inputs/mux.py): asleep, or awake for a press."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from referee.edges import Inbox, Quit
+from referee.inputs.keyboard import TerminalKeys
+from referee.inputs.mux import Inputs
+from tests.wakeups import wakeups
+
+MS = 1_000_000
+
+
+@pytest.fixture
+def inputs():
+    read, write = os.pipe()
+    made = Inputs([TerminalKeys(read)], Inbox())
+    yield made, write
+    made.close()
+    os.close(write)
+
+
+def test_awake_the_wait_never_sleeps_and_still_ends_on_time(inputs):
+    waiting, _ = inputs
+    me = threading.current_thread()
+    before, started = wakeups(me), time.monotonic_ns()
+    assert waiting.wait(0.002, awake=True) == []
+    assert time.monotonic_ns() - started >= 2 * MS
+    assert wakeups(me) == before  # it looked again and again: the kernel never put it to sleep
+
+
+def test_awake_the_wait_ends_as_soon_as_news_comes(inputs):
+    waiting, keys = inputs
+    waiting.inbox.put(Quit("news"))
+    os.write(keys, b"1")
+    started = time.monotonic_ns()
+    items = waiting.wait(10.0, awake=True)
+    assert time.monotonic_ns() - started < 1_000 * MS
+    # The sources first: a key is a tap, its press and its release.
+    assert [type(i).__name__ for i in items] == ["Edge", "Edge", "Quit"]
+
+
+def test_asleep_the_wait_blocks_in_the_kernel(inputs):
+    waiting, _ = inputs
+    me = threading.current_thread()
+    before = wakeups(me)
+    assert waiting.wait(0.002) == []
+    assert wakeups(me) > before
