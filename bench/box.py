@@ -212,6 +212,13 @@ class Box:
         BoardStream.take = taking  # type: ignore[method-assign]
 
     @property
+    def driver_priority(self) -> str:
+        """How the driver, playing the kernel, is scheduled (once it has answered a plan)."""
+        if os.sched_getscheduler(self._driver.pid) == os.SCHED_FIFO:
+            return "SCHED_FIFO 50, as the kernel's GPIO interrupt thread"
+        return "normal priority (SCHED_FIFO refused): its own delays count as the box's"
+
+    @property
     def beeper_notes(self) -> list[tuple[int, float]]:
         return BeeperPin.notes
 

@@ -6,15 +6,20 @@
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
    call back for the next. One press at a time, at a random moment of a loop at rest:
+     read      from the edge's stamp to the loop reading it from the request: the
+               driver's write and the loop's wake-up from its sleep;
      woke      from the edge's stamp to the start of the loop's step that decides it (the
-               floor is the kernel's bound, IRQ_BOUND_NS, plus the tie window);
+               floor is the kernel's bound, IRQ_BOUND_NS, plus the tie window; the loop
+               waits for it awake, app.PRESS_AWAKE_NS);
      decision  from the edge's stamp to the moment the arbiter lets it go to the engine
                (the watermark has passed it and its tie window);
      ledger    to the end of that step of the loop: the input on the disk (fsync);
      beep      to the moment the beeper's pin starts the caller's note (gpiozero's
                MockFactory: the PWM frequency set, as on a Pi);
      frame     to the moment the frame showing the caller was flipped (SDL's dummy
-               driver, 1280x720).
+               driver, 1280x720);
+     stolen    the share of the CPUs' time a virtual machine's host took while the
+               load ran (/proc/stat's steal): a CPU taken then wakes nobody on time.
    Loads: `idle` (the App as it is: it sleeps until the press, then until its watermark
    passes the tie window, decides, draws), `render` (the loop never sleeps and renders a
    frame on every pass: the main thread always busy). Targets, idle: decision p99 within
@@ -45,7 +50,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from box import BUZZERS, LOADS, MS, Box, start_game, tap, wait_until
-from machine import header, load, percentile, store_dir, wake_overshoot_ms
+from machine import (
+    cpu_ticks,
+    header,
+    load,
+    percentile,
+    stolen_percent,
+    store_dir,
+    wake_overshoot_ms,
+)
 
 from referee.arbiter import Decision
 from referee.config import default_config
@@ -67,6 +80,7 @@ PACE_S = 0.1
 class Probe:
     seat: int
     t_edge: int = 0
+    read: int = 0
     done: threading.Event = field(default_factory=threading.Event)
     woke: int = 0
     decided: int = 0
@@ -89,6 +103,7 @@ class Latency:
         self.rng = rng
         self.current: Probe | None = None
         self.probes: list[Probe] = []
+        self.driver = ""
         box.after_step = self.after_step
         show, play = box.window.show, self.app.session.play
 
@@ -125,10 +140,12 @@ class Latency:
 
     def drive(self) -> None:
         start_game(self.box)
+        self.driver = self.box.driver_priority
         for _ in range(self.presses):
             button = self.rng.choice(BUZZERS)
             probe = Probe(int(button[1:]))
             notes = len(self.box.beeper_notes)
+            reads = len(self.box.reads)
             self.current = probe
             # The press a moment from now, at a random point of the loop's pass, stamped
             # as it is written: as the kernel's interrupt does, before queueing it.
@@ -137,6 +154,7 @@ class Latency:
             wait_until(probe.shown, "the call")
             call = self.app.session.state.calls[-1]
             probe.t_edge = self.app.session.mono_ns(call.first_ns)
+            probe.read = next(t for t, b in self.box.reads[reads:] if b == button)
             probe.beeped = self.note(PLAYER_HZ[probe.seat - 1], notes)
             self.current = None
             self.probes.append(probe)
@@ -163,12 +181,13 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
         box = Box(Path(tmp), load=load_name)
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
-        started = time.monotonic()
+        started, ticks = time.monotonic(), cpu_ticks()
         box.run(bench.drive)
-        elapsed = time.monotonic() - started
+        elapsed, stolen = time.monotonic() - started, stolen_percent(ticks, cpu_ticks())
         return {
             "load": load_name,
             "n": len(bench.probes),
+            "read": [(p.read - p.t_edge) / MS for p in bench.probes],
             "woke": [(p.woke - p.t_edge) / MS for p in bench.probes],
             "decision": [(p.decided - p.t_edge) / MS for p in bench.probes],
             "ledger": [(p.stepped - p.t_edge) / MS for p in bench.probes],
@@ -176,7 +195,9 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
             "frame": [(p.framed - p.t_edge) / MS for p in bench.probes],
             "late": box.app.session.late - late,
             "passes": box.steps / elapsed,
+            "stolen": stolen,
             "tie": box.app.session.settings.tie_ns / MS,
+            "driver": bench.driver,
         }
 
 
@@ -190,17 +211,18 @@ def spread(values: list[float], n: int = 3) -> str:
 
 def loop_table(rows: list[dict]) -> None:
     print(
-        f"{'load':>6} | {'presses':>7} | {'ms from the edge to: loop woke':>30} | "
+        f"{'load':>6} | {'presses':>7} | {'ms from the edge to: read':>25} | {'loop woke':>20} | "
         f"{'decision':>20} | {'ledger':>20} | {'beep':>20} | {'frame':>20} | "
-        f"{'late':>4} | {'passes/s':>8}"
+        f"{'late':>4} | {'passes/s':>8} | {'stolen':>6}"
     )
-    print(f"{'':>6} | {'':>7} | {'p50 / p99 / max':>30} | " + " | ".join([f"{'':>20}"] * 4))
-    print("-" * 161)
+    print(f"{'':>6} | {'':>7} | {'p50 / p99 / max':>25} | " + " | ".join([f"{'':>20}"] * 5))
+    print("-" * 188)
     for r in rows:
         print(
-            f"{r['load']:>6} | {r['n']:>7} | {spread(r['woke']):>30} | "
+            f"{r['load']:>6} | {r['n']:>7} | {spread(r['read']):>25} | {spread(r['woke']):>20} | "
             f"{spread(r['decision']):>20} | {spread(r['ledger']):>20} | {spread(r['beep']):>20} | "
-            f"{spread(r['frame']):>20} | {r['late']:>4} | {r['passes']:>8.0f}"
+            f"{spread(r['frame']):>20} | {r['late']:>4} | {r['passes']:>8.0f} | "
+            f"{r['stolen']:>5.2f}%"
         )
 
 
@@ -237,6 +259,7 @@ class Countdown:
 
     def drive(self) -> None:
         start_game(self.box)
+        self.driver = self.box.driver_priority
         for _ in range(self.rounds):
             # A hand's pace: a button pressed again within its debounce window is bounce.
             time.sleep(PACE_S)
@@ -564,6 +587,7 @@ def main() -> int:
         rows = [measure(name, args) for name in LOADS]
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
+        print(f"the driver (the kernel's part) ran at {rows[0]['driver']}")
         woke = wake_overshoot_ms()
         print(f"the machine's own wake-up, for comparison: {len(woke)} select() sleeps of 1.1 ms "
               f"woke late by p50 / p99 / max {spread(woke)} ms")  # fmt: skip

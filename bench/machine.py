@@ -72,3 +72,17 @@ def wake_overshoot_ms(sleeps: int = 1000, sleep_s: float = 0.0011) -> list[float
         late.append((time.monotonic_ns() - start) / 1e6 - sleep_s * 1e3)
         time.sleep(random.uniform(0, 0.002))  # at a random phase of the host's ticks
     return late
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(stolen, all) of every CPU's time since boot, in ticks: `steal` is the time a
+    virtual machine's host ran something else while this machine had work for the CPU."""
+    with Path("/proc/stat").open() as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is counted in user)
+    return fields[7], sum(fields[:8])
+
+
+def stolen_percent(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the CPUs' time the host took between two cpu_ticks() readings."""
+    return 100 * (after[0] - before[0]) / max(1, after[1] - before[1])
