@@ -12,7 +12,9 @@
                floor is the kernel's bound, IRQ_BOUND_NS, plus the tie window; the loop
                waits for it awake, app.PRESS_AWAKE_NS);
      decision  from the edge's stamp to the moment the arbiter lets it go to the engine
-               (the watermark has passed it and its tie window);
+               (the watermark has passed it and its tie window); printed below the
+               table, the box's own part of it: from the later of the read and the
+               floor to the decision;
      ledger    to the end of that step of the loop: the input on the disk (fsync);
      beep      to the moment the beeper's pin starts the caller's note (gpiozero's
                MockFactory: the PWM frequency set, as on a Pi);
@@ -62,6 +64,7 @@ from machine import (
 
 from referee.arbiter import Decision
 from referee.config import default_config
+from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.outputs import captions
 from referee.outputs.sound import PIP, PLAYER_HZ, TIME_UP
 from referee.rules import NS_PER_S, Call, Phase, Press, Super, Verdict
@@ -181,6 +184,7 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
         box = Box(Path(tmp), load=load_name)
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
+        tie_ns = box.app.session.settings.tie_ns
         started, ticks = time.monotonic(), cpu_ticks()
         box.run(bench.drive)
         elapsed, stolen = time.monotonic() - started, stolen_percent(ticks, cpu_ticks())
@@ -190,13 +194,19 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
             "read": [(p.read - p.t_edge) / MS for p in bench.probes],
             "woke": [(p.woke - p.t_edge) / MS for p in bench.probes],
             "decision": [(p.decided - p.t_edge) / MS for p in bench.probes],
+            # What the box adds once the edge is read and may be decided: from the later
+            # of its read and the floor (the kernel's bound and the tie window).
+            "own": [
+                (p.decided - max(p.read, p.t_edge + IRQ_BOUND_NS + tie_ns)) / MS
+                for p in bench.probes
+            ],
             "ledger": [(p.stepped - p.t_edge) / MS for p in bench.probes],
             "beep": [(p.beeped - p.t_edge) / MS for p in bench.probes],
             "frame": [(p.framed - p.t_edge) / MS for p in bench.probes],
             "late": box.app.session.late - late,
             "passes": box.steps / elapsed,
             "stolen": stolen,
-            "tie": box.app.session.settings.tie_ns / MS,
+            "tie": tie_ns / MS,
             "driver": bench.driver,
         }
 
@@ -592,6 +602,9 @@ def main() -> int:
         print(f"the machine's own wake-up, for comparison: {len(woke)} select() sleeps of 1.1 ms "
               f"woke late by p50 / p99 / max {spread(woke)} ms")  # fmt: skip
         loop_table(rows)
+        for r in rows:
+            print(f"{r['load']}: the box's own part, from the later of the read and the floor to "
+                  f"the decision: p50 / p99 / max {spread(r['own'])} ms")  # fmt: skip
         idle = rows[0]
         for what, target in (("decision", tie + 2), ("beep", 20.0)):
             p99 = percentile(idle[what], 99)
