@@ -4,6 +4,7 @@ One thread, this one, owns the engine, the store and the screen (docs/design.md)
 in one wait on every input source's file descriptor (the kernel wakes it) and the
 inbox's pipe (signals), until news comes or the next thing is due: a decision the
 sources' watermark must pass, a timer, a frame, the watchdog, or a retry of the ledger.
+A press about to be decided it waits for awake (PRESS_AWAKE_NS).
 Then it reads every source until empty, and only then decides: in event time, behind
 the watermark (docs/design.md, "Event time"), so a stall may delay a decision, never change
 it. At idle it wakes only for the watchdog and, with a window, to take its events.
