@@ -33,6 +33,7 @@ from tests.fake_board import FakeBoard
 MS = 1_000_000  # ns
 S = 1000 * MS
 SETTLE = 5 * MS
+LAG = SETTLE + MARGIN_NS  # the fallback watermark's lag behind the last empty read
 START = 1_000 * S
 
 
@@ -126,11 +127,28 @@ def test_without_t_lines_the_watermark_is_the_last_empty_read_less_the_settle_wi
     clock.now = START + 7 * S
     board.down("P2", 10_000)
     reader.read()
-    assert reader.watermark_ns == START + 7 * S - SETTLE
+    # Less the mapping's margin too: lines are mapped that far before their arrival.
+    assert reader.watermark_ns == START + 7 * S - LAG
     # To pass a time, the loop reads again that much later; its descriptor wakes it
     # for lines.
-    assert reader.wake_ns(START + 8 * S) == START + 8 * S + SETTLE
+    assert reader.wake_ns(START + 8 * S) == START + 8 * S + LAG
     assert reader.wake_ns(None) is None
+
+
+def test_without_t_lines_a_line_up_to_the_settle_window_slower_is_not_late(board, clock, reader):
+    """A line that travelled the settle window longer than the fastest of its read, read
+    right after an empty read, maps after the watermark that read gave."""
+    board.hello()
+    clock.now = START + 7 * S
+    assert reader.read() == []
+    watermark = reader.watermark_ns
+    # P1's edge is older than P2's, but both lines came now: P1's trip was longer, by
+    # the settle window less the mapping's allowance for the clocks' drift over the gap.
+    slower_us = SETTLE // 1000 - 10
+    board.send(f"D P1 {1_000_000}", f"D P2 {1_000_000 + slower_us}")
+    p1, p2 = edges(reader.read())
+    assert p2.t_ns - p1.t_ns == slower_us * 1000
+    assert p1.t_ns >= watermark
 
 
 def test_without_t_lines_a_read_goes_on_sorted_and_a_line_out_of_order_is_not_dropped(
@@ -345,14 +363,14 @@ def test_a_board_silent_for_a_second_is_stalled_and_its_watermark_falls_back(boa
     clock.now += 1
     assert status(reader.read()) == SourceStatus(reader.name, STALLED, ok=False, condition="stall")
     # The game's timers go on, by the keyboard's rule.
-    assert reader.watermark_ns == clock.now - SETTLE > wm
-    assert reader.wake_ns(clock.now + 1) == clock.now + 1 + SETTLE
+    assert reader.watermark_ns == clock.now - LAG > wm
+    assert reader.wake_ns(clock.now + 1) == clock.now + 1 + LAG
     clock.now += 10 * MS
     board.down_then_t("P1", 2_010_000)
     *pressed, heard = reader.read()
     assert heard == SourceStatus(reader.name, HEARD_AGAIN, ok=True, condition="stall")
     assert [e.button for e in edges(pressed)] == ["P1"]
-    assert reader.watermark_ns >= clock.now - 10 * MS - SETTLE  # never back
+    assert reader.watermark_ns >= clock.now - 10 * MS - LAG  # never back
 
 
 def test_a_stall_of_the_daemon_is_not_the_boards(board, clock, reader):
@@ -413,7 +431,7 @@ def test_an_unplugged_board_is_reported_once_waited_for_and_reopened(board, cloc
     for _ in range(3):  # retried every half second, reported once
         clock.now += RETRY_NS
         assert reader.read() == []
-        assert reader.watermark_ns == clock.now - SETTLE  # the game's timers go on
+        assert reader.watermark_ns == clock.now - LAG  # the game's timers go on
 
     board.plug()
     clock.now += RETRY_NS

@@ -9,8 +9,9 @@ the port, its comings and goings, and the source's watermark.
 
 - **Watermark.** While the board sends T lines, its last T, mapped. Otherwise (an older
   board without them, a board not heard yet, or one stalled) the keyboard's rule with the
-  settle window as a line's worst trip: the time the port was last read empty, less
-  `settle_ns` (mapped stamps sit before their lines' arrival).
+  settle window as how much longer than the fastest a line's trip may be: the time the
+  port was last read empty, less `settle_ns` and less the mapping's margin (a line is
+  mapped up to the margin plus its extra trip before its arrival, board_clock.py).
 - **Stalled.** A board in watermark mode whose last T line is STALL_NS old, judged right
   after the port has been read (so that a stall of the daemon itself, after which the
   board's lines are all there, is not taken for the board's), is shown as stalled until
@@ -38,6 +39,7 @@ import serial
 
 from referee.edges import BUTTONS, SourceStatus
 from referee.inputs import SourceItem
+from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_lines import LED_MODES, BadLine, LineFramer, parse_line
 from referee.inputs.board_stream import JUMPED, BoardStream
 
@@ -82,7 +84,8 @@ class SerialBoard:
         self.device = device
         self.name = f"serial button board ({device})"
         self._baud = baud  # a USB board ignores it; a UART needs it
-        self._settle_ns = settle_ns
+        # The fallback rule's lag: a line up to settle_ns slower than the fastest, mapped.
+        self._lag_ns = settle_ns + MARGIN_NS
         self._now = clock
         self._unplugged = f"button board unplugged: waiting for {device}"
         self._lock = threading.Lock()  # guards _port between the main loop and the speaker
@@ -102,7 +105,7 @@ class SerialBoard:
         now = clock()
         self._empty_ns = now  # when the port was last read empty, or found not there
         self._received_ns = now  # when bytes last came
-        self._watermark = now - settle_ns
+        self._watermark = now - self._lag_ns
         self._connect(now)
 
     @property
@@ -133,7 +136,7 @@ class SerialBoard:
             # Its T lines wake the loop; this is to judge a silence.
             times.append(self._stream.last_t_received_ns + STALL_NS)
         elif wanted_ns is not None:
-            times.append(wanted_ns + self._settle_ns)  # the fallback rule
+            times.append(wanted_ns + self._lag_ns)  # the fallback rule
         return min(times, default=None)
 
     def held_at_start(self) -> tuple[str, ...]:
@@ -309,7 +312,7 @@ class SerialBoard:
             self._watermark = max(self._watermark, stream.watermark_ns)
         else:
             self._items += stream.release(self._received_ns)
-            self._watermark = max(self._watermark, self._empty_ns - self._settle_ns)
+            self._watermark = max(self._watermark, self._empty_ns - self._lag_ns)
 
     def _report(self, *, ok: bool, text: str, condition: str = "link") -> None:
         """Tell the main loop one of the board's conditions, once per change."""
