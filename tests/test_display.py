@@ -327,3 +327,13 @@ def test_a_game_played_through_the_window(window, inbox):
         assert drew(window, view)
         assert not drew(window, view)
     assert window.frames == 5
+
+
+def test_events_waiting_without_a_descriptor(window):
+    # The dummy driver, as KMSDRM, gives no descriptor: its events are looked for.
+    assert window.events_fd() is None
+    assert not window.events_waiting()
+    key(pygame.KEYDOWN, pygame.K_v)
+    assert window.events_waiting()
+    window.take_events()
+    assert not window.events_waiting()

@@ -70,6 +70,23 @@ class Daemon:
     def x(self, *command: str) -> str:
         return subprocess.run(command, env=self.env, capture_output=True, text=True).stdout
 
+    def wakeups(self) -> int:
+        """How many times the main thread has gone to sleep (Linux counts it)."""
+        status = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/status").read_text()
+        line = next(x for x in status.splitlines() if x.startswith("voluntary_ctxt_switches:"))
+        return int(line.split()[1])
+
+    def assert_asleep(self, settle_s: float = 5, watch_s: float = 0.5) -> None:
+        """Once it has drawn and played what it had to, the main loop wakes no more."""
+        end = time.monotonic() + settle_s
+        while True:
+            before = self.wakeups()
+            time.sleep(watch_s)  # watching a process: there is nothing to wait on
+            woke = self.wakeups() - before
+            if woke == 0:
+                return
+            assert time.monotonic() < end, f"the idle loop woke {woke} times in {watch_s} s"
+
     def keys(self, *keys: str) -> None:
         for key in keys:
             self.x("xdotool", "key", key)
@@ -88,5 +105,9 @@ def test_a_game_in_an_x_window_and_sigterm_while_idle(x_display, tmp_path):
     daemon.wait_for("P2 calls SET")
     daemon.keys("v")
     daemon.wait_for("P2 SET! (+1)")
-    daemon.proc.send_signal(signal.SIGTERM)  # idle: asleep in SDL's wait
+    # Idle, nothing due: asleep on the X server's connection, never woken to look for keys.
+    daemon.assert_asleep()
+    daemon.keys("1")
+    daemon.wait_for("P1 calls SET")  # and a key wakes it
+    daemon.proc.send_signal(signal.SIGTERM)  # idle: asleep on its sources
     assert daemon.proc.wait(timeout=5) == 0

@@ -28,7 +28,8 @@ ESC = "\x1b"
 
 # A USB keyboard is polled every 8 ms (125 Hz): two keys closer than that cannot be ordered.
 KEYBOARD_RESOLUTION_NS = 8_000_000
-# How often the main loop takes the window's keys: SDL has no descriptor to wait on.
+# How often the main loop takes the window's keys where SDL's events come through no
+# descriptor it can wait on (KMSDRM).
 KEY_POLL_NS = 10_000_000
 
 
@@ -133,28 +134,36 @@ class TerminalKeys:
 
 
 class WindowKeys:
-    """The window's keyboard as the input: the main loop takes its keys from SDL every
-    KEY_POLL_NS (the window stamps each key as it is taken), so two keys closer than
-    that may be stamped in either order."""
+    """The window's keyboard as the input; the window stamps each key as it is taken.
+    Under X11 the main loop waits on the X server's connection and takes the keys as they
+    come, as a terminal's; elsewhere it takes them every KEY_POLL_NS, so two keys closer
+    than that may be stamped in either order."""
 
     name = "keyboard (window)"
-    resolution_ns = max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
     buttons = BUTTONS
 
     def __init__(self, window: "Window", clock: Callable[[], int] = time.monotonic_ns) -> None:
         self._window = window
         self._clock = clock
+        self._fd = window.events_fd()
+        self.resolution_ns = KEYBOARD_RESOLUTION_NS
+        if self._fd is None:
+            self.resolution_ns = max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
         self._watermark = clock()
 
     def fileno(self) -> int | None:
-        return None
+        return self._fd
 
     @property
     def watermark_ns(self) -> int:
         return self._watermark
 
     def wake_ns(self, wanted_ns: int | None) -> int | None:
-        return self._watermark + KEY_POLL_NS
+        if self._fd is None:
+            return self._watermark + KEY_POLL_NS
+        if self._window.events_waiting():
+            return self._clock()  # read from the connection already: take them now
+        return wanted_ns  # a read then finds every key that came before it
 
     def held_at_start(self) -> tuple[str, ...]:
         return ()

@@ -7,7 +7,8 @@ On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on 
 desktop the Window is a resizable window. Only the main thread may touch the Window
 (SDL's rule for the video subsystem). The main loop never sleeps in SDL: pygame's
 event.wait naps 1 ms at a time in C, which costs about 1 % of a core at idle and keeps
-Python's signal handlers from running. The loop sleeps on its Inbox instead and calls
+Python's signal handlers from running. The loop sleeps on its Inbox and its sources
+instead, under X11 on the X server's connection too (`events_fd`, x11.py), and calls
 `take_events` when it wakes.
 """
 
@@ -24,6 +25,7 @@ from referee.view import View
 from . import captions
 from .canvas import Canvas
 from .screens import draw_screen
+from .x11 import x_connection
 
 __all__ = ["ScreenUnavailable", "Window", "render"]
 
@@ -87,6 +89,7 @@ class Window:
         except pygame.error as err:
             pygame.display.quit()
             raise ScreenUnavailable(f"cannot open the {self.driver} screen: {err}") from None
+        self._x = x_connection(pygame.display.get_wm_info()) if self.driver == "x11" else None
         pygame.display.set_caption("referee")
         pygame.key.set_repeat()  # no emulated key repeat: a held key is one press
         pygame.event.set_blocked(None)
@@ -98,6 +101,15 @@ class Window:
         self._last_key: tuple[object, ...] | None = None
         self.quit_requested = False
         self.frames = 0  # drawn so far
+
+    def events_fd(self) -> int | None:
+        """A descriptor that is readable when events come (the X server's connection), or
+        None (KMSDRM reads input devices SDL keeps to itself): then look now and then."""
+        return None if self._x is None else self._x.fd
+
+    def events_waiting(self) -> bool:
+        """Events already read from that descriptor, not taken yet: no sleeping on them."""
+        return (self._x is not None and self._x.queued()) or pygame.event.peek(pump=False)
 
     def take_events(self) -> None:
         """Act on what SDL has queued: keys become edges in the inbox (stamped now), a
@@ -145,6 +157,7 @@ class Window:
         return True
 
     def close(self) -> None:
+        self._x = None  # its connection closes with the display
         pygame.display.quit()
 
     def __enter__(self) -> "Window":
