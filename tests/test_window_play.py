@@ -105,6 +105,10 @@ def test_a_game_in_an_x_window_and_sigterm_while_idle(x_display, tmp_path):
     daemon.wait_for("P2 calls SET")
     daemon.keys("v")
     daemon.wait_for("P2 SET! (+1)")
+    # The window's surface is shown through shared memory: no OpenGL, so no Mesa (and its
+    # LLVM, 90 MB) in the process.
+    maps = Path(f"/proc/{daemon.proc.pid}/maps").read_text()
+    assert "_dri.so" not in maps and "libGL" not in maps
     # Idle, nothing due: asleep on the X server's connection, never woken to look for keys.
     daemon.assert_asleep()
     daemon.keys("1")
