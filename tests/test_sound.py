@@ -389,6 +389,20 @@ def recording():
     speaker.close()
 
 
+def test_play_returns_once_the_thread_has_taken_a_sound_it_can_start(recording):
+    """The loop hands the GIL to the sound's thread for a sound it can start at once, and
+    not for one that waits behind another (it would wait the whole hand-off for nothing)."""
+    speaker, _ = recording
+    speaker.hold.clear()  # each sound is held as long as the test says
+    speaker.play(joined(1))  # nothing sounds: taken before play returns
+    assert not speaker._queue
+    speaker.wait_started(1)
+    speaker.play(joined(2))  # waits behind joined(1), which it does not cut
+    assert len(speaker._queue) == 1
+    speaker.hold.set()
+    assert [sound for sound, _ in speaker.wait_for(2)] == [joined(1), joined(2)]
+
+
 def test_a_planned_sound_cuts_what_sounds_when_its_moment_comes(recording):
     speaker, clock = recording
     long = Sound(((988, 60_000),))

@@ -36,8 +36,10 @@ silence); the countdown's pips and its end are planned ahead for the flip's stam
 is heard at the deadline, not when the watermark lets the engine decide it; a press
 stamped before the deadline still pauses the countdown, whatever was heard.
 
-Speakers play on a thread of their own, so `play` never blocks; the thread sleeps on a
-condition with no timeout while nothing sounds or is planned.
+Speakers play on a thread of their own, so `play` never waits for a sound: only, for at
+most HANDOFF_S, for the thread to take one it can start at once (the GIL goes to it then,
+not after the loop's next frame). The thread sleeps on a condition with no timeout while
+nothing sounds or is planned.
 """
 
 import logging
@@ -214,6 +216,8 @@ def countdown_plan(view: View) -> Plan:
 STALE_NS = 250_000_000
 # A planned sound's thread may wake this late for it and still play it.
 PLAN_SLACK_NS = 20_000_000
+# How long `play` waits for the sound's thread to take a sound it can start at once.
+HANDOFF_S = 0.005
 
 
 class Speaker(Protocol):
@@ -259,6 +263,12 @@ class QueuedSpeaker:
                 self._cut = True
             self._queue.append((self._clock(), sound))
             self._cond.notify_all()
+            if sound.cuts or not self._sounding:
+                # Hand the GIL over until the thread has taken it. A loop that draws lets
+                # go of the GIL and takes it back around each blit, and every let-go wakes
+                # the waiting thread's wait for it anew, so CPython would not make the
+                # loop yield: the beep then waited 45 to 240 ms for a frame-drawing loop.
+                self._cond.wait_for(lambda: not self._queue or self._closed, HANDOFF_S)
 
     def plan(self, plan: Plan) -> None:
         with self._cond:
@@ -343,6 +353,7 @@ class QueuedSpeaker:
                     return
                 self._sounding = sound is not None
                 self._cut = False
+                self._cond.notify_all()  # taken: `play` may go on
             try:
                 if sound is None:
                     self._rest()
