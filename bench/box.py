@@ -64,9 +64,12 @@ BUZZERS = [f"P{n}" for n in range(1, 9)]
 TAP_NS = 5 * MS  # how long a button is held: a tap
 
 
-# Notified whenever the box may have changed (a step, a frame, a note): a benchmark's
-# thread waits on it for what it expects, rather than looking again and again (which
-# would take the GIL from the main loop it measures).
+# Notified whenever the box has changed (a step that changed the game, a frame drawn, a
+# note): a benchmark's thread waits on it for what it expects, rather than looking again
+# and again (which would take the GIL from the main loop it measures). Not on every pass:
+# a thread woken 800 times a second trades the GIL with the loop so often that CPython
+# never lets a third thread, the sound's, ask for it (someone else took it within each
+# switch interval), and the beeps under `render` waited up to 250 ms for it.
 changed = threading.Condition()
 
 
@@ -158,10 +161,12 @@ class Box:
 
         def stepped(now_ns: int) -> list:
             self.step_now = now_ns
+            before = app.session.state
             outcomes = step(now_ns)
             self.steps += 1
             self.after_step(now_ns)
-            notify()
+            if outcomes or app.session.state is not before:
+                notify()
             return outcomes
 
         def shown(view: View) -> bool:
@@ -169,7 +174,8 @@ class Box:
             if load == "render":
                 render(pygame.display.get_surface(), view)  # drawn, not flipped: load
             drawn = show(view)
-            notify()
+            if drawn:
+                notify()
             return drawn
 
         app.step = stepped  # type: ignore[method-assign]
