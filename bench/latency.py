@@ -25,7 +25,11 @@
    Loads: `idle` (the App as it is: it sleeps until the press, then until its watermark
    passes the tie window, decides, draws), `render` (the loop never sleeps and renders a
    frame on every pass: the main thread always busy). Targets, idle: decision p99 within
-   the tie window + 2 ms; beep p99 within 20 ms.
+   the tie window + 2 ms; beep p99 within 20 ms. On a virtual machine whose idle CPUs
+   halt at once (cpuidle-haltpoll with its polling off, as here) and where it may, the
+   `idle` load runs again with them polling 200 us first (`idle-hp`), as a bare-metal
+   CPU wakes: how much of the tail is the host's waking of a halted CPU. It is printed
+   for comparison; the verdict is the `idle` row's.
 2. The super round's countdown: SUPER, a join and SUPER again (the flip), pressed the same
    way, `--rounds` times. The pips should start at the flip's stamp + 7, 8 and 9 s and the
    time-up tone at + 10 s (on the beeper's pin), and the screen show 3, 2, 1 and 0 s left
@@ -58,6 +62,7 @@ from pathlib import Path
 from box import BUZZERS, LOADS, MS, Box, start_game, tap, wait_until
 from machine import (
     cpu_ticks,
+    halt_polling,
     header,
     load,
     percentile,
@@ -76,6 +81,7 @@ from referee.store import Store
 from referee.view import View
 
 ANSWER_S = 10.0
+HALT_POLL_NS = 200_000  # cpuidle-haltpoll's own default
 HALF_S = NS_PER_S // 2
 PACE_S = 0.1
 
@@ -225,15 +231,15 @@ def spread(values: list[float], n: int = 3) -> str:
 
 def loop_table(rows: list[dict]) -> None:
     print(
-        f"{'load':>6} | {'presses':>7} | {'ms from the edge to: read':>25} | {'loop woke':>20} | "
+        f"{'load':>7} | {'presses':>7} | {'ms from the edge to: read':>25} | {'loop woke':>20} | "
         f"{'decision':>20} | {'ledger':>20} | {'beep':>20} | {'frame':>20} | "
         f"{'late':>4} | {'passes/s':>8} | {'stolen':>6}"
     )
-    print(f"{'':>6} | {'':>7} | {'p50 / p99 / max':>25} | " + " | ".join([f"{'':>20}"] * 5))
-    print("-" * 188)
+    print(f"{'':>7} | {'':>7} | {'p50 / p99 / max':>25} | " + " | ".join([f"{'':>20}"] * 5))
+    print("-" * 189)
     for r in rows:
         print(
-            f"{r['load']:>6} | {r['n']:>7} | {spread(r['read']):>25} | {spread(r['woke']):>20} | "
+            f"{r['load']:>7} | {r['n']:>7} | {spread(r['read']):>25} | {spread(r['woke']):>20} | "
             f"{spread(r['decision']):>20} | {spread(r['ledger']):>20} | {spread(r['beep']):>20} | "
             f"{spread(r['frame']):>20} | {r['late']:>4} | {r['passes']:>8.0f} | "
             f"{r['stolen']:>5.2f}%"
@@ -633,12 +639,22 @@ def main() -> int:
     if args.only in (None, "loop"):
         print()
         rows = [measure(name, args) for name in LOADS]
+        woke = {"": wake_overshoot_ms()}
+        with halt_polling(HALT_POLL_NS) as replaced:
+            if replaced is not None:  # a virtual machine: the same, its CPUs woken as bare metal
+                rows.append(measure("idle", args) | {"load": "idle-hp"})
+                woke[f" (idle CPUs polling {HALT_POLL_NS // 1000} us)"] = wake_overshoot_ms()
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
         print(f"the driver (the kernel's part) ran at {rows[0]['driver']}")
-        woke = wake_overshoot_ms()
-        print(f"the machine's own wake-up, for comparison: {len(woke)} select() sleeps of 1.1 ms "
-              f"woke late by p50 / p99 / max {spread(woke)} ms")  # fmt: skip
+        for how, late in woke.items():
+            print(f"the machine's own wake-up{how}: {len(late)} select() sleeps of 1.1 ms "
+                  f"woke late by p50 / p99 / max {spread(late)} ms")  # fmt: skip
+        if replaced is not None:
+            print(f"idle-hp: idle again, with this virtual machine's idle CPUs polling "
+                  f"{HALT_POLL_NS // 1000} us before they halt (cpuidle-haltpoll's "
+                  f"guest_halt_poll_ns, {replaced} otherwise), as a Pi's CPU wakes at once; "
+                  f"for comparison, not a verdict")  # fmt: skip
         loop_table(rows)
         for r in rows:
             print(f"{r['load']}: the box's own part, from the later of the read and the floor to "

@@ -1,5 +1,6 @@
 """What every benchmark says about the machine it ran on, and the small helpers they share."""
 
+import contextlib
 import math
 import os
 import platform
@@ -8,7 +9,11 @@ import select
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
+HALT_POLL_NS = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -86,3 +91,25 @@ def cpu_ticks() -> tuple[int, int]:
 def stolen_percent(before: tuple[int, int], after: tuple[int, int]) -> float:
     """The share of the CPUs' time the host took between two cpu_ticks() readings."""
     return 100 * (after[0] - before[0]) / max(1, after[1] - before[1])
+
+
+@contextlib.contextmanager
+def halt_polling(ns: int) -> Iterator[int | None]:
+    """A virtual machine's idle CPUs polling for work `ns` before they halt (Linux's
+    cpuidle-haltpoll driver), as a bare-metal CPU wakes from its idle in microseconds
+    where a halted virtual one waits for its host to run it again. Yields the setting it
+    replaced, or None where there is no such setting (no haltpoll, not root): nothing
+    changed. The old setting is put back."""
+    try:
+        if CPUIDLE_DRIVER.read_text().strip() != "haltpoll":
+            yield None
+            return
+        old = int(HALT_POLL_NS.read_text())
+        HALT_POLL_NS.write_text(str(ns))
+    except OSError:
+        yield None
+        return
+    try:
+        yield old
+    finally:
+        HALT_POLL_NS.write_text(str(old))
