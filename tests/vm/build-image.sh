@@ -91,7 +91,7 @@ debian_mirror() {
 
 host_tools() {
     local KV=$1 want=() pkg
-    for pkg in qemu-system-x86 debootstrap e2fsprogs gcc make swig dpkg-dev \
+    for pkg in qemu-system-x86 debootstrap e2fsprogs kmod gcc make swig dpkg-dev \
         python3-dev python3-pip python3-setuptools python3-wheel "linux-headers-$KV"; do
         dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || want+=("$pkg")
     done
