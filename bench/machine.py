@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
-HALT_POLL_NS = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+HALT_POLL_SETTING = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -104,12 +104,12 @@ def halt_polling(ns: int) -> Iterator[int | None]:
         if CPUIDLE_DRIVER.read_text().strip() != "haltpoll":
             yield None
             return
-        old = int(HALT_POLL_NS.read_text())
-        HALT_POLL_NS.write_text(str(ns))
+        old = int(HALT_POLL_SETTING.read_text())
+        HALT_POLL_SETTING.write_text(str(ns))
     except OSError:
         yield None
         return
     try:
         yield old
     finally:
-        HALT_POLL_NS.write_text(str(old))
+        HALT_POLL_SETTING.write_text(str(old))

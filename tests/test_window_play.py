@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from .processes import Output
+from .wakeups import task_wakeups
 
 TOOLS = ("Xvfb", "xdotool", "xwininfo")
 pytestmark = pytest.mark.skipif(
@@ -70,19 +71,13 @@ class Daemon:
     def x(self, *command: str) -> str:
         return subprocess.run(command, env=self.env, capture_output=True, text=True).stdout
 
-    def wakeups(self) -> int:
-        """How many times the main thread has gone to sleep (Linux counts it)."""
-        status = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/status").read_text()
-        line = next(x for x in status.splitlines() if x.startswith("voluntary_ctxt_switches:"))
-        return int(line.split()[1])
-
     def assert_asleep(self, settle_s: float = 5, watch_s: float = 0.5) -> None:
         """Once it has drawn and played what it had to, the main loop wakes no more."""
         end = time.monotonic() + settle_s
         while True:
-            before = self.wakeups()
+            before = task_wakeups(self.proc.pid, self.proc.pid)
             time.sleep(watch_s)  # watching a process: there is nothing to wait on
-            woke = self.wakeups() - before
+            woke = task_wakeups(self.proc.pid, self.proc.pid) - before
             if woke == 0:
                 return
             assert time.monotonic() < end, f"the idle loop woke {woke} times in {watch_s} s"

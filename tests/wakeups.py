@@ -14,9 +14,14 @@ def thread_named(name: str) -> threading.Thread:
 
 def wakeups(thread: threading.Thread) -> int:
     """How many times the thread has gone to sleep: each wake-up ends in one more."""
-    status = Path(f"/proc/self/task/{thread.native_id}/status")
+    return task_wakeups("self", thread.native_id)
+
+
+def task_wakeups(pid: int | str, tid: int | None) -> int:
+    """The same for any process's thread (its main thread: tid = pid)."""
+    status = Path(f"/proc/{pid}/task/{tid}/status")
     if not status.exists():
-        pytest.skip("needs Linux's /proc/self/task to count a thread's wake-ups")
+        pytest.skip("needs Linux's /proc/PID/task to count a thread's wake-ups")
     for line in status.read_text().splitlines():
         if line.startswith("voluntary_ctxt_switches:"):
             return int(line.split()[1])

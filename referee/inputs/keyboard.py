@@ -146,9 +146,11 @@ class WindowKeys:
         self._window = window
         self._clock = clock
         self._fd = window.events_fd()
-        self.resolution_ns = KEYBOARD_RESOLUTION_NS
-        if self._fd is None:
-            self.resolution_ns = max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
+        self.resolution_ns = (
+            KEYBOARD_RESOLUTION_NS
+            if self._fd is not None
+            else max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
+        )
         self._watermark = clock()
 
     def fileno(self) -> int | None:
