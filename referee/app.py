@@ -270,11 +270,14 @@ class App:
             case LostTrack(button=button, t_ns=t_ns):
                 self.arbiter.lose_track(button, t_ns)
             case SourceStatus(source=name, text=text, ok=ok, condition=condition):
+                # A trouble going on (a count of bad lines growing) changes its notice,
+                # not the messages, whose last one is the game's.
+                if ok or (name, condition) not in self.troubles:
+                    self.messages.append(text)
                 if ok:
                     self.troubles.pop((name, condition), None)
                 else:
                     self.troubles[(name, condition)] = text
-                self.messages.append(text)
             case Status():
                 self._log_status()
 

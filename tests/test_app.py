@@ -238,6 +238,20 @@ def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
     assert app.notices() == ()
 
 
+def test_a_trouble_going_on_updates_its_notice_and_leaves_the_games_message(make_app):
+    """A board sending bad lines reports a growing count: the notice follows it, and the
+    messages say once that the trouble began, not at every count."""
+    table = make_app()
+    table.tap("P1", "P2", "SUPER", "P2")
+    app = table.app
+    message = app.view().messages[-1]
+    for count in range(1, 50):
+        text = f"button board: {count} lines with impossible times"
+        app._take(SourceStatus("board", text, ok=False, condition="times"))
+    assert [n.text for n in app.notices()] == ["button board: 49 lines with impossible times"]
+    assert app.view().messages[-2:] == (message, "button board: 1 lines with impossible times")
+
+
 def test_late_inputs_are_counted_and_shown(make_app):
     table = make_app()
     table.tap("P1", "P2", "SUPER", "P2")

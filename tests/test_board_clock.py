@@ -5,15 +5,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.inputs.board_clock import (
+    CLOCK_MARGIN_NS,
+    LEARN_READS,
     MARGIN_NS,
     MAX_BURST_US,
     QUIET_US,
     REANCHOR_GAP_US,
+    WINDOW_READS,
     BoardClock,
 )
 
 MS = 1_000_000  # ns
 S = 1000 * MS
+
+
+def seen_and_mapped(clock: BoardClock, board_us: list[int], received_ns: int) -> list[int]:
+    """Lines that all speak for the clock (a board without T lines): each observed, then
+    mapped."""
+    for t_us in board_us:
+        clock.observe(t_us, received_ns)
+    return clock.map(board_us)
+
 
 # A read: the t_us steps from the line before (the first relative to the last read), and
 # when the read came, relative to the read before.
@@ -38,7 +50,7 @@ def play(reads_: list[tuple[list[int], int]]) -> list[tuple[int, int]]:
             t_us += step
             batch.append(t_us)
         received += delay
-        out += zip(batch, clock.map(batch, received), strict=True)
+        out += zip(batch, seen_and_mapped(clock, batch, received), strict=True)
     return out
 
 
@@ -59,7 +71,7 @@ def one_burst(steps: list[int], latencies: list[int]) -> tuple[list[int], list[i
     for step in steps:
         t_us.append(min(t_us[-1] + step, t_us[0] + MAX_BURST_US - 1))
     mapped = [
-        clock.map([us], 10**12 + 1000 * us + latency)[0]
+        seen_and_mapped(clock, [us], 10**12 + 1000 * us + latency)[0]
         for us, latency in zip(t_us, latencies, strict=False)
     ]
     return t_us, mapped
@@ -95,12 +107,14 @@ def test_a_burst_mapped_after_the_arrivals_is_re_anchored_only_between_presses_f
 def test_a_slow_first_line_is_forgotten_at_the_next_wide_gap():
     clock = BoardClock()
     offset = 10**12
-    (first,) = clock.map([1_000_000], offset + 1000 * 1_000_000 + 100 * MS)  # a slow line
+    (first,) = seen_and_mapped(
+        clock, [1_000_000], offset + 1000 * 1_000_000 + 100 * MS
+    )  # a slow line
     assert first == offset + 1000 * 1_000_000 + 95 * MS
     # T lines every 100 ms, each 1 ms on its way: mapped after their arrival until...
-    (late,) = clock.map([1_050_000], offset + 1000 * 1_050_000 + MS)
+    (late,) = seen_and_mapped(clock, [1_050_000], offset + 1000 * 1_050_000 + MS)
     assert late == first + 50 * MS
-    (anchored,) = clock.map([1_150_000], offset + 1000 * 1_150_000 + MS)
+    (anchored,) = seen_and_mapped(clock, [1_150_000], offset + 1000 * 1_150_000 + MS)
     assert anchored == offset + 1000 * 1_150_000 + MS - MARGIN_NS
 
 
@@ -118,7 +132,7 @@ def test_presses_a_photo_finish_compares_keep_the_boards_spacing_in_any_burst(st
     for step in steps:
         t_us += step
         arrival = 10**12 + 1000 * t_us + rnd.randint(0, 10 * MS)
-        mapped.append((t_us, clock.map([t_us], arrival)[0]))
+        mapped.append((t_us, seen_and_mapped(clock, [t_us], arrival)[0]))
     for (us0, ns0), (us1, ns1) in pairwise(mapped):
         if us1 - us0 < REANCHOR_GAP_US:
             assert ns1 - ns0 == 1000 * (us1 - us0)
@@ -130,18 +144,18 @@ def test_a_long_busy_spell_does_not_cut_a_close_finish():
     clock = BoardClock()
     start = t_us = 1_000_000
     while t_us < start + MAX_BURST_US - 50_000:
-        clock.map([t_us], 10**12 + 1000 * t_us + 4 * MS)
+        seen_and_mapped(clock, [t_us], 10**12 + 1000 * t_us + 4 * MS)
         t_us += 50_000
     t_us = start + MAX_BURST_US - 100
-    first = clock.map([t_us], 10**12 + 1000 * t_us + 4 * MS)[0]
-    second = clock.map([t_us + 300], 10**12 + 1000 * (t_us + 300) + MS // 2)[0]
+    first = seen_and_mapped(clock, [t_us], 10**12 + 1000 * t_us + 4 * MS)[0]
+    second = seen_and_mapped(clock, [t_us + 300], 10**12 + 1000 * (t_us + 300) + MS // 2)[0]
     assert second - first == 300_000
 
 
 def test_lines_read_together_all_map_before_their_arrival():
     clock = BoardClock()
     received = 7_000 * MS
-    mapped = clock.map([1_000, 1_300, 2_900], received)
+    mapped = seen_and_mapped(clock, [1_000, 1_300, 2_900], received)
     # The last line gives the tightest bound; it is met with the margin to spare (less the
     # ageing over its 1.9 ms lead, under a microsecond).
     assert received - MARGIN_NS - 1000 <= mapped[-1] <= received - MARGIN_NS
@@ -152,20 +166,20 @@ def test_the_smallest_latency_wins():
     clock = BoardClock()
     offset = 3_000 * MS  # the daemon's clock minus the board's, unknown to the mapping
     for t_us, latency in [(1_000_000, 4 * MS), (3_000_000, 1 * MS), (5_000_000, 6 * MS)]:
-        (mapped,) = clock.map([t_us], offset + 1000 * t_us + latency)
+        (mapped,) = seen_and_mapped(clock, [t_us], offset + 1000 * t_us + latency)
     # Two seconds of ageing at 500 ppm (1 ms) on top of the best sample's 1 ms latency.
     assert mapped == offset + 1000 * 5_000_000 + 1 * MS + 1 * MS - MARGIN_NS
 
 
 def test_reset_forgets_the_old_board():
     clock = BoardClock()
-    clock.map([50_000_000], 9_000 * MS)
+    seen_and_mapped(clock, [50_000_000], 9_000 * MS)
     clock.reset()
-    assert clock.map([20], 9_100 * MS) == [9_100 * MS - MARGIN_NS]
+    assert seen_and_mapped(clock, [20], 9_100 * MS) == [9_100 * MS - MARGIN_NS]
 
 
 def test_nothing_to_map():
-    assert BoardClock().map([], 5) == []
+    assert seen_and_mapped(BoardClock(), [], 5) == []
 
 
 def simulate(seed: int, drift_ppm: int, latency_ms: tuple[float, float]) -> list[tuple]:
@@ -180,7 +194,7 @@ def simulate(seed: int, drift_ppm: int, latency_ms: tuple[float, float]) -> list
         true_ns += int(rng.choice([rng.uniform(0.05, 120), rng.uniform(0.0001, 0.02)]) * 1e9)
         board_us = (true_ns - 10**12) * (10**6 + drift_ppm) // 10**9
         received = true_ns + int(rng.uniform(*latency_ms) * MS)
-        (mapped,) = clock.map([board_us], received)
+        (mapped,) = seen_and_mapped(clock, [board_us], received)
         out.append((true_ns, mapped, received))
     return out
 
@@ -203,10 +217,10 @@ def test_latency_jitter_within_the_margin_never_maps_an_edge_after_its_arrival(s
 
 def test_a_stamp_before_the_last_one_maps_with_the_current_offset_and_moves_nothing():
     clock = BoardClock()
-    first, last = clock.map([1_000, 2_000], 7_000 * MS)
-    (back,) = clock.map([1_500], 7_100 * MS)
+    first, last = seen_and_mapped(clock, [1_000, 2_000], 7_000 * MS)
+    (back,) = seen_and_mapped(clock, [1_500], 7_100 * MS)
     assert back - first == 500_000
-    (after,) = clock.map([2_500], 7_100 * MS)
+    (after,) = seen_and_mapped(clock, [2_500], 7_100 * MS)
     assert after - last == 500_000
 
 
@@ -220,3 +234,35 @@ def test_how_far_ahead_of_the_boards_clock_a_stamp_lies():
     later = 5_500 * MS + MS
     assert abs(clock.ahead_ns(1_500_000 + 2_000_000, later) - 2 * S) < 5 * MS
     assert clock.ahead_ns(1_500_000, later) == 0
+
+
+def test_a_floor_the_last_reads_no_longer_bear_out_is_forgotten():
+    """A clock the board claimed for a moment (a line 50 ms faster than its lines can be)
+    maps the lines after it early; once the last reads no longer bear it out, the mapping
+    follows them again, at the next gap no photo finish spans."""
+    clock = BoardClock()
+    offset = 10**12
+    seen_and_mapped(clock, [1_000_000], offset + 1000 * 1_000_000 - 50 * MS)
+    mapped = []
+    for k in range(1, WINDOW_READS + 2):
+        t_us = 1_000_000 + k * 100_000
+        mapped += seen_and_mapped(clock, [t_us], offset + 1000 * t_us + MS)
+        expected = offset + 1000 * t_us + MS - MARGIN_NS
+    assert mapped[0] < expected - 50 * MS
+    assert mapped[-1] == expected
+
+
+def test_once_learned_the_floor_falls_by_the_margin_in_all_beyond_the_drift():
+    clock = BoardClock()
+    clock.learn(0)
+    for k in range(LEARN_READS):
+        clock.observe(k * 100_000, 1000 * k * 100_000 + 5 * MS)
+    now = S + 100 * MS
+    assert not clock.learning(now)
+    assert clock.leeway_ns(now) == CLOCK_MARGIN_NS
+    t_us = now // 1000
+    ahead = clock.ahead_ns(t_us, now)  # 5 ms of latency less what the drift allows
+    assert 4 * MS < ahead < 5 * MS
+    clock.observe(t_us, now)  # a line faster than any before: believed, its lead spent
+    assert clock.leeway_ns(now) == CLOCK_MARGIN_NS - ahead
+    assert clock.ahead_ns(t_us + 100_000, now + 100 * MS) == 0

@@ -8,8 +8,18 @@ from hypothesis import strategies as st
 
 from referee.edges import BUTTONS, Edge, LostTrack
 from referee.inputs import SourceItem
+from referee.inputs.board_clock import (
+    CLOCK_MARGIN_NS,
+    LEARN_NS,
+    LEARN_READS,
+    MARGIN_NS,
+    PLAUSIBLE_NS,
+)
 from referee.inputs.board_lines import parse_line
-from referee.inputs.board_stream import JUMP_LINES, BoardStream
+from referee.inputs.board_stream import JUMP_LINES, MAX_WAITING, T_BACK_US, BoardStream
+
+CLOCK_MARGIN_US = CLOCK_MARGIN_NS // 1000
+PLAUSIBLE_US = PLAUSIBLE_NS // 1000
 
 MS = 1_000_000
 T0 = 10**12  # the daemon's clock when the board's reads 0
@@ -80,32 +90,179 @@ def test_lines_between_two_t_lines_in_any_order_come_out_the_same(seed):
         sent += count
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.integers(0, 2**32), st.data())
-def test_lines_with_impossible_times_change_nothing_of_the_rest(seed, data):
-    reads = honest_board(seed, shuffle=True)
-    salted, added = [], 0
-    for i, (received, lines) in enumerate(reads):
-        garbage = data.draw(
-            st.sampled_from(
-                [
-                    None,
-                    b"U P7 100000000000000000000",
-                    f"D P1 {board_us(seed, received) + 2_000_000}".encode(),
-                    b"T 0",
-                ]
+# --- bad lines: docs/protocol.md, "What the referee does with it" ---------------------------
+#
+# Bad lines are lines whose stamps cannot be true: D and U lines ahead of the board's clock by
+# more than its margin or more than a second behind its watermark, T lines ahead of it or
+# going back by more than its margin; the issue's own cases among them. A bad T line stamps a
+# fixed time, not one that moves with the clock: T lines that keep time together are the
+# board's clock itself (a restart), tried further down.
+
+LEARNED_NS = LEARN_NS + 200 * MS  # no bad line while the clock is learned (and LEARN_READS)
+FAR = 10**15  # board microseconds: thirty years
+
+
+def last_t(lines: list[bytes]) -> int | None:
+    return max((int(raw.split()[1]) for raw in lines if raw.startswith(b"T ")), default=None)
+
+
+ISSUE_LINES = (
+    b"D P1 1000000000000",  # the three lines that poisoned the board
+    b"D P1 1000000000001",
+    b"D P1 1000000000002",
+    b"D P1 5",  # and the three that became a press
+    b"D P1 6",
+    b"D P1 7",
+    b"U P7 100000000000000000000",
+)
+FAMILIES = st.sampled_from(["ahead", "behind", "t ahead", "t back", "issue", "ratchet"])
+EDGES = st.tuples(st.sampled_from(b"DU"), st.sampled_from([b.encode() for b in BUTTONS]))
+SHARE = st.integers(0, 2**32 - 1)  # a point of a range (strategies are costly to build)
+REACH = st.sampled_from([10**5, 10**7, FAR])
+RATCHET = st.integers(1, 10)
+SALT = st.integers(0, 3)
+
+
+def within(share: int, low: int, high: int) -> int:
+    return low + share * (high - low) // (2**32 - 1)
+
+
+@st.composite
+def bad_line(draw, now_us: int, last_t_us: int) -> bytes:
+    """A bad line received when the board's clock reads now_us, its last T last_t_us."""
+    kind, button = draw(EDGES)
+    ahead_us = within(draw(SHARE), CLOCK_MARGIN_US + 30_000, draw(REACH))
+    family = draw(FAMILIES)
+    if family in ("behind", "t back", "issue") and last_t_us <= PLAUSIBLE_US + 7:
+        family = "ahead"  # nothing is that far behind yet
+    match family:
+        case "ahead":
+            return b"%c %s %d" % (kind, button, now_us + ahead_us)
+        case "behind":
+            return b"%c %s %d" % (
+                kind,
+                button,
+                within(draw(SHARE), 0, last_t_us - PLAUSIBLE_US - 1),
             )
-        )
-        if i == 0 or garbage is None:  # the first line anchors the mapping
-            salted.append((received, lines))
-            continue
-        at = data.draw(st.integers(0, len(lines) - 1))  # before the read's own T line
-        salted.append((received, [*lines[:at], garbage, *lines[at:]]))
-        added += 1
-    stream, items, watermarks = play(salted)
+        case "t ahead":
+            return b"T %d" % (now_us + ahead_us)
+        case "t back":
+            return b"T %d" % within(draw(SHARE), 0, last_t_us - T_BACK_US - 1)
+        case "ratchet":  # each under a second ahead, and further each time
+            return b"U P7 %d" % (now_us + 900_000 * draw(RATCHET))
+    return draw(st.sampled_from(ISSUE_LINES))
+
+
+@st.composite
+def salted(draw, seed: int) -> tuple[list[Read], list[Read], int]:
+    """An honest board's reads, and the same with bad lines anywhere once its clock is
+    learned (between the edges, before or after the read's T line); how many."""
+    reads = honest_board(seed, shuffle=True)
+    start = reads[0][0]
+    salted_reads, added, good, times = [], 0, [], set()
+    for received, lines in reads:
+        now_us = board_us(seed, received)
+        salt = lines
+        if received - start >= LEARNED_NS and len(times) >= LEARN_READS:
+            for _ in range(draw(SALT)):
+                at = within(draw(SHARE), 0, len(salt))
+                # The good lines before it: those of the reads before, and of this one.
+                before = good + [raw for raw in salt[:at] if raw in lines]
+                salt = [*salt[:at], draw(bad_line(now_us, last_t(before) or 0)), *salt[at:]]
+                added += 1
+        good += lines
+        times.add(received)
+        salted_reads.append((received, salt))
+    return reads, salted_reads, added
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.data())
+def test_bad_lines_change_nothing_of_the_rest(seed, data):
+    """No bad line is an input, none moves the mapping, none holds the watermark back:
+    what the board's good lines give, and the watermark after every read, are exactly
+    what they give without the bad lines; every bad line is counted."""
+    reads, salted_reads, added = data.draw(salted(seed))
+    stream, items, watermarks = play(salted_reads)
     assert (items, watermarks) == play(reads)[1:]
-    assert stream.impossible == added
-    assert stream.jumps == 0
+    assert (stream.impossible, stream.jumps) == (added, 0)
+
+
+@st.composite
+def burst_then_good(draw) -> tuple[list[Read], int, int, int]:
+    """A board learned, then a burst of up to 3 s of bad lines, with or without its good
+    ones, maybe with T lines that keep another time together (a clock gone wrong), then
+    good T lines every 100 ms and, a second or more later, a race: P4 first by 0.3 ms,
+    its line second. The reads; when good lines came again; the race's stamp and its
+    true time."""
+    seed = draw(st.integers(0, 2**32))
+    latency = random.Random(seed)
+    reads: list[Read] = []
+
+    def good_t(true_ns: int) -> None:
+        reads.append(
+            (true_ns + latency.randint(MS // 4, 3 * MS), [b"T %d" % board_us(seed, true_ns)])
+        )
+
+    burst_at = T0 + LEARNED_NS
+    for true_ns in range(T0, burst_at, 100 * MS):
+        good_t(true_ns)
+    resumed = burst_at + draw(st.integers(0, 3_000)) * MS
+    keep_good = draw(st.booleans())
+    fake_us = draw(
+        st.one_of(
+            st.none(),
+            st.integers(-board_us(seed, burst_at), -CLOCK_MARGIN_US - 1),
+            st.integers(CLOCK_MARGIN_US + 1, FAR),
+        )
+    )
+    last_good_us = board_us(seed, burst_at - 100 * MS)
+    for true_ns in range(burst_at, resumed, 50 * MS):
+        received = true_ns + latency.randint(MS // 4, 3 * MS)
+        now_us = board_us(seed, received)
+        lines = [draw(bad_line(now_us, last_good_us)) for _ in range(draw(st.integers(0, 3)))]
+        if fake_us is not None and draw(st.booleans()):
+            lines.append(b"T %d" % (now_us + fake_us))
+        if keep_good and (true_ns - burst_at) % (100 * MS) == 0:
+            last_good_us = board_us(seed, true_ns)
+            lines.append(b"T %d" % last_good_us)
+        reads.append((received, lines))
+    race_ns = resumed + MS * draw(st.integers(1_000, 1_500))
+    for true_ns in range(resumed, race_ns, 100 * MS):
+        good_t(true_ns)
+    race_us = board_us(seed, race_ns)
+    received = race_ns + latency.randint(MS // 4, 3 * MS)
+    reads.append(
+        (received, [b"D P2 %d" % (race_us + 300), b"D P4 %d" % race_us, b"T %d" % (race_us + 301)])
+    )
+    for true_ns in range(race_ns + 100 * MS, race_ns + 600 * MS, 100 * MS):
+        good_t(true_ns)
+    return reads, resumed, race_us, race_ns
+
+
+@settings(max_examples=60, deadline=None)
+@given(burst_then_good())
+def test_after_any_burst_a_second_of_good_t_lines_brings_the_board_back(case):
+    """Whatever came (bad lines, a clock gone wrong that the mapping followed), a second
+    after good T lines flow again, with no HELLO: a race 0.3 ms apart is named right with
+    the board's own margin, and the watermark is where the T lines say, so a timer runs
+    out on time."""
+    reads, resumed, _, race_ns = case
+    stream = BoardStream("board")
+    race: list[Edge] = []
+    for received, lines in reads:
+        for raw in lines:
+            items = stream.take(raw, parse_line(raw), received)
+            race += [i for i in items if isinstance(i, Edge) and i.button in ("P2", "P4")]
+        if received >= resumed + LEARN_NS and lines[-1].startswith(b"T "):
+            assert stream.watermark_ns is not None
+            # Where the T lines say: behind by their latency (up to 3 ms), the mapping's
+            # margin, and what bad lines may have moved it, the clock's margin.
+            assert received - stream.watermark_ns <= 3 * MS + MARGIN_NS + CLOCK_MARGIN_NS
+    p4, p2 = race[-2:]
+    assert (p4.button, p2.button) == ("P4", "P2")
+    assert p2.t_ns - p4.t_ns == 300_000
+    assert abs(p4.t_ns - race_ns) <= MARGIN_NS + CLOCK_MARGIN_NS
 
 
 def test_a_hello_loses_track_of_held_buttons_and_maps_afresh():
@@ -126,21 +283,125 @@ def test_a_hello_loses_track_of_held_buttons_and_maps_afresh():
     assert stream.release(T0 + 8 * MS) == [Edge("P3", T0 + 3 * MS, down=True)]
 
 
-def test_so_many_lines_agreeing_on_another_clock_are_a_jump():
+def take(stream: BoardStream, received: int, *lines: str) -> list[SourceItem]:
+    items: list[SourceItem] = []
+    for line in lines:
+        items += stream.take(line.encode(), parse_line(line.encode()), received)
+    return items
+
+
+def learned(stream: BoardStream, seconds: float = 1.2) -> int:
+    """T lines every 100 ms, 1 ms on their way, from the board's 0 at T0, until its clock is
+    learned; the board's time of the last."""
+    t_us = 0
+    for t_us in range(0, round(seconds * 1e6), 100_000):
+        assert take(stream, T0 + 1000 * t_us + MS, f"T {t_us}") == []
+    assert stream.impossible == 0
+    return t_us
+
+
+def test_t_lines_that_keep_another_time_a_while_are_a_clock_that_restarted():
     stream = BoardStream("board")
-    for raw in (b"T 90000000", b"D P1 90000100", b"T 90000200"):
-        stream.take(raw, parse_line(raw), T0)
+    t_us = learned(stream)
+    take(stream, T0 + 1000 * t_us + 2 * MS, f"D P1 {t_us + 500}", f"T {t_us + 600}")
+    at = T0 + 1000 * t_us + 50 * MS
     items = []
-    for i in range(JUMP_LINES):
-        raw = f"T {1000 * (i + 1)}".encode()
-        items += stream.take(raw, parse_line(raw), T0 + i * MS)
-    assert items == [LostTrack("P1", T0 + (JUMP_LINES - 1) * MS - 5 * MS)]
+    for i in range(JUMP_LINES):  # the firmware's idle T lines, from a clock started again
+        items += take(stream, at + i * 100 * MS, f"T {1000 + 100_000 * i}")
+    last = at + (JUMP_LINES - 1) * 100 * MS
+    assert items == [LostTrack("P1", last - MARGIN_NS)]
     assert (stream.impossible, stream.jumps, stream.timed) == (JUMP_LINES, 1, True)
+    assert stream.watermark_ns == last - MARGIN_NS
 
 
-def test_lines_that_disagree_with_each_other_are_no_jump():
+def test_t_lines_that_agree_but_come_together_are_no_restart():
     stream = BoardStream("board")
-    stream.take(b"T 90000000", parse_line(b"T 90000000"), T0)
-    for raw in (b"T 1000", b"T 5000000", b"T 1000", b"T 5000000"):
-        assert stream.take(raw, parse_line(raw), T0) == []
-    assert (stream.impossible, stream.jumps) == (4, 0)
+    t_us = learned(stream)
+    lines = [f"T {1000 + k}" for k in range(20)]
+    assert take(stream, T0 + 1000 * t_us + 50 * MS, *lines) == []
+    assert (stream.impossible, stream.jumps) == (20, 0)
+
+
+def test_lines_that_disagree_with_each_other_are_no_restart():
+    stream = BoardStream("board")
+    t_us = learned(stream)
+    for i, line in enumerate(["T 1000", "T 5000000", "T 1000", "T 5000000", "T 1000"]):
+        assert take(stream, T0 + 1000 * t_us + i * 100 * MS, line) == []
+    assert (stream.impossible, stream.jumps) == (5, 0)
+
+
+def test_no_number_of_d_and_u_lines_moves_the_clock_once_t_lines_came():
+    """Two seconds of presses that agree on another clock (5 s ahead), and nothing else:
+    none is an input, none restarts anything, and the board's next T maps as before."""
+    stream, alone = BoardStream("board"), BoardStream("board")
+    t_us = learned(stream)
+    learned(alone)
+    for ms in range(0, 2000, 20):
+        received = T0 + 1000 * t_us + ms * MS
+        assert take(stream, received, f"D P{ms % 8 + 1} {t_us + 5_000_000 + 1000 * ms}") == []
+    assert (stream.impossible, stream.jumps) == (100, 0)
+    received = T0 + 1000 * t_us + 2100 * MS
+    line = f"T {t_us + 2_100_000}"
+    assert take(stream, received, line) == take(alone, received, line) == []
+    assert stream.watermark_ns == alone.watermark_ns
+
+
+def test_once_learned_the_mapping_falls_by_the_margin_in_all_not_a_line_at_a_time():
+    """The ratchet: lines each a little ahead of the last would drag the mapping back step
+    by step. T lines ahead within the clock's margin are believed (a line faster than any
+    before), but the margin is spent: the mapping never falls further, the next is
+    impossible, and D and U lines never move it at all."""
+    stream = BoardStream("board")
+    t_us = learned(stream)
+    received = T0 + 1000 * t_us + 101 * MS
+    assert take(stream, received, f"U P7 {t_us + 100_000 + 900_000}") == []
+    assert stream.impossible == 1
+    assert take(stream, received, f"T {t_us + 100_000 + 12_000}") == []  # 12 ms ahead
+    assert stream.watermark_ns == received - MARGIN_NS
+    received += 100 * MS
+    assert take(stream, received, f"T {t_us + 200_000 + 12_000 + 10_000}") == []  # 10 more
+    assert stream.impossible == 2
+    assert stream.watermark_ns == received - 100 * MS - MARGIN_NS
+
+
+def test_a_t_back_by_less_than_twice_the_margin_says_nothing_new():
+    stream = BoardStream("board")
+    t_us = learned(stream)
+    received = T0 + 1000 * t_us + 50 * MS
+    assert take(stream, received, f"T {t_us - T_BACK_US}") == []
+    assert stream.impossible == 0
+    assert take(stream, received, f"T {t_us - T_BACK_US - 1}") == []
+    assert stream.impossible == 1
+
+
+def test_a_line_believed_while_the_clock_was_learned_is_judged_again_when_its_t_comes():
+    stream = BoardStream("board")
+    assert take(stream, T0 + MS, "T 0") == []
+    assert take(stream, T0 + 300 * MS, "D P3 1250000", "T 299000") == []  # 0.95 s ahead: maybe
+    for t_us in range(400_000, 1_400_000, 100_000):  # the clock learned at 1 s
+        assert take(stream, T0 + 1000 * t_us + MS, f"T {t_us}") == []
+    assert stream.impossible == 1
+
+
+def test_a_first_second_read_late_does_not_deafen_the_board():
+    """The daemon, busy starting, reads the board's first T lines 100 to 300 ms late, then
+    on time: its clock is learned from the good ones, and no honest line is doubted."""
+    stream = BoardStream("board")
+    assert take(stream, T0 + 300 * MS, "T 0", "T 100000", "T 200000") == []
+    for t_us in range(300_000, 1_600_000, 200_000):  # a press, and an idle T line
+        received = T0 + 1000 * t_us + MS
+        (p1,) = take(stream, received, f"D P1 {t_us - 10}", f"T {t_us}")
+        assert p1.button == "P1"
+        assert take(stream, received + 100 * MS, f"T {t_us + 100_000}") == []
+    assert stream.impossible == 0
+    assert received - MARGIN_NS - 2 * MS < p1.t_ns < received - MARGIN_NS
+
+
+def test_a_flood_of_lines_waiting_for_a_t_is_bounded():
+    stream = BoardStream("board")
+    t_us = learned(stream)
+    received = T0 + 1000 * t_us + 2 * MS
+    lines = [f"D P1 {t_us + 1000 + k}" for k in range(MAX_WAITING + 10)]
+    assert take(stream, received, *lines) == []
+    assert stream.impossible == 10
+    assert len(take(stream, received, f"T {t_us + 1000 + MAX_WAITING + 10}")) == MAX_WAITING

@@ -19,6 +19,7 @@ from referee.edges import BUTTONS, UNDO, Edge, LostTrack, SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_stream import JUMPED
+from referee.inputs.burst_log import QUIET_NS
 from referee.inputs.serial_board import (
     CONNECTED,
     HEARD_AGAIN,
@@ -86,6 +87,21 @@ def status(items: list[SourceItem]) -> SourceStatus:
     (item,) = items
     assert isinstance(item, SourceStatus), items
     return item
+
+
+def t_now(clock: FakeClock) -> str:
+    """A T line of a board whose clock reads 0 when the daemon's reads START, sent the
+    moment it is stamped."""
+    return f"T {(clock.now - START) // 1000}"
+
+
+def learned(board: FakeBoard, clock: FakeClock, reader: SerialBoard) -> None:
+    """The board's T lines every 100 ms, until its clock is learned."""
+    for _ in range(12):
+        board.send(t_now(clock))
+        assert reader.read() == []
+        clock.now += 100 * MS
+    assert not reader.impossible_times
 
 
 @dataclass(frozen=True)
@@ -286,9 +302,73 @@ def test_more_than_a_second_ahead_of_the_boards_clock_is_impossible(board, clock
     clock.now += 10 * MS
     board.down("P1", 1_010_000 + 1_500_000)  # 1.5 s ahead of 10 ms later
     assert not status(reader.read()).ok
-    board.down("P2", 1_010_000 + 500_000)  # half a second: believed, and waits for its T
+    board.down("P2", 1_010_000 + 500_000)  # half a second: while its clock is learned, maybe
     assert reader.read() == []
     assert reader.impossible_times == 1
+
+
+def test_once_its_clock_is_learned_a_line_ahead_by_more_than_the_margin_is_impossible(
+    board, clock, reader
+):
+    learned(board, clock, reader)
+    now_us = (clock.now - START) // 1000
+    board.down("P2", now_us + 30_000)
+    assert not status(reader.read()).ok
+    board.down_then_t("P1", now_us + 10_000)  # a line faster than any before: believed
+    (p1,) = edges(reader.read())
+    assert p1.t_ns == clock.now - MARGIN_NS - 1000  # by the faster line: just before its T
+    assert reader.impossible_times == 1
+
+
+# The issue's three: while T lines flow, lines that disagree with them must neither
+# become inputs nor move the board's clock.
+
+
+def test_three_lines_far_ahead_in_one_write_poison_nothing(board, clock, reader):
+    learned(board, clock, reader)
+    board.send(*(f"D P1 {10**12 + k}" for k in range(3)), t_now(clock))
+    assert status(reader.read()).text == "button board: 3 lines with impossible times"
+    # A race right after: P4 first by 0.3 ms, its line second; on time, not late.
+    clock.now += 100 * MS
+    now_us = (clock.now - START) // 1000
+    board.send(f"D P2 {now_us - 700}", f"D P4 {now_us - 1000}", f"T {now_us}")
+    p4, p2 = edges(reader.read())
+    assert (p4.button, p2.button, p2.t_ns - p4.t_ns) == ("P4", "P2", 300_000)
+    assert p4.t_ns == clock.now - MS - MARGIN_NS
+    assert reader.watermark_ns == clock.now - MARGIN_NS
+    assert reader.impossible_times == 3
+
+
+def test_lines_far_behind_are_never_a_press(board, clock, reader):
+    learned(board, clock, reader)
+    board.send("D P1 5", "D P1 6", "D P1 7", t_now(clock))
+    assert status(reader.read()).text == "button board: 3 lines with impossible times"
+    clock.now += 300 * MS
+    board.send(t_now(clock))
+    assert reader.read() == []
+    assert reader.watermark_ns == clock.now - MARGIN_NS
+
+
+def test_a_ratchet_of_believable_stamps_holds_nothing_back(board, clock, reader):
+    """Ten lines, each under a second ahead and each further than the last, between the
+    firmware's idle T lines: the watermark keeps pace with the T lines, and two presses
+    300 ms apart stay 300 ms apart."""
+    learned(board, clock, reader)
+    for k in range(1, 11):
+        now_us = (clock.now - START) // 1000
+        board.send(f"U P7 {now_us + k * 900_000}")
+        assert not status(reader.read()).ok
+        clock.now += 100 * MS
+        board.send(t_now(clock))
+        assert reader.read() == []
+        assert reader.watermark_ns == clock.now - MARGIN_NS
+    assert reader.impossible_times == 10
+    board.down_then_t("P1", (clock.now - START) // 1000)
+    (p1,) = edges(reader.read())
+    clock.now += 300 * MS
+    board.down_then_t("P2", (clock.now - START) // 1000)
+    (p2,) = edges(reader.read())
+    assert p2.t_ns - p1.t_ns == 300 * MS
 
 
 def test_a_line_more_than_a_second_before_the_watermark_is_impossible(board, clock, reader):
@@ -318,23 +398,41 @@ def test_a_t_that_goes_back_is_impossible_and_moves_nothing(board, clock, reader
 def test_a_clock_that_really_jumped_is_mapped_afresh_and_said(board, clock, reader):
     board.down_then_t("UNDO", 50_000_000)
     reader.read()
-    # A board on a UART restarts unheard: its clock starts again from small numbers.
+    # A board on a UART restarts unheard: its clock starts again from small numbers, its
+    # T lines every 100 ms, and P1 is pressed in between.
     clock.now += 200 * MS
-    board.t_line(1_000)
-    board.down("P1", 1_500)
+    board.send("T 1000", "D P1 1500")
     assert not status(reader.read()).ok
-    board.t_line(2_000)
+    clock.now += 100 * MS
+    board.t_line(101_000)
+    assert not status(reader.read()).ok
+    clock.now += 100 * MS
+    board.t_line(201_000)
     items = reader.read()
     assert items == [
         LostTrack(UNDO, clock.now - MARGIN_NS),
         Edge("P1", items[1].t_ns, down=True),
-        SourceStatus(reader.name, "button board: 3 lines with impossible times", False, "times"),
+        SourceStatus(reader.name, "button board: 4 lines with impossible times", False, "times"),
         SourceStatus(reader.name, JUMPED, ok=True, condition="clock"),
     ]
-    # Mapped afresh from the new clock: just before their arrival, the T 0.5 ms after P1.
-    assert clock.now - 10 * MS < items[1].t_ns < clock.now
-    assert reader.watermark_ns == items[1].t_ns + 500_000
-    assert reader.impossible_times == 3
+    # Mapped afresh from the new clock: P1 half a millisecond after its T, which came
+    # 200 ms ago; the watermark the last T.
+    assert items[1].t_ns == clock.now - 200 * MS + 500_000 - MARGIN_NS
+    assert reader.watermark_ns == items[1].t_ns + 199_500_000
+    assert reader.impossible_times == 4
+
+
+def test_t_lines_in_one_write_are_no_restart_however_many_agree(board, clock, reader):
+    board.t_line(50_000_000)
+    reader.read()
+    clock.now += 100 * MS
+    board.send(*(f"T {1000 + k}" for k in range(10)))
+    assert not status(reader.read()).ok
+    assert reader.impossible_times == 10
+    clock.now += 100 * MS
+    board.down_then_t("P1", 50_200_000)
+    (p1,) = edges(reader.read())
+    assert p1.t_ns == clock.now - MARGIN_NS  # on the clock the board kept all along
 
 
 def test_a_first_line_far_off_does_not_deafen_the_board(board, clock, reader):
@@ -520,7 +618,7 @@ def test_beeps_from_another_thread_while_the_board_comes_and_goes(board, clock, 
 # --- lines and commands ------------------------------------------------------------------
 
 
-def test_lines_that_do_not_parse_are_counted_logged_and_skipped(board, reader, caplog):
+def test_lines_that_do_not_parse_are_counted_logged_and_skipped(board, clock, reader, caplog):
     garbage = [
         b"hello",
         b"D P9 5",
@@ -537,14 +635,47 @@ def test_lines_that_do_not_parse_are_counted_logged_and_skipped(board, reader, c
         b"",
     ]
     with caplog.at_level(logging.WARNING, logger="referee.inputs.serial_board"):
-        for line in garbage:
+        for line in garbage:  # a second apart: each is a burst of its own, logged
+            clock.now += QUIET_NS
             board.garbage(line + b"\n")
+            assert reader.read() == []
         board.down("P1", 100)
         assert edges(reader.read())[0].button == "P1"
     assert reader.bad_lines == len(garbage)
     assert repr(b"D P9 5") in caplog.text
     assert "unknown button 'P9'" in caplog.text
     assert repr(b"D P1 \xff\xfe") in caplog.text
+
+
+def test_a_flood_of_bad_lines_is_logged_once_a_burst_and_counted_whole(
+    board, clock, reader, caplog
+):
+    learned(board, clock, reader)
+    with caplog.at_level(logging.WARNING):
+        for n in range(50):
+            clock.now += 20 * MS
+            board.send(*(f"NOISE {n} {k}" for k in range(40)), f"D P1 {10**12 + n}", t_now(clock))
+            times = status(reader.read())
+            lines = "line" if n == 0 else "lines"
+            assert times.text == f"button board: {n + 1} {lines} with impossible times"
+        # The board keeps time, and the flood is over: one line sums each burst up.
+        for _ in range(11):
+            clock.now += 100 * MS
+            board.send(t_now(clock))
+            assert reader.read() == []
+    assert (reader.bad_lines, reader.impossible_times) == (2000, 50)
+    said = [r.getMessage().removeprefix(f"{reader.name}: ") for r in caplog.records]
+    assert said[:2] == [
+        "ignored line b'NOISE 0 0': expected D, U, T or HELLO first",
+        "ignored line b'D P1 1000000000000': impossible time: 1e+06 s ahead of the board's clock",
+    ]
+    assert sorted(said[2:]) == [
+        "1999 more lines that do not parse in 0.98 s;"
+        " the last: ignored line b'NOISE 49 39': expected D, U, T or HELLO first",
+        "49 more lines with impossible times in 0.98 s;"
+        " the last: ignored line b'D P1 1000000000049': impossible time:"
+        " 1e+06 s ahead of the board's clock",
+    ]
 
 
 def test_half_a_line_waits_for_the_rest(board, clock, reader):

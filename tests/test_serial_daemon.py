@@ -65,7 +65,7 @@ def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
         board.edges_now(("U", "P2", 100), ("U", "P4", 100))
         board.edges_now(("D", "VALID", 200), ("U", "VALID", 100))
         daemon.wait_for("P4 SET! (+1)")
-        daemon.wait_for("1 line with impossible times")
+        daemon.wait_for("impossible time: 1e+14 s ahead")
         assert main(["state", "--store", str(daemon.store)]) == 0  # while the daemon writes
         live = json.loads(capsys.readouterr().out)
         assert daemon.stop() == 0
@@ -149,3 +149,38 @@ def test_an_unplugged_board_is_waited_for_and_an_older_one_plays_in_its_place(tm
         assert daemon.stop() == 0
     assert "UNDO" not in daemon.log.partition("unplugged")[2]  # the lost UNDO undid nothing
     assert "stalled" not in daemon.log
+
+
+def test_bad_lines_neither_deafen_the_board_nor_hold_its_timers_back(tmp_path, capsys):
+    """Issue 16's three attacks on the running daemon, while the board ticks: three lines
+    far ahead in one write with the firmware's T, three far behind, and a ratchet of ten
+    lines each under a second ahead. Then a race 0.3 ms apart is named right, and a 2 s
+    point-out runs out on time."""
+    with FakeBoard(tmp_path) as board:
+        daemon = Daemon(tmp_path, board, "[rules]\nplayers = 2\npointout_s = 2\n")
+        board.wait_connected(timeout_s=10)
+        board.hello()
+        board.tick()
+        for button in ("P1", "P2", "SUPER"):
+            board.edges_now(("D", button, 200), ("U", button, 100))
+        daemon.wait_for("game on: P1, P2")
+        board.wait_until_us(board.clock_us() + 1_100_000)  # its clock learned
+        with board.lock:
+            board.send(*(f"D P1 {10**12 + k}" for k in range(3)), f"T {board.clock_us()}")
+            board.send("D P1 5", "D P1 6", "D P1 7", f"T {board.clock_us()}")
+        for k in range(1, 11):
+            board.send(f"U P7 {board.clock_us() + k * 900_000}")
+            board.wait_until_us(board.clock_us() + 100_000)
+        pressed_us = board.edges_now(("D", "P2", 1_000), ("D", "P1", 1_300)) - 1_300
+        daemon.wait_for("P1 calls SET")
+        daemon.wait_for("too late")
+        late_s = (board.clock_us() - pressed_us) / 1e6 - 2
+        daemon.wait_for("15 more lines with impossible times")
+        assert main(["state", "--store", str(daemon.store)]) == 0
+        state = json.loads(capsys.readouterr().out)
+        assert daemon.stop() == 0
+    assert state["calls"][0]["presses"] == [[1, 0.0], [2, 0.3]]
+    # The T lines come every 100 ms: the time-up is decided at the first after the deadline.
+    assert late_s < 0.2, f"the point-out ran out {late_s:.3f} s after its deadline"
+    assert "ms late" not in daemon.log
+    assert "held down" not in daemon.log

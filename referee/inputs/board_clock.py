@@ -14,7 +14,11 @@ smallest one seen is the best estimate. The mapping, in three rules:
    `sample + DRIFT_PPM * (t_us - its t_us)`, because the true offset may have risen at most
    that fast since. A new sample below the aged floor replaces it. This follows drift in
    either direction (a falling offset brings lower samples; a rising one is let in by the
-   ageing) while latency jitter, which only ever adds, is filtered out.
+   ageing) while latency jitter, which only ever adds, is filtered out. The mapping takes
+   the smallest of the last WINDOW_READS reads' samples, so that a floor which lines no
+   longer bear out (a clock the board claimed for a moment) is forgotten within a second
+   of the board's T lines; the stamps are judged by the floor of all the timeline's
+   samples, which a stall of the daemon cannot raise.
 2. **Bursts.** Edges less than QUIET_US apart (on the board's clock) form a burst, and one
    burst is mapped with one fixed offset: `t_ns = 1000 * t_us + offset`. So inside a burst
    the differences are exactly the board's (a photo finish of "P2 by 0.3 ms" is the board's
@@ -37,13 +41,18 @@ So a mapped time is within about ten milliseconds of the truth, usually a few be
 ordered exactly as the board ordered the edges and exactly spaced within a burst. A line
 reaches the daemon at most its own latency plus the margin after its mapped time.
 
-The serial board (board_stream.py) observes every plausible line the moment it arrives,
-its `T` lines too (the board reads a T's time just before it writes the line: the
-tightest samples of all), and maps edges and T lines together in stamp order, so a
-watermark is mapped exactly as the edges it covers. Only plausible stamps may reach the
-floor: `ahead_ns` says how far a stamp lies ahead of anything the board's clock can show.
+Who may move the floor is the stream's to say (board_stream.py): a board that sends T lines
+moves it with its T lines alone (the board reads a T's time just before it writes the line:
+the tightest samples of all, and its own promise), one without them with its edges. Only
+believable stamps may reach the floor: `ahead_ns` says how far a stamp lies below it,
+beyond what the drift allows, and `leeway_ns` how far it may. A timeline's first second
+learns the clock (its first lines may have waited for a daemon busy drawing), so a stamp
+up to PLAUSIBLE_NS ahead is believed; after that, everything the floor may still fall for
+a better latency is CLOCK_MARGIN_NS in all. So no run of stamps, however they agree, can
+drag the mapping faster than the drift allows, nor further than the margin.
 """
 
+from collections import deque
 from collections.abc import Sequence
 
 # The kernel slews CLOCK_MONOTONIC by at most 500 ppm (NTP's frequency limit); crystals add
@@ -58,6 +67,20 @@ REANCHOR_GAP_US = 100_000
 # Mapped times sit this far below the floor (see rule 3): the spread of latencies, from a
 # line that comes straight through to one whose reader waited out Python's 5 ms GIL switch.
 MARGIN_NS = 5_000_000
+# How far from where the board's clock can be a stamp may lie and still be believed while a
+# timeline's clock is learned (LEARN_NS from its first T), and how far a late line may be
+# behind the board's watermark: further is not a delay, it is a wrong time.
+PLAUSIBLE_NS = 1_000_000_000
+LEARN_NS = 1_000_000_000
+# ...and from this many reads at least: a daemon stalled through that second (resuming a
+# long game, stopped) reads the board's lines in a few late batches, none of them fresh.
+LEARN_READS = 5
+# The mapping's floor is the best of this many reads: most of a second of idle T lines.
+WINDOW_READS = 8
+# Once learned, how far below its floor the mapping may still go for a better latency, in
+# all: the floor is then the best of ten T lines a second, a millisecond or two above the
+# truth, and a stamp further ahead than this is the board's promise broken, not a fast line.
+CLOCK_MARGIN_NS = 20_000_000
 
 
 def _ageing_ns(t_us: int) -> int:
@@ -74,15 +97,51 @@ class BoardClock:
     def reset(self) -> None:
         self._floor: int | None = None  # min over samples of (sample - ageing at its t_us)
         self._floor_ns = 0  # when the sample that set the floor was received
+        # The best sample of each of the last reads, as (received at, sample - ageing).
+        self._recent: deque[tuple[int, int]] = deque(maxlen=WINDOW_READS)
+        self._learned_at: int | None = None  # when the clock is learned (learn() began it)
+        self._reads = 0  # reads the floor has seen lines of since learn()
+        self._read_ns: int | None = None  # the last of them
+        self._spent_ns = 0  # how far the floor fell beyond the drift since it was learned
         self._offset = 0
         self._burst_start_us = 0
         self._last_us: int | None = None
 
+    def learn(self, received_ns: int) -> None:
+        """The board's promise starts now (its first T line): learn its clock for LEARN_NS."""
+        self._learned_at = received_ns + LEARN_NS
+        self._spent_ns = 0
+        self._reads = 0
+        self._read_ns = None
+
+    def learning(self, received_ns: int) -> bool:
+        learned_at = self._learned_at
+        return learned_at is None or received_ns < learned_at or self._reads < LEARN_READS
+
+    def leeway_ns(self, received_ns: int) -> int:
+        """How far ahead (ahead_ns) a stamp received at received_ns may be and still be
+        observed: PLAUSIBLE_NS while the clock is learned, then what is left of the margin."""
+        if self.learning(received_ns):
+            return PLAUSIBLE_NS
+        return max(0, CLOCK_MARGIN_NS - self._spent_ns)
+
     def observe(self, t_us: int, received_ns: int) -> None:
         """Learn from a line stamped t_us that arrived at received_ns (rule 1). Only a
-        plausible stamp may be observed: one far ahead would drag the floor down for good."""
+        believable stamp may be observed (within leeway_ns): one far ahead would drag the
+        floor down for good."""
+        ahead = self.ahead_ns(t_us, received_ns)
         sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
+        recent = self._recent
+        if recent and recent[-1][0] == received_ns:
+            recent[-1] = (received_ns, min(recent[-1][1], sample))
+        else:
+            recent.append((received_ns, sample))
+        if received_ns != self._read_ns:
+            self._reads += 1
+            self._read_ns = received_ns
         if self._floor is None or sample < self._floor:
+            if not self.learning(received_ns):
+                self._spent_ns += ahead
             self._floor = sample
             self._floor_ns = received_ns
 
@@ -90,25 +149,26 @@ class BoardClock:
         """How far t_us lies ahead of the latest time the board's clock can show at
         received_ns, as far as the lines observed tell (0: not ahead, or nothing known).
         The board's clock may run DRIFT_PPM fast, and the floor ages DRIFT_PPM up: an
-        honest stamp can seem ahead by twice the drift since the floor's sample."""
+        honest stamp can seem ahead by twice the drift since the floor's sample, and
+        beyond that by as much as the floor's own latency."""
         if self._floor is None:
             return 0
         sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
         drift = 2 * (received_ns - self._floor_ns) * DRIFT_PPM // 1_000_000
         return max(0, self._floor - sample - drift)
 
-    def map(self, board_us: Sequence[int], received_ns: int) -> list[int]:
-        """Daemon times (ns) of edges stamped board_us whose lines arrived at received_ns.
+    def map(self, board_us: Sequence[int]) -> list[int]:
+        """Daemon times (ns) of edges stamped board_us, by the lines observed so far.
 
         In stamp order, the mapping is monotonic (rule 2). A stamp before the last one
         mapped (a line that broke the board's promise of order) is mapped with the
         current offset and moves nothing: the board's order is kept where it can be.
         """
-        for t_us in board_us:
-            self.observe(t_us, received_ns)
-        floor = self._floor
-        if floor is None:  # no line yet, and none given
+        if not self._recent:
+            if board_us:
+                raise ValueError("no line observed yet to map by")
             return []
+        floor = min(sample for _, sample in self._recent)
         return [self._map_one(t_us, floor) for t_us in board_us]
 
     def _map_one(self, t_us: int, floor: int) -> int:
@@ -119,7 +179,9 @@ class BoardClock:
         long_burst = t_us - self._burst_start_us >= MAX_BURST_US
         # Mapping lines at the floor after their arrival (rule 3's excess): not for long.
         fast = self._offset > floor + _ageing_ns(t_us)
-        if gap >= QUIET_US or ((long_burst or fast) and gap >= REANCHOR_GAP_US):
+        # Nor far before it, by a floor the last reads no longer bear out (rule 1).
+        slow = self._offset < floor + _ageing_ns(t_us) - MARGIN_NS - CLOCK_MARGIN_NS
+        if gap >= QUIET_US or ((long_burst or fast or slow) and gap >= REANCHOR_GAP_US):
             offset = floor + _ageing_ns(t_us) - MARGIN_NS
             if last is not None:
                 # Keep the mapping strictly increasing across the re-anchoring.

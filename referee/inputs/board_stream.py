@@ -9,16 +9,25 @@ timeline at a time (from the port's opening, or the board's HELLO, to the next):
   (board_clock.py), is the board's watermark.
 - **Without T lines** (older firmware) the lines go on at the end of each read, sorted by
   stamp; the source falls back on the keyboard's rule for its watermark (serial_board.py).
+- **The clock's lines.** The mapping learns only from the lines that speak for the
+  board's clock: its T lines, its promise; its D and U lines only while no T has come on
+  the timeline. Once one has, no number of D and U lines can move the mapping.
 - **Late lines.** A D or U stamped before the board's watermark (its last T; without T
   lines, the latest stamp passed on) broke the board's promise: it is mapped with the
   current offset and passed on at once, never dropped. The session decides what late
   data does.
-- **Impossible stamps.** A line stamped more than PLAUSIBLE_NS ahead of where the board's
-  clock can be, a line more than that before the board's watermark, or a T that goes
-  back, is garbage: counted, logged with its repr, and kept from the mapping, so it never
-  poisons the lines after it. But JUMP_LINES such lines in a row that agree with each
-  other are the board's clock that jumped (a board on a UART that restarted unheard, say):
-  the timeline starts afresh with them (`jumps` counts it, for the source to say).
+- **Impossible stamps** are never inputs: counted, logged (once a burst, burst_log.py) and
+  kept from the mapping, so they never poison the lines after them. A D or U line stamped
+  ahead of the board's clock by more than its leeway (a second while the clock is
+  learned, then CLOCK_MARGIN_NS), judged when it comes and again when its T covers it;
+  one more than PLAUSIBLE_NS before the board's watermark; a T further ahead than the
+  floor may still fall (board_clock.py); a T that goes back by more than T_BACK_US.
+- **A clock that really restarted.** JUMP_LINES of the clock's lines in a row that are
+  impossible, agree with each other within CLOCK_MARGIN_NS and span JUMP_SPAN_NS are the
+  board's clock that restarted unheard (a board on a UART, whose T lines start again from
+  small numbers), or one that a bad start mapped wrong: the timeline starts afresh with
+  them and with the edges that came meanwhile (`jumps` counts it). No one write of lines
+  spans that long, and once T lines came, D and U lines never count towards it.
 - **Made-up releases.** When a timeline ends with buttons down (a HELLO, an unplug, a
   jump), their ups will never come: each is a `LostTrack`, which decides nothing.
 """
@@ -28,32 +37,52 @@ from dataclasses import dataclass
 
 from referee.edges import Edge, LostTrack
 from referee.inputs import SourceItem
-from referee.inputs.board_clock import MARGIN_NS, BoardClock
+from referee.inputs.board_clock import CLOCK_MARGIN_NS, MARGIN_NS, PLAUSIBLE_NS, BoardClock
 from referee.inputs.board_lines import BoardEdge, BoardLine, BoardTime, Hello
+from referee.inputs.burst_log import BurstLog
 
 log = logging.getLogger(__name__)
 
-# How far from where the board's clock should be a stamp may lie and still be believed.
-PLAUSIBLE_NS = 1_000_000_000
 PLAUSIBLE_US = PLAUSIBLE_NS // 1000
-# This many impossible lines in a row, agreeing with each other, are a jump of the clock.
+# A T that goes back by less than this says nothing new, and is passed over: it may follow
+# one that was ahead by up to the clock's margin. Further back, it cannot be true.
+T_BACK_US = 2 * CLOCK_MARGIN_NS // 1000
+# This many impossible lines of the clock in a row, agreeing with each other over this
+# long (two of the firmware's idle T lines apart), are a clock that restarted.
 JUMP_LINES = 3
+JUMP_SPAN_NS = 150_000_000
+# Impossible lines kept while a restart may be under way; and edges that may wait for a
+# T (a board keeping its promise sends a T within 2 ms of any edge: a few dozen at most).
+MAX_DOUBTS = 64
+MAX_WAITING = 1024
 JUMPED = "button board's clock jumped: its times are mapped afresh"
 
 
 @dataclass(frozen=True, slots=True)
-class _Suspect:
+class _Doubt:
+    """An impossible line, kept while the board's clock may have restarted."""
+
     raw: bytes
     line: BoardEdge | BoardTime
     received_ns: int
+    clock: bool  # one of the clock's lines: it counts towards a restart
 
     @property
     def offset_ns(self) -> int:
         return self.received_ns - 1000 * self.line.t_us
 
 
-def _stamp(edge: BoardEdge) -> int:
-    return edge.t_us
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A D or U line waiting for a T to pass it."""
+
+    raw: bytes
+    edge: BoardEdge
+    received_ns: int
+
+
+def _stamp(waiting: _Waiting) -> int:
+    return waiting.edge.t_us
 
 
 class BoardStream:
@@ -65,15 +94,17 @@ class BoardStream:
         self.jumps = 0  # times its clock jumped, and the mapping started afresh
         self._clock = BoardClock()
         self._held: set[str] = set()  # down, as far as the edges passed on say
+        self._log = BurstLog(log, source, "lines with impossible times")
+        self._replaying = False  # a restart's lines, counted and logged when they came
         self.restart()
 
     def restart(self) -> None:
         """A fresh timeline: the port opened, the board said hello, its clock jumped."""
         self._clock.reset()
-        self._pending: list[BoardEdge] = []
+        self._pending: list[_Waiting] = []
         self._last_t_us: int | None = None
         self._sent_us: int | None = None  # the latest stamp passed on
-        self._suspects: list[_Suspect] = []
+        self._doubts: list[_Doubt] = []
         self.watermark_ns: int | None = None  # the last T, mapped (watermark mode)
         self.last_t_received_ns = 0  # when the last T line came
 
@@ -88,33 +119,23 @@ class BoardStream:
 
     def take(self, raw: bytes, line: BoardLine, received_ns: int) -> list[SourceItem]:
         """What a line received at received_ns gives now."""
+        self.tick(received_ns)
         if isinstance(line, Hello):
             log.info("%s: the board said hello; its clock is mapped afresh", self.source)
             return self.end(received_ns)
-        why = self._impossible(line, received_ns)
-        if why is not None:
-            return self._suspect(_Suspect(raw, line, received_ns), why)
-        self._suspects.clear()
-        self._clock.observe(line.t_us, received_ns)
         if isinstance(line, BoardTime):
-            return self._time(line.t_us, received_ns)
-        watermark_us = self._board_watermark_us
-        if watermark_us is not None and line.t_us < watermark_us:
-            log.warning(
-                "%s: line %r is stamped before the board's watermark (%d): passed on late",
-                self.source,
-                raw,
-                watermark_us,
-            )
-            return self._send([line], received_ns)
-        self._pending.append(line)
-        return []
+            return self._take_time(raw, line, received_ns)
+        return self._take_edge(raw, line, received_ns)
+
+    def tick(self, now_ns: int) -> None:
+        """Time passes: a burst of impossible lines that is over is summed up in the log."""
+        self._log.tick(now_ns)
 
     def release(self, received_ns: int) -> list[SourceItem]:
         """Every edge waiting goes on now, sorted by stamp: the end of a read without T
         lines (or with the board stalled)."""
         ready, self._pending = self._pending, []
-        return self._send(sorted(ready, key=_stamp), received_ns)
+        return self._send(self._believed(sorted(ready, key=_stamp), received_ns))
 
     def end(self, received_ns: int) -> list[SourceItem]:
         """The timeline ends at received_ns: what waits goes on, and the buttons still
@@ -125,17 +146,63 @@ class BoardStream:
         self.restart()
         return items
 
+    def _take_time(self, raw: bytes, line: BoardTime, received_ns: int) -> list[SourceItem]:
+        why = self._impossible_time(line.t_us, received_ns)
+        if why is not None:
+            return self._doubt(_Doubt(raw, line, received_ns, clock=True), why)
+        if self._last_t_us is not None and line.t_us < self._last_t_us:
+            return []  # back by less than the margin: it promises nothing new
+        self._doubts.clear()
+        if not self.timed:
+            self._clock.learn(received_ns)  # the board's promise starts
+        self._clock.observe(line.t_us, received_ns)
+        return self._time(line.t_us, received_ns)
+
+    def _take_edge(self, raw: bytes, edge: BoardEdge, received_ns: int) -> list[SourceItem]:
+        why = self._impossible_edge(edge.t_us, received_ns)
+        if why is None and len(self._pending) >= MAX_WAITING:
+            why = f"{MAX_WAITING} lines already wait for a T line"
+        if why is not None:
+            return self._doubt(_Doubt(raw, edge, received_ns, clock=not self.timed), why)
+        if not self.timed:  # without T lines, the edges are all the clock there is
+            self._doubts.clear()
+            self._clock.observe(edge.t_us, received_ns)
+        watermark_us = self._board_watermark_us
+        if watermark_us is not None and edge.t_us < watermark_us:
+            log.warning(
+                "%s: line %r is stamped before the board's watermark (%d): passed on late",
+                self.source,
+                raw,
+                watermark_us,
+            )
+            return self._send([edge])
+        self._pending.append(_Waiting(raw, edge, received_ns))
+        return []
+
     def _time(self, t_us: int, received_ns: int) -> list[SourceItem]:
-        ready = sorted((e for e in self._pending if e.t_us < t_us), key=_stamp)
-        self._pending = [e for e in self._pending if e.t_us >= t_us]
-        *times, t_ns = self._clock.map([*(e.t_us for e in ready), t_us], received_ns)
+        covered = sorted((w for w in self._pending if w.edge.t_us < t_us), key=_stamp)
+        self._pending = [w for w in self._pending if w.edge.t_us >= t_us]
+        ready = self._believed(covered, received_ns)
+        *times, t_ns = self._clock.map([*(e.t_us for e in ready), t_us])
         self._last_t_us = t_us
         self.last_t_received_ns = received_ns
         self.watermark_ns = t_ns if self.watermark_ns is None else max(self.watermark_ns, t_ns)
         return self._edges(ready, times)
 
-    def _send(self, edges: list[BoardEdge], received_ns: int) -> list[SourceItem]:
-        items = self._edges(edges, self._clock.map([e.t_us for e in edges], received_ns))
+    def _believed(self, waiting: list[_Waiting], now_ns: int) -> list[BoardEdge]:
+        """The edges of waiting still believable now: one that came while the clock was
+        learned, up to a second ahead, is judged again by the clock learned since."""
+        edges = []
+        for each in waiting:
+            why = self._ahead(each.edge.t_us, each.received_ns, self._edge_leeway_ns(now_ns))
+            if why is None:
+                edges.append(each.edge)
+            else:
+                self._count(each.raw, why, now_ns)
+        return edges
+
+    def _send(self, edges: list[BoardEdge]) -> list[SourceItem]:
+        items = self._edges(edges, self._clock.map([e.t_us for e in edges]))
         if edges:
             self._sent_us = max(self._sent_us or 0, *(e.t_us for e in edges))
         return items
@@ -150,33 +217,78 @@ class BoardStream:
             items.append(Edge(edge.button, t_ns, edge.down))
         return items
 
-    def _impossible(self, line: BoardEdge | BoardTime, received_ns: int) -> str | None:
-        """Why the line's stamp cannot be true, or None."""
-        ahead_ns = self._clock.ahead_ns(line.t_us, received_ns)
-        if ahead_ns > PLAUSIBLE_NS:
+    # Judging stamps.
+
+    def _edge_leeway_ns(self, now_ns: int) -> int:
+        return PLAUSIBLE_NS if self._clock.learning(now_ns) else CLOCK_MARGIN_NS
+
+    def _ahead(self, t_us: int, received_ns: int, leeway_ns: int) -> str | None:
+        ahead_ns = self._clock.ahead_ns(t_us, received_ns)
+        if ahead_ns > leeway_ns:
             return f"{ahead_ns / 1e9:.3g} s ahead of the board's clock"
-        if isinstance(line, BoardTime) and self.timed:
-            last = self._last_t_us
-            return None if last is None or line.t_us >= last else f"T went back from {last}"
-        # A first T may come after a line it does not cover, but not long after.
+        return None
+
+    def _impossible_time(self, t_us: int, received_ns: int) -> str | None:
+        """Why a T line's stamp cannot be true, or None."""
+        why = self._ahead(t_us, received_ns, self._clock.leeway_ns(received_ns))
+        if why is not None:
+            return why
+        last = self._last_t_us
+        if last is None:
+            # A first T may come after a line it does not cover, but not long after.
+            return self._behind(t_us)
+        if t_us < last - T_BACK_US:
+            return f"T went back from {last}"
+        return None
+
+    def _impossible_edge(self, t_us: int, received_ns: int) -> str | None:
+        """Why a D or U line's stamp cannot be true, or None."""
+        why = self._ahead(t_us, received_ns, self._edge_leeway_ns(received_ns))
+        return why if why is not None else self._behind(t_us)
+
+    def _behind(self, t_us: int) -> str | None:
         watermark_us = self._board_watermark_us
-        if watermark_us is not None and line.t_us < watermark_us - PLAUSIBLE_US:
-            behind_s = (watermark_us - line.t_us) / 1e6
+        if watermark_us is not None and t_us < watermark_us - PLAUSIBLE_US:
+            behind_s = (watermark_us - t_us) / 1e6
             return f"{behind_s:.3g} s before the board's watermark ({watermark_us})"
         return None
 
-    def _suspect(self, suspect: _Suspect, why: str) -> list[SourceItem]:
-        self.impossible += 1
-        log.warning("%s: ignored line %r: impossible time: %s", self.source, suspect.raw, why)
-        run = self._suspects
-        if run and abs(run[-1].offset_ns - suspect.offset_ns) > PLAUSIBLE_NS:
-            run.clear()
-        run.append(suspect)
-        if len(run) < JUMP_LINES:
-            return []
-        log.warning("%s: %d lines agree on another time: %s", self.source, len(run), JUMPED)
+    # Impossible lines, and the clock that restarted.
+
+    def _count(self, raw: bytes, why: str, now_ns: int) -> None:
+        if not self._replaying:
+            self.impossible += 1
+            self._log.warn(now_ns, f"ignored line {raw!r}: impossible time: {why}")
+
+    def _doubt(self, doubt: _Doubt, why: str) -> list[SourceItem]:
+        self._count(doubt.raw, why, doubt.received_ns)
+        doubts = self._doubts
+        if doubt.clock:
+            run = [d for d in doubts if d.clock]
+            if run and abs(run[0].offset_ns - doubt.offset_ns) > CLOCK_MARGIN_NS:
+                doubts.clear()
+                run = []
+            doubts.append(doubt)
+            run.append(doubt)
+            span_ns = run[-1].received_ns - run[0].received_ns
+            if len(run) >= JUMP_LINES and span_ns >= JUMP_SPAN_NS:
+                return self._jump()
+        elif doubts:  # an edge while the clock is in doubt: the restarted board's, maybe
+            doubts.append(doubt)
+        if len(doubts) > MAX_DOUBTS:
+            edges = [i for i, d in enumerate(doubts) if not d.clock]
+            del doubts[edges[0] if edges else 0]
+        return []
+
+    def _jump(self) -> list[SourceItem]:
+        doubts = self._doubts
+        log.warning("%s: %d lines agree on another time: %s", self.source, len(doubts), JUMPED)
         self.jumps += 1
-        items = self.end(suspect.received_ns)
-        for line in run:
-            items += self.take(line.raw, line.line, line.received_ns)
+        items = self.end(doubts[-1].received_ns)
+        self._replaying = True
+        try:
+            for doubt in doubts:
+                items += self.take(doubt.raw, doubt.line, doubt.received_ns)
+        finally:
+            self._replaying = False
         return items

@@ -42,6 +42,7 @@ from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_lines import LED_MODES, BadLine, LineFramer, parse_line
 from referee.inputs.board_stream import JUMPED, BoardStream
+from referee.inputs.burst_log import BurstLog
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class SerialBoard:
         self._items: list[SourceItem] = []
         self._last_status: dict[str, tuple[bool, str]] = {}  # by condition
         self._bad_lines = 0
+        self._bad_log = BurstLog(log, self.name, "lines that do not parse")
         self._impossible_shown = 0
         self._jumps_shown = 0
         self._framer = LineFramer()
@@ -150,6 +152,8 @@ class SerialBoard:
             self._empty_ns = now
         else:
             self._read_port(self._port)
+        self._bad_log.tick(now)
+        self._stream.tick(now)
         self._judge()
         items, self._items = self._items, []
         return items
@@ -271,7 +275,7 @@ class SerialBoard:
                 line = parse_line(raw)
             except BadLine as exc:
                 self._bad_lines += 1
-                log.warning("%s: ignored line %r: %s", self.name, raw, exc)
+                self._bad_log.warn(received_ns, f"ignored line {raw!r}: {exc}")
                 continue
             self._items += self._stream.take(raw, line, received_ns)
 
@@ -296,7 +300,7 @@ class SerialBoard:
             self._impossible_shown = count = stream.impossible
             lines = "line" if count == 1 else "lines"
             text = f"button board: {count} {lines} with impossible times"
-            self._report(ok=False, text=text, condition="times")
+            self._report(ok=False, text=text, condition="times", logged=False)  # burst_log's
         if stream.jumps != self._jumps_shown:
             self._jumps_shown = stream.jumps
             self._report(ok=True, text=JUMPED, condition="clock")
@@ -314,9 +318,10 @@ class SerialBoard:
             self._items += stream.release(self._received_ns)
             self._watermark = max(self._watermark, self._empty_ns - self._lag_ns)
 
-    def _report(self, *, ok: bool, text: str, condition: str = "link") -> None:
+    def _report(self, *, ok: bool, text: str, condition: str = "link", logged: bool = True) -> None:
         """Tell the main loop one of the board's conditions, once per change."""
         if self._last_status.get(condition) != (ok, text):
             self._last_status[condition] = (ok, text)
-            log.log(logging.INFO if ok else logging.WARNING, "%s: %s", self.name, text)
+            if logged:
+                log.log(logging.INFO if ok else logging.WARNING, "%s: %s", self.name, text)
             self._items.append(SourceStatus(self.name, text, ok, condition))
