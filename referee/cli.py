@@ -19,7 +19,7 @@ from .errors import (
     UnsavedInputs,
 )
 from .rules import ScriptError, Settings, State, read_script, replay, report
-from .rules.script import KINDS
+from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
 
@@ -178,6 +178,8 @@ its time in seconds since the start, never going back:
     20 tick        # only moves time on, so that timers can fire
 
 Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
+Times run from 0 to {LAST_S:,} s, read to the nanosecond; numbers are plain digits
+(a time may have a point and an exponent: 0.5, 1e-05).
 A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
 The rules, the settings and every decision the box takes: docs/rules.md.
 """

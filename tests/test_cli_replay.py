@@ -1,10 +1,14 @@
 """`referee replay`: a script in, the state as JSON out; a bad line stops it with FILE:LINE."""
 
 import json
+import time
 
 import pytest
 
 from referee.cli import main
+
+# What Python says in its own messages, which a user must never read.
+PYTHONS_WORDS = ["Traceback", "invalid literal", "Exceeds the limit", "codec", "Error", "decimal"]
 
 
 def run(tmp_path, capsys, text: str) -> tuple[int, str, str]:
@@ -29,16 +33,19 @@ def test_prints_the_state_as_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("text", "line", "reason"),
     [
-        ("0 press\n", 1, "press needs one player number"),
-        ("0 press two\n", 1, "press needs one player number"),
+        ("0 press\n", 1, "press needs one player number, 1 to 8"),
+        ("0 press two\n", 1, "press needs one player number, 1 to 8: 'press 2'; got 'two'"),
         ("0 press 0\n", 1, "press needs one player number"),
+        ("0 press 9\n", 1, "press needs one player number, 1 to 8: 'press 2'; got '9'"),
         ("# fine\n0 jump\n", 2, "unknown input 'jump'"),
         ("1 valid\n0.5 invalid\n", 2, "goes back"),
-        ("-1 tick\n", 1, "not a time"),
-        ("soon tick\n", 1, "not a time in seconds"),
+        ("-1 tick\n", 1, "'-1' is not a time in seconds since the start"),
+        ("soon tick\n", 1, "'soon' is not a time in seconds"),
+        ("+1 tick\n", 1, "'+1' is not a time in seconds"),
         ("valid\n", 1, "expected 'TIME INPUT'"),
-        ("0 valid please\n", 1, "takes no arguments"),
+        ("0 valid please\n", 1, "valid takes no arguments; got 'please'"),
         ("0 end left=x\n", 1, "left=N"),
+        ("0 end left=82\n", 1, "the cards left on the table (0 to 81); got 'left=82'"),
         ("0 tick\nconfig players=3\n", 2, "config must come before every input"),
         ("config players=3 speed=9\n", 1, "unknown config key 'speed'"),
         ("config players=nine\n", 1, "players must be"),
@@ -57,6 +64,90 @@ def test_a_bad_line_exits_2_with_file_line_and_reason(tmp_path, capsys, text, li
     where, _, message = err.strip().partition(": ")
     assert where == f"{tmp_path / 'game.txt'}:{line}"
     assert reason in message
+
+
+LAST = "the last a script may give, 1,000,000,000 s"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        # An OverflowError in the report: the photo finish's milliseconds as a float.
+        (
+            "config players=2 pointout_s=0\n0 press 1\n1e310 press 2\n",
+            3,
+            f"'1e310' is after {LAST}",
+        ),
+        # An OverflowError in the solo increment, at the press of a SET.
+        ("config rules=solo players=1\n1e400 press 1\n1e400 valid\n", 2, "'1e400' is after"),
+        # decimal.Overflow: the time in nanoseconds beyond Decimal's largest exponent.
+        ("1e999991 tick\n", 1, "'1e999991' is after"),
+        ("0 tick\n1e1000000000000000000000 tick\n", 2, "is after"),
+        # 27 s a line to parse, the time made into an integer of a million digits.
+        ("1e999990 press 1\n" * 3, 1, "'1e999990' is after"),
+        ("1000000000.000000001 tick\n", 1, f"'1000000000.000000001' is after {LAST}"),
+    ],
+)
+def test_a_time_beyond_the_last_is_refused_at_once(tmp_path, capsys, text, line, reason):
+    """Each was a traceback or a stall: the time is bounded where it is read."""
+    start = time.perf_counter()
+    code, out, err = run(tmp_path, capsys, text)
+    assert time.perf_counter() - start < 2  # 27 s a line before
+    assert code == 2 and out == ""
+    assert err.startswith(f"{tmp_path / 'game.txt'}:{line}: time ") and reason in err
+
+
+def test_the_last_time_and_the_highest_numbers_replay(tmp_path, capsys):
+    text = "config players=8 pointout_s=0\n0 press 1\n1000000000 press 8\n"
+    code, out, err = run(tmp_path, capsys, text)
+    assert code == 0 and err == ""
+    assert json.loads(out)["calls"][0]["presses"] == [[1, 0.0], [8, 1e12]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0 press \u00b2\n",  # a digit to str.isdigit(), not to int()
+        "0 press \u0662\n",  # an Arabic-Indic 2: int() reads it
+        "0 end left=" + "9" * 4000 + "\n",  # accepted, as the number it was
+        "0 press " + "9" * 5000 + "\n",  # "Exceeds the limit (4300 digits)"
+        "\u0661 tick\n",  # Decimal reads 1
+        "1_0 tick\n",
+        "0 " + "x" * 100_000 + "\n",
+    ],
+)
+def test_a_message_is_one_short_line_in_our_words(tmp_path, capsys, text):
+    code, out, err = run(tmp_path, capsys, text)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and len(err) < 400
+    for words in PYTHONS_WORDS:
+        assert words not in err
+
+
+MILLION = "9" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"{MILLION} tick",
+        f"0.{MILLION} tick",
+        f"1e{MILLION} tick",
+        f"1e-{MILLION} press {MILLION}",
+        f"0 end left={MILLION}",
+        f"config players={MILLION}",
+        f"config pointout_s=0.{MILLION}",
+        f"config deals={MILLION}",
+    ],
+    ids=["time", "fraction", "exponent", "press", "left", "players", "pointout_s", "deals"],
+)
+def test_a_number_of_a_million_digits_is_read_at_once(tmp_path, capsys, line):
+    """Nothing is slower than linear in a number's length: a megabyte is read in
+    milliseconds (Python's int() and Decimal take seconds to minutes, or refuse)."""
+    start = time.perf_counter()
+    code, _, err = run(tmp_path, capsys, line + "\n")
+    assert time.perf_counter() - start < 2
+    assert (code, err.count("\n")) in ((0, 0), (2, 1))  # 0.999... is a second, a good time
 
 
 def test_a_missing_script_is_a_clear_error(tmp_path, capsys):
