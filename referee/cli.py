@@ -179,7 +179,7 @@ its time in seconds since the start, never going back:
 
 Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
 Times run from 0 to {LAST_S:,} s, read to the nanosecond; numbers are plain digits
-(a time may have a point and an exponent: 0.5, 1e-05).
+(a time or a duration may have a point and an exponent: 0.5, 1e-05).
 A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
 The rules, the settings and every decision the box takes: docs/rules.md.
 """

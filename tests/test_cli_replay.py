@@ -48,13 +48,15 @@ def test_prints_the_state_as_json(tmp_path, capsys):
         ("0 end left=82\n", 1, "the cards left on the table (0 to 81); got 'left=82'"),
         ("0 tick\nconfig players=3\n", 2, "config must come before every input"),
         ("config players=3 speed=9\n", 1, "unknown config key 'speed'"),
-        ("config players=nine\n", 1, "players must be"),
-        ("config players=2 rules=solo\n", 1, "rules=solo needs players=1"),
-        ("config rules=chess\n", 1, "rules must be super, official, solo or solitaire"),
-        ("config players=3 pointout_s=-2\n", 1, "pointout_s cannot be negative"),
-        ("config players=3 must_use_flipped=yes\n", 1, "true or false"),
-        ("config players=3 super_s=1e308\n", 1, "super_s must be seconds"),
-        ("config players=3 tie_ms=nan\n", 1, "tie_ms must be milliseconds"),
+        ("config players=2 players=3\n", 1, "config gives players twice"),
+        ("config players=nine\n", 1, "players: must be a whole number of seats"),
+        ("config players=+2\n", 1, "players: must be a whole number of seats"),
+        ("config players=2 rules=solo\n", 1, "rules: rules=solo needs players=1; got 'solo'"),
+        ("config rules=chess\n", 1, "rules: must be super, official, solo or solitaire"),
+        ("config players=3 pointout_s=-2\n", 1, "pointout_s: must be seconds to show a SET"),
+        ("config players=3 must_use_flipped=yes\n", 1, "must_use_flipped: must be true or false"),
+        ("config players=3 super_s=1e308\n", 1, "super_s: must be seconds of the super round's"),
+        ("config players=3 tie_ms=nan\n", 1, "tie_ms: must be milliseconds"),
         ("config players=3 tie_ms\n", 1, "key=value"),
     ],
 )
@@ -111,6 +113,10 @@ def test_the_last_time_and_the_highest_numbers_replay(tmp_path, capsys):
         "0 press \u0662\n",  # an Arabic-Indic 2: int() reads it
         "0 end left=" + "9" * 4000 + "\n",  # accepted, as the number it was
         "0 press " + "9" * 5000 + "\n",  # "Exceeds the limit (4300 digits)"
+        "config players=" + "9" * 5000 + "\n",
+        "config deals=" + "9" * 5000 + "\n",  # the whole number in the message
+        "config pointout_s=1_0\n",  # float() reads 10
+        "config players=\u0663\n",
         "\u0661 tick\n",  # Decimal reads 1
         "1_0 tick\n",
         "0 " + "x" * 100_000 + "\n",
@@ -122,6 +128,35 @@ def test_a_message_is_one_short_line_in_our_words(tmp_path, capsys, text):
     assert err.count("\n") == 1 and len(err) < 400
     for words in PYTHONS_WORDS:
         assert words not in err
+
+
+def test_the_config_line_says_what_the_settings_file_says(tmp_path, capsys):
+    """The same checks, the same words: only the value is written each file's way."""
+    cases = [
+        ("players", "9", "9"),
+        ("players", "1", "1"),
+        ("deals", "100", "100"),
+        ("pointout_s", "86400.5", "86400.5"),
+        ("pointout_s", "0.0005", "0.0005"),
+        ("super_s", "0", "0"),
+        ("tie_ms", "86400001", "86400001"),
+        ("rules", "chess", '"chess"'),
+        ("must_use_flipped", "yes", '"yes"'),
+    ]
+    for key, script_value, toml_value in cases:
+        code, _, said = run(tmp_path, capsys, f"config {key}={script_value}\n")
+        assert code == 2
+        settings = tmp_path / "referee.toml"
+        settings.write_text(f"[rules]\n{key} = {toml_value}\n")
+        assert main(["config", "--config", str(settings)]) == 2
+        told = capsys.readouterr().err
+        assert said == f"{tmp_path / 'game.txt'}:1: {key}: {what(told)}; got '{script_value}'\n"
+        assert told == f"{settings}:2: [rules] {key}: {what(said)}; got {toml_value}\n"
+
+
+def what(message: str) -> str:
+    """What a message says is wrong, without where or the value."""
+    return message.partition(": ")[2].partition(": ")[2].rpartition("; got ")[0]
 
 
 MILLION = "9" * 1_000_000

@@ -19,7 +19,7 @@ from itertools import chain
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
 from .numbers import scaled, shown, whole
 from .rulesets import MAX_SEATS
-from .settings import DECK, NS_PER_S, RULE_KEYS, Settings, settings_from
+from .settings import DECK, NS_PER_S, RULE_KEYS, SettingError, Settings, settings_from
 
 _BARE: dict[str, Callable[[int], Input]] = {
     "valid": lambda t: Verdict(True, t),
@@ -115,25 +115,21 @@ def parse_time(text: str) -> int:
 
 def _config(words: list[str]) -> tuple[Settings, bool]:
     """The settings of a `config` line, and whether it skips the lobby (it names players)."""
-    values: dict[str, bool | int | float | str] = {}
+    texts: dict[str, str] = {}
     for word in words:
         name, eq, text = word.partition("=")
         if not eq or not text:
-            raise ValueError(f"config wants key=value, got {word!r}")
-        key = RULE_KEYS.get(name)
-        if key is None:
-            raise ValueError(f"unknown config key {name!r} (known: {', '.join(RULE_KEYS)})")
-        try:
-            if key.kind is bool:
-                if text not in ("true", "false"):
-                    raise ValueError
-                values[name] = text == "true"
-            else:
-                values[name] = key.kind(text)
-        except ValueError:
-            raise ValueError(f"{name} must be {key.allowed}, not {text!r}") from None
-    settings = settings_from(values)
-    if "players" in values:
+            raise ValueError(f"config wants key=value, got {shown(word)}")
+        if name not in RULE_KEYS:
+            raise ValueError(f"unknown config key {shown(name)} (known: {', '.join(RULE_KEYS)})")
+        if name in texts:
+            raise ValueError(f"config gives {name} twice: once is enough")
+        texts[name] = text
+    try:
+        settings = settings_from(texts)
+    except SettingError as err:  # the settings file's words, as it says them for its key
+        raise ValueError(f"{err.key}: {err.what}; got {shown(texts[err.key])}") from None
+    if "players" in texts:
         return settings, False
     return replace(settings, players=settings.book.seats[1]), True
 
