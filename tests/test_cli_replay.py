@@ -190,11 +190,52 @@ def test_a_missing_script_is_a_clear_error(tmp_path, capsys):
     assert code == 2 and "cannot read the script" in capsys.readouterr().err
 
 
-def test_a_binary_file_is_a_clear_error(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"\xff\xfe\x00garbage", ":1: saved as UTF-16: save the script as UTF-8\n"),
+        ("config players=2\n".encode("utf-16"), ":1: saved as UTF-16: save the script as UTF-8\n"),
+        (
+            b"0 press 1\n# caf\xe9\n1 valid\n",
+            ":2: byte 0xE9 is not UTF-8: save the script as UTF-8\n",
+        ),
+        (
+            b"0 tick\r\n1 tick\r2 t\xffck\n",
+            ":3: byte 0xFF is not UTF-8: save the script as UTF-8\n",
+        ),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_named_by_their_line(tmp_path, capsys, data, said):
     script = tmp_path / "game.txt"
-    script.write_bytes(b"\xff\xfe\x00garbage")
+    script.write_bytes(data)
     assert main(["replay", str(script)]) == 2
-    assert "cannot read the script" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"{script}{said}"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"config players=2\n0 press 1\n1 valid\n",
+        b"\xef\xbb\xbfconfig players=2\n0 press 1\n1 valid\n",  # a byte-order mark
+        b"\xef\xbb\xbfconfig players=2\r\n0 press 1\r\n1 valid\r\n",  # and CRLF
+        b"config players=2\r0 press 1\r1 valid",  # CR alone, no end of line at the end
+    ],
+)
+def test_a_script_is_read_however_an_editor_saved_it(tmp_path, capsys, data):
+    script = tmp_path / "game.txt"
+    script.write_bytes(data)
+    assert main(["replay", str(script)]) == 0
+    assert json.loads(capsys.readouterr().out)["bank"] == 2
+
+
+def test_a_bom_later_than_the_start_is_no_bom(tmp_path, capsys):
+    code, _, err = run(tmp_path, capsys, "0 tick\n\ufeff1 tick\n")
+    assert code == 2 and err.endswith(":2: '\\ufeff1' is not a time in seconds\n")
+
+
+def test_a_directory_is_no_script(tmp_path, capsys):
+    assert main(["replay", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"{tmp_path}: cannot read the script: Is a directory\n"
 
 
 def test_a_script_never_reads_a_settings_file(tmp_path, capsys, monkeypatch):

@@ -135,7 +135,8 @@ def _config(words: list[str]) -> tuple[Settings, bool]:
 
 
 def parse_script(text: str) -> Script:
-    script, inputs = read_script(text.splitlines())
+    # Into lines as a file read as text is (\n, \r\n or \r ends one), for the same numbers.
+    script, inputs = read_script(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     script.inputs = list(inputs)
     return script
 
@@ -153,6 +154,8 @@ def _inputs(lines: Iterable[str], script: Script) -> Iterator[tuple[int, Input]]
     last_ns = 0
     seen_input = seen_config = False
     for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix("\ufeff")  # the byte-order mark some editors write first
         words = raw.partition("#")[0].split()
         if not words:
             continue
