@@ -1,11 +1,18 @@
 """`referee replay`: a script in, the state as JSON out; a bad line stops it with FILE:LINE."""
 
+import contextlib
+import io
 import json
+import re
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from referee.cli import main
+from referee.rules import RULE_KEYS, ScriptError, parse_script, replay, report
 
 # What Python says in its own messages, which a user must never read.
 PYTHONS_WORDS = ["Traceback", "invalid literal", "Exceeds the limit", "codec", "Error", "decimal"]
@@ -248,3 +255,71 @@ def test_a_script_never_reads_a_settings_file(tmp_path, capsys, monkeypatch):
     state = json.loads(out)
     assert state["rules"] == "super" and state["phase"] == "call"  # no 1 s point-out timer
     assert [p["id"] for p in state["players"]] == [7, 8]
+
+
+# --- the promise: any text replays, or exits 2 with one line naming its line -------------
+
+ODD_NUMBERS = st.one_of(
+    st.from_regex(r"\A[0-9]{0,12}(\.[0-9]{0,12})?([eE][+-]?[0-9]{1,7})?\Z"),
+    st.integers(0, 3000).map(lambda n: "9" * n),
+    st.integers(0, 3000).map(lambda n: "0." + "0" * n + "5"),
+    st.integers(-(10**30), 10**30).map(str),
+    st.sampled_from(["+2", "-0", "1_0", "inf", "nan", "1e310", "1e999991", "1e999990", "0x1"]),
+    st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=3),
+)
+WORDS = st.one_of(
+    ODD_NUMBERS,
+    st.sampled_from(["press", "valid", "invalid", "super", "undo", "tick", "end", "config"]),
+    st.sampled_from(["end left=", *(f"{key}=" for key in RULE_KEYS)]).flatmap(
+        lambda key: ODD_NUMBERS.map(lambda n: key + n)
+    ),
+    st.sampled_from(["rules=solo", "rules=official", "rules=solitaire", "rules=super", "#", "="]),
+    st.text(max_size=6),
+)
+LINES = st.lists(st.lists(WORDS, max_size=5).map(" ".join), max_size=8)
+NEWLINES = st.sampled_from(["\n", "\r\n", "\r"])
+SCRIPTS = st.one_of(
+    st.binary(max_size=200),
+    st.tuples(st.sampled_from(["", "\ufeff"]), LINES, NEWLINES).map(
+        lambda s: (s[0] + s[2].join(s[1])).encode("utf-8", "surrogatepass")
+    ),
+    st.tuples(LINES, st.binary(max_size=3)).map(
+        lambda s: "\n".join(s[0]).encode("utf-8", "surrogatepass") + s[1]
+    ),
+)
+
+
+def replayed(path, data: bytes) -> tuple[int, str, str]:
+    path.write_bytes(data)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["replay", str(path)])
+    return code, out.getvalue(), err.getvalue()
+
+
+@hyp_settings(max_examples=150, deadline=None)
+@given(data=SCRIPTS)
+def test_any_text_replays_or_exits_2_naming_its_line(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("script") / "game.txt"
+    code, out, err = replayed(path, data)  # an exception here is the test failing
+    lines = max(1, len(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")))
+    if code == 0:
+        assert err == "" and json.loads(out)["phase"]
+    else:
+        assert code == 2 and out == ""
+        said = re.fullmatch(rf"{re.escape(str(path))}:(\d+): ([^\n]+)\n", err)
+        assert said, err
+        assert 1 <= int(said[1]) <= lines and len(said[2]) < 300
+        assert not any(words in err for words in PYTHONS_WORDS), err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    # One parser: the text read whole says what the file read line by line said.
+    try:
+        script = parse_script(text)
+    except ScriptError as refused:
+        assert err == f"{refused.where(str(path))}\n"
+        return
+    state = replay(script.settings, (inp for _, inp in script.inputs), lobby=script.lobby)
+    assert code == 0 and json.loads(out) == report(script.settings, state)
