@@ -4,7 +4,9 @@ import argparse
 import contextlib
 import json
 import logging
+import re
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from . import __version__, rescue
@@ -19,7 +21,7 @@ from .errors import (
     UnsavedInputs,
 )
 from .rules import ScriptError, Settings, State, read_script, replay, report
-from .rules.script import KINDS
+from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
 
@@ -96,18 +98,33 @@ def _recover(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     path: Path = args.script
     try:
-        # Read as it is played: a script of 100,000 inputs is never all in memory.
-        with path.open(encoding="utf-8") as lines:
-            script, inputs = read_script(lines)
+        # Read as it is played: a script of 100,000 inputs is never all in memory. Bytes
+        # that are not UTF-8 are kept, as surrogates, for their line to be named.
+        with path.open(encoding="utf-8", errors="surrogateescape") as lines:
+            script, inputs = read_script(_utf8(lines))
             played = replay(script.settings, (inp for _, inp in inputs), lobby=script.lobby)
             state = played.alone()  # no undo history to report: its memory goes at once
             del played
-    except (OSError, UnicodeDecodeError) as err:
-        raise ScriptFileError(f"{path}: cannot read the script: {err}") from None
+    except OSError as err:
+        raise ScriptFileError(f"{path}: cannot read the script: {err.strerror or err}") from None
     except ScriptError as err:
         raise ScriptFileError(err.where(str(path))) from None
     _print_report(script.settings, state)
     return 0
+
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of a byte
+
+
+def _utf8(lines: Iterable[str]) -> Iterator[str]:
+    """The lines, each checked to have been UTF-8: ScriptError names the first that was not."""
+    for number, line in enumerate(lines, start=1):
+        if number == 1 and line.startswith(("\udcff\udcfe", "\udcfe\udcff")):
+            raise ScriptError(number, "saved as UTF-16: save the script as UTF-8")
+        if byte := _NOT_UTF8.search(line):
+            code = ord(byte[0]) - 0xDC00
+            raise ScriptError(number, f"byte 0x{code:02X} is not UTF-8: save the script as UTF-8")
+        yield line
 
 
 def _print_report(settings: Settings, state: State) -> None:
@@ -178,6 +195,8 @@ its time in seconds since the start, never going back:
     20 tick        # only moves time on, so that timers can fire
 
 Inputs: {", ".join(KINDS)} (press N: player N's buzzer; end left=N: the cards left).
+Times run from 0 to {LAST_S:,} s, read to the nanosecond; numbers are plain digits
+(a time or a duration may have a point and an exponent: 0.5, 1e-05). UTF-8 text.
 A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.
 The rules, the settings and every decision the box takes: docs/rules.md.
 """

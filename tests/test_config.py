@@ -23,7 +23,7 @@ from referee.config import (
     render_config,
 )
 from referee.edges import BUTTONS
-from referee.rules import RuleSet, Settings
+from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT
 
@@ -310,16 +310,27 @@ MISTAKES = {
     ),
     "a negative point-out time": (
         "[rules]\nplayers = 4\n\n  pointout_s = -1\n",
-        "referee.toml:4: [rules] pointout_s: must be seconds to show a SET, 0 for no limit; got -1",
+        "referee.toml:4: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"
+        " else 0.001 to 86400 (a day); got -1",
     ),
     "an endless tie window": (
         "[rules]\ntie_ms = inf\n",
-        "referee.toml:2: [rules] tie_ms: must be milliseconds, 0 or more; got inf",
+        "referee.toml:2: [rules] tie_ms: must be milliseconds, 0 to 86400000 (a day); got inf",
     ),
     "a point-out time too long for any clock": (
         "[rules]\npointout_s = 1e308\n",
-        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET, 0 for no limit;"
-        " got 1e+308",
+        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"
+        " else 0.001 to 86400 (a day); got 1e+308",
+    ),
+    "a point-out time beyond any float": (
+        "[rules]\npointout_s = 1" + "0" * 400 + "\n",
+        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"
+        " else 0.001 to 86400 (a day); got 1" + "0" * 400,
+    ),
+    "a debounce time beyond any float": (
+        "[buttons]\ndebounce_ms = 1" + "0" * 400 + "\n",
+        "referee.toml:2: [buttons] debounce_ms: must be milliseconds after a press's first edge"
+        " whose edges are bounce, 0.1 to 1000; got 1" + "0" * 400,
     ),
     "an unknown rule set": (
         '[rules]\nrules = "house"\n',
@@ -491,7 +502,7 @@ def test_the_example_names_every_key_with_its_description():
         "dealer_plays": True,
         "sudden_death": False,
     }
-    assert "# seconds to show a SET, 0 for no limit\npointout_s = 10.0\n" in text
+    assert f"# {RULE_KEYS['pointout_s'].allowed}\npointout_s = 10.0\n" in text
     assert doc["pins"] == PINMAP["pins"]
 
 
@@ -541,7 +552,7 @@ def test_cli_refuses_a_bad_file_with_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        f"{path}:2: [rules] pointout_s: must be seconds to show a SET, 0 for no limit; got -1\n"
+        f"{path}:2: [rules] pointout_s: must be {RULE_KEYS['pointout_s'].allowed}; got -1\n"
     )
 
 

@@ -11,9 +11,14 @@ script whose comment lines say what must be true at that point of the script:
 one of the effects of the input just above contains that text (the reason an input was
 refused, what a step undid). The last `# expect` lines check the final state, which must
 also be what `referee replay` prints.
+
+A scenario in tests/scenarios/refused/ ends in a line that no script may have: its last
+comment, `# refused: TEXT`, says that the line just above it stops the replay with exit
+status 2 and `FILE:LINE: ...TEXT...`; the state before it is checked as in any other.
 """
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,15 +26,15 @@ from typing import Any
 import pytest
 
 from referee.cli import main
-from referee.rules import Effect, new_game, parse_script, report, step
+from referee.rules import Effect, ScriptError, new_game, parse_script, report, step
 
 from .conftest import SCENARIOS, SHARED_SCENARIOS
 
-OWN = sorted(SCENARIOS.glob("*.txt"))
+OWN = sorted([*SCENARIOS.glob("*.txt"), *SCENARIOS.glob("refused/*.txt")])
 
 
 def _cases() -> list[Any]:
-    cases = [pytest.param(path, id=path.name) for path in OWN]
+    cases = [pytest.param(path, id=str(path.relative_to(SCENARIOS))) for path in OWN]
     if SHARED_SCENARIOS.is_dir():
         return cases + [
             pytest.param(path, id=f"shared/{path.name}")
@@ -42,7 +47,7 @@ def _cases() -> list[Any]:
 @dataclass(frozen=True)
 class Check:
     line: int
-    kind: str  # "expect" or "says"
+    kind: str  # "expect", "says" or "refused"
     text: str
 
 
@@ -54,7 +59,15 @@ def checks(text: str) -> list[Check]:
             found.append(Check(number, "expect", line.removeprefix("# expect ").strip()))
         elif line.startswith("# => "):
             found.append(Check(number, "says", line.removeprefix("# => ").strip()))
+        elif line.startswith("# refused: "):
+            found.append(Check(number, "refused", line.removeprefix("# refused: ").strip()))
     return found
+
+
+def refused_line(text: str, refusal: Check) -> int:
+    """The line a `# refused:` check is about: the last one above it with more than a comment."""
+    lines = text.splitlines()[: refusal.line - 1]
+    return max(n for n, line in enumerate(lines, start=1) if line.partition("#")[0].strip())
 
 
 def _numbers(text: str) -> list[int]:
@@ -110,10 +123,20 @@ def check_state(where: str, state: dict[str, Any], expectation: str) -> None:
 
 @pytest.mark.parametrize("script", _cases())
 def test_scenario(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = script.read_text()
-    parsed = parse_script(text)
+    text = script.read_text(encoding="utf-8")
     todo = checks(text)
-    assert any(c.kind == "expect" for c in todo), f"{script.name} has no # expect lines"
+    refusal = next((c for c in todo if c.kind == "refused"), None)
+    if refusal is None:
+        assert any(c.kind == "expect" for c in todo), f"{script.name} has no # expect lines"
+        parsed = parse_script(text)
+    else:
+        assert refusal is todo[-1], f"{script.name}: a refusal ends the scenario"
+        line = refused_line(text, refusal)
+        with pytest.raises(ScriptError) as caught:
+            parse_script(text)
+        assert caught.value.line == line and refusal.text in caught.value.message
+        parsed = parse_script("\n".join(text.splitlines()[: line - 1]))
+        todo.pop()
     settings, inputs = parsed.settings, parsed.inputs
     state = new_game(settings, lobby=parsed.lobby)
     effects: list[Effect] | None = None
@@ -131,6 +154,11 @@ def test_scenario(script: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert any(check.text in s for s in said), f"{where}: the input said {said}"
     for _, inp in inputs[done:]:
         state, _ = step(settings, state, inp)
-    assert main(["replay", str(script)]) == 0
+    code = main(["replay", str(script)])
     out, err = capsys.readouterr()
-    assert err == "" and json.loads(out) == report(settings, state)
+    if refusal is None:
+        assert code == 0 and err == "" and json.loads(out) == report(settings, state)
+    else:
+        assert code == 2 and out == ""
+        assert re.fullmatch(rf"{re.escape(str(script))}:{line}: .*\n", err), err
+        assert refusal.text in err

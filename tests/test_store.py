@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from referee import store as store_module
 from referee.cli import main
 from referee.rules import (
+    NS_PER_MS,
     NS_PER_S,
     RULE_BOOKS,
     End,
@@ -91,9 +92,9 @@ settings_st = st.builds(
     ),
     st.sampled_from(RuleSet),
     st.integers(2, 8),
-    st.integers(0, 600 * NS_PER_S),
+    st.just(0) | st.integers(NS_PER_MS, 600 * NS_PER_S),
     st.integers(0, NS_PER_S),
-    st.integers(1, 600 * NS_PER_S),
+    st.integers(NS_PER_MS, 600 * NS_PER_S),
     st.booleans(),
     st.integers(0, 99),
     st.booleans(),

@@ -4,13 +4,13 @@ Every wrong value stops with one ConfigError naming the file, the line and the k
 """
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from referee.edges import PLAYER_BUTTONS
 from referee.errors import ConfigError
-from referee.rules.settings import MAX_SEATS, RULE_KEYS, RuleSet, Settings, settings_from
+from referee.rules.settings import SettingError, Settings, settings_from
 
 from .lines import Source
 from .schema import (
@@ -59,7 +59,7 @@ def _read(source: Source, section: str, name: str, raw: Any) -> Any:
         if given is not kind and not (kind is float and given is int):
             raise ValueError
         return setting.parse(float(value) if kind is float else value)
-    except ValueError as err:
+    except (ValueError, OverflowError) as err:  # OverflowError: an integer beyond any float
         named = f", a GPIO pin named as gpiozero does ({PIN_NAMES})" if setting.pin else ""
         unmet = f", {err}" if isinstance(err, Unmet) else ""
         what = f"must be {setting.key.allowed}{named}{unmet}; got {toml_value(raw)}"
@@ -87,37 +87,13 @@ def _read_file(source: Source) -> dict[str, dict[str, Any]]:
     return given
 
 
-def _rules_problem(values: Mapping[str, Any]) -> str | None:
-    try:
-        settings_from(values)
-    except ValueError as err:
-        return str(err)
-    return None
-
-
 def _rules(given: dict[str, Any], source: Source) -> Settings:
-    """The rule keys as the engine's Settings; a wrong one named by what settings_from says."""
-    for name, value in given.items():
-        # A value that no rule set and number of players can go with is wrong in itself.
-        companions = (
-            {"rules": r.value, "players": n} for r in RuleSet for n in range(1, MAX_SEATS + 1)
-        )
-        if all(_rules_problem({**c, name: value}) for c in companions):
-            raise source.error(
-                f"must be {RULE_KEYS[name].allowed}; got {source.written('rules', name)}",
-                "rules",
-                name,
-            )
-    if _rules_problem(given) is None:
+    """The rule keys as the engine's Settings; a wrong one blamed as settings_from blames it."""
+    try:
         return settings_from(given)
-    # Keys that clash (rules=solo with players=2): blame the first, in the file's order,
-    # that the keys before it cannot go with.
-    so_far: dict[str, Any] = {}
-    for name, value in given.items():
-        so_far[name] = value
-        if problem := _rules_problem(so_far):
-            break
-    raise source.error(f"{problem}; got {source.written('rules', name)}", "rules", name)
+    except SettingError as err:
+        got = source.written("rules", err.key)
+        raise source.error(f"{err.what}; got {got}", "rules", err.key) from None
 
 
 def _timing(values: dict[str, Any], source: Source) -> ButtonTiming:

@@ -13,13 +13,13 @@ inputs, so one parser reads both.
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache, partial
 from itertools import chain
 
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .numbers import scaled, shown, whole
 from .rulesets import MAX_SEATS
-from .settings import NS_PER_S, RULE_KEYS, Settings, settings_from
+from .settings import DECK, NS_PER_S, RULE_KEYS, SettingError, Settings, settings_from
 
 _BARE: dict[str, Callable[[int], Input]] = {
     "valid": lambda t: Verdict(True, t),
@@ -29,6 +29,11 @@ _BARE: dict[str, Callable[[int], Input]] = {
     "tick": Tick,
 }
 KINDS = ("press", *_BARE, "end")
+# The last time a script may give: longer than any game, and every time up to it (with a
+# timer's day after it) fits the ledger's 64-bit nanoseconds and any clock.
+LAST_S = 1_000_000_000
+_LAST_NS = LAST_S * NS_PER_S
+_NS_DIGITS = 9  # a nanosecond is 10**-9 s
 
 
 class ScriptError(ValueError):
@@ -63,62 +68,75 @@ def input_maker(text: str) -> Callable[[int], Input]:
     if not words:
         raise ValueError("no input")
     kind, args = words[0], words[1:]
+    got = f"; got {shown(' '.join(args))}" if args else ""
     if kind == "press":
-        if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 1:
-            raise ValueError("press needs one player number, 1 or more: 'press 2'")
-        return partial(Press, int(args[0]))
+        player = _count(args[0], 1, MAX_SEATS) if len(args) == 1 else None
+        if player is None:
+            raise ValueError(f"press needs one player number, 1 to {MAX_SEATS}: 'press 2'{got}")
+        return partial(Press, player)
     if kind == "end":
         if not args:
             return End
         name, _, value = args[0].partition("=")
-        if len(args) != 1 or name != "left" or not value.isdigit():
-            raise ValueError("end takes nothing or left=N, the cards left on the table")
-        return partial(End, left=int(value))
+        left = _count(value, 0, DECK) if len(args) == 1 and name == "left" else None
+        if left is None:
+            raise ValueError(
+                f"end takes nothing or left=N, the cards left on the table (0 to {DECK}){got}"
+            )
+        return partial(End, left=left)
     if kind not in _BARE:
-        raise ValueError(f"unknown input {kind!r} (known: {', '.join(KINDS)})")
+        raise ValueError(f"unknown input {shown(kind)} (known: {', '.join(KINDS)})")
     if args:
-        raise ValueError(f"{kind} takes no arguments, got {' '.join(args)!r}")
+        raise ValueError(f"{kind} takes no arguments{got}")
     return _BARE[kind]
 
 
-def parse_time(text: str) -> int:
-    """Seconds since the start, as written in a script, to nanoseconds."""
+def _count(text: str, least: int, most: int) -> int | None:
+    """A whole number from least to most, else None."""
     try:
-        seconds = Decimal(text)
-    except InvalidOperation:
-        raise ValueError(f"{text!r} is not a time in seconds") from None
-    if not seconds.is_finite() or seconds < 0:
-        raise ValueError(f"{text!r} is not a time in seconds since the start")
-    return int((seconds * NS_PER_S).to_integral_value())
+        number = whole(text)
+    except ValueError:
+        return None
+    return number if least <= number <= most else None
+
+
+def parse_time(text: str) -> int:
+    """Seconds since the start, as written in a script, to nanoseconds (half up)."""
+    try:
+        t_ns = scaled(text, _NS_DIGITS)
+    except ValueError:
+        since = " since the start" if text.startswith("-") else ""
+        raise ValueError(f"{shown(text)} is not a time in seconds{since}") from None
+    if t_ns > _LAST_NS:
+        last = f"{LAST_S:,} s (some 31 years)"
+        raise ValueError(f"time {shown(text)} is after the last a script may give, {last}")
+    return t_ns
 
 
 def _config(words: list[str]) -> tuple[Settings, bool]:
     """The settings of a `config` line, and whether it skips the lobby (it names players)."""
-    values: dict[str, bool | int | float | str] = {}
+    texts: dict[str, str] = {}
     for word in words:
         name, eq, text = word.partition("=")
         if not eq or not text:
-            raise ValueError(f"config wants key=value, got {word!r}")
-        key = RULE_KEYS.get(name)
-        if key is None:
-            raise ValueError(f"unknown config key {name!r} (known: {', '.join(RULE_KEYS)})")
-        try:
-            if key.kind is bool:
-                if text not in ("true", "false"):
-                    raise ValueError
-                values[name] = text == "true"
-            else:
-                values[name] = key.kind(text)
-        except ValueError:
-            raise ValueError(f"{name} must be {key.allowed}, not {text!r}") from None
-    settings = settings_from(values)
-    if "players" in values:
+            raise ValueError(f"config wants key=value, got {shown(word)}")
+        if name not in RULE_KEYS:
+            raise ValueError(f"unknown config key {shown(name)} (known: {', '.join(RULE_KEYS)})")
+        if name in texts:
+            raise ValueError(f"config gives {name} twice: once is enough")
+        texts[name] = text
+    try:
+        settings = settings_from(texts)
+    except SettingError as err:  # the settings file's words, as it says them for its key
+        raise ValueError(f"{err.key}: {err.what}; got {shown(texts[err.key])}") from None
+    if "players" in texts:
         return settings, False
     return replace(settings, players=settings.book.seats[1]), True
 
 
 def parse_script(text: str) -> Script:
-    script, inputs = read_script(text.splitlines())
+    # Into lines as a file read as text is (\n, \r\n or \r ends one), for the same numbers.
+    script, inputs = read_script(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     script.inputs = list(inputs)
     return script
 
@@ -136,6 +154,8 @@ def _inputs(lines: Iterable[str], script: Script) -> Iterator[tuple[int, Input]]
     last_ns = 0
     seen_input = seen_config = False
     for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix("\ufeff")  # the byte-order mark some editors write first
         words = raw.partition("#")[0].split()
         if not words:
             continue
@@ -147,10 +167,10 @@ def _inputs(lines: Iterable[str], script: Script) -> Iterator[tuple[int, Input]]
                 seen_config = True
                 continue
             if len(words) < 2:
-                raise ValueError(f"expected 'TIME INPUT', got {raw.strip()!r}")
+                raise ValueError(f"expected 'TIME INPUT', got {shown(raw.strip())}")
             t_ns = parse_time(words[0])
             if t_ns < last_ns:
-                raise ValueError(f"time {words[0]} goes back (the line before was later)")
+                raise ValueError(f"time {shown(words[0])} goes back (the line before was later)")
             inp = parse_input(words[1:], t_ns)
         except ValueError as err:
             raise ScriptError(number, str(err)) from None

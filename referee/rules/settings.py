@@ -4,10 +4,12 @@ The same keys serve a replay script's `config` line and the `[rules]` table of t
 TOML settings file, so both say the same thing in the same words.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
+from .numbers import scaled, whole
 from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
 
 # The rule sets and their seats belong to rulesets.py; settings are read with them.
@@ -19,6 +21,7 @@ __all__ = [
     "RULE_KEYS",
     "Key",
     "RuleSet",
+    "SettingError",
     "Settings",
     "settings_from",
     "settings_values",
@@ -28,6 +31,21 @@ NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
 DECK = 81
 MAX_DEALS = 99
+# A timer's range: shorter than a millisecond it would be over before anyone saw it;
+# a day is longer than any game's timer, and short enough for any clock.
+SHORTEST_TIMER_S = 0.001
+LONGEST_TIMER_S = 86_400
+
+Value = bool | int | float | str  # a rule key's value, as TOML types it
+
+
+class SettingError(ValueError):
+    """A rule key that cannot have its value: `what` is wrong, in words to follow its name."""
+
+    def __init__(self, key: str, what: str) -> None:
+        super().__init__(f"{key}: {what}")
+        self.key = key
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -43,20 +61,13 @@ class Settings:
     sudden_death: bool = False  # solitaire: a no-SET claim with cards in the deck loses
 
     def __post_init__(self) -> None:
-        if not 1 <= self.players <= MAX_SEATS:
-            raise ValueError(f"players must be 1 to {MAX_SEATS}, not {self.players}")
+        for key in RULE_KEYS.values():
+            if not key.fits(getattr(self, key.field)):
+                raise SettingError(key.name, f"must be {key.allowed}")
         fewest, most = self.book.seats
         if not fewest <= self.players <= most:
             seats = str(fewest) if fewest == most else f"{fewest} to {most}"
-            raise ValueError(f"rules={self.rules} needs players={seats}")
-        if self.pointout_ns < 0:
-            raise ValueError("pointout_s cannot be negative")
-        if self.tie_ns < 0:
-            raise ValueError("tie_ms cannot be negative")
-        if self.super_ns <= 0:
-            raise ValueError("super_s must be more than 0")
-        if not 0 <= self.deals <= MAX_DEALS:
-            raise ValueError(f"deals must be 0 (one per player) to {MAX_DEALS}, not {self.deals}")
+            raise SettingError("players", f"rules={self.rules} needs players={seats}")
 
     @cached_property  # asked a few times for every input of a long game's replay
     def book(self) -> RuleBook:
@@ -74,90 +85,162 @@ def _either(words: Iterable[str]) -> str:
     return f"{', '.join(most)} or {last}" if most else last
 
 
+def _always(value: Any) -> bool:
+    return True
+
+
+def _within(low: int, high: int) -> Callable[[Any], bool]:
+    return lambda value: low <= value <= high
+
+
+_LONGEST_NS = LONGEST_TIMER_S * NS_PER_S
+_timer = _within(round(SHORTEST_TIMER_S * NS_PER_S), _LONGEST_NS)
+_TIMER_S = f"{SHORTEST_TIMER_S} to {LONGEST_TIMER_S} (a day)"
+
+
 @dataclass(frozen=True)
 class Key:
     name: str
     kind: type  # bool, int, float or str, as TOML types it
     allowed: str
-    default: bool | int | float | str
+    default: Value
+    # A rule key's: the field of Settings it sets; a duration's unit, 10**unit_digits ns;
+    # the field's range, whatever the other keys say.
+    field: str = ""
+    unit_digits: int = 0
+    fits: Callable[[Any], bool] = _always
 
 
 RULE_KEYS: dict[str, Key] = {
     k.name: k
     for k in (
-        Key("rules", str, _either(RuleSet), "super"),
+        Key("rules", str, _either(RuleSet), "super", field="rules"),
         Key(
             "players",
             int,
             f"a whole number of seats, 2 to {MAX_SEATS}"
             f" (1 for {_either(r for r, b in RULE_BOOKS.items() if b.single_player)})",
             4,
+            field="players",
+            fits=_within(1, MAX_SEATS),
         ),
-        Key("pointout_s", float, "seconds to show a SET, 0 for no limit", 10.0),
-        Key("tie_ms", float, "milliseconds, 0 or more", 0.0),
-        Key("super_s", float, "seconds of the super round's countdown, more than 0", 10.0),
-        Key("must_use_flipped", bool, "true or false", False),
+        Key(
+            "pointout_s",
+            float,
+            f"seconds to show a SET: 0 for no limit, else {_TIMER_S}",
+            10.0,
+            field="pointout_ns",
+            unit_digits=9,
+            fits=lambda ns: ns == 0 or _timer(ns),
+        ),
+        Key(
+            "tie_ms",
+            float,
+            f"milliseconds, 0 to {LONGEST_TIMER_S * 1000} (a day)",
+            0.0,
+            field="tie_ns",
+            unit_digits=6,
+            fits=_within(0, _LONGEST_NS),
+        ),
+        Key(
+            "super_s",
+            float,
+            f"seconds of the super round's countdown, {_TIMER_S}",
+            10.0,
+            field="super_ns",
+            unit_digits=9,
+            fits=_timer,
+        ),
+        Key("must_use_flipped", bool, "true or false", False, field="must_use_flipped"),
         Key(
             "deals",
             int,
             f"a whole number of deals in an official match, 0 (one per player) to {MAX_DEALS}",
             1,
+            field="deals",
+            fits=_within(0, MAX_DEALS),
         ),
         Key(
             "dealer_plays",
             bool,
             "true or false (false: an official match's dealer sits out their deal)",
             True,
+            field="dealer_plays",
         ),
         Key(
             "sudden_death",
             bool,
             "true or false (true: solitaire is lost at a no-SET claim while the deck has cards)",
             False,
+            field="sudden_death",
         ),
     )
 }
 
 
-def settings_from(values: Mapping[str, bool | int | float | str]) -> Settings:
-    """Settings from rule keys already of their kind; ValueError names what is wrong."""
-    for name in values:
-        if name not in RULE_KEYS:
-            raise ValueError(f"unknown key {name!r} (known: {', '.join(RULE_KEYS)})")
-    v = {name: values.get(name, key.default) for name, key in RULE_KEYS.items()}
+def _field(key: Key, value: Value) -> Any:
+    """The Settings field of a key's value, or of the text a script writes for it;
+    SettingError if no other key could make it do.
+
+    A duration is read exactly from its decimal digits (as a script writes it, or as a
+    TOML float prints), to the nanosecond, half up."""
+    text = value if isinstance(value, str) else None
     try:
-        rules = RuleSet(str(v["rules"]))
-    except ValueError:
-        raise ValueError(
-            f"rules must be {RULE_KEYS['rules'].allowed}, not {v['rules']!r}"
-        ) from None
-    if "players" not in values and RULE_BOOKS[rules].single_player:
-        v["players"] = 1
-    return Settings(
-        rules=rules,
-        players=int(v["players"]),
-        pointout_ns=_ns("pointout_s", v["pointout_s"], NS_PER_S),
-        tie_ns=_ns("tie_ms", v["tie_ms"], NS_PER_MS),
-        super_ns=_ns("super_s", v["super_s"], NS_PER_S),
-        must_use_flipped=bool(v["must_use_flipped"]),
-        deals=int(v["deals"]),
-        dealer_plays=bool(v["dealer_plays"]),
-        sudden_death=bool(v["sudden_death"]),
-    )
+        if key.unit_digits:
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ValueError
+            field: Any = scaled(text or repr(value), key.unit_digits)
+        elif key.kind is str:
+            field = RuleSet(str(value))
+        elif text is None:
+            if type(value) is not key.kind:  # a bool is an int to Python, never to TOML
+                raise ValueError
+            field = value
+        elif key.kind is bool:
+            field = {"true": True, "false": False}[text]
+        else:
+            field = whole(text)
+    except (ValueError, KeyError):
+        raise SettingError(key.name, f"must be {key.allowed}") from None
+    if not key.fits(field):
+        raise SettingError(key.name, f"must be {key.allowed}")
+    return field
 
 
-# A day: longer than any game's timer, short enough for any clock.
-_LONGEST_NS = 86_400 * NS_PER_S
+def _settings(fields: Mapping[str, Any]) -> Settings:
+    """Settings with these fields, the others at their defaults (one player where the rule
+    set has only one seat)."""
+    rules = fields.get("rules", Settings.rules)
+    if "players" not in fields and RULE_BOOKS[rules].single_player:
+        fields = {**fields, "players": 1}
+    return Settings(**fields)
 
 
-def _ns(name: str, value: bool | int | float | str, unit: int) -> int:
-    ns = float(value) * unit
-    if not -_LONGEST_NS <= ns <= _LONGEST_NS:  # also refuses inf and nan
-        raise ValueError(f"{name} must be {RULE_KEYS[name].allowed}, not {value}")
-    return round(ns)
+def settings_from(values: Mapping[str, Value]) -> Settings:
+    """Settings from rule keys, each a value of its kind or the text a script writes for
+    it (`players=3`, `pointout_s=2.5`). SettingError blames one key: the first, in the
+    order given, that is wrong in itself, else the first the keys before it cannot go with."""
+    given: dict[str, Any] = {}
+    for name, value in values.items():
+        key = RULE_KEYS.get(name)
+        if key is None:
+            raise SettingError(name, f"unknown key (known: {', '.join(RULE_KEYS)})")
+        given[key.field] = _field(key, value)
+    try:
+        return _settings(given)
+    except SettingError as clash:
+        so_far: dict[str, Any] = {}
+        for name in values:
+            field = RULE_KEYS[name].field
+            so_far[field] = given[field]
+            try:
+                _settings(so_far)
+            except SettingError as err:
+                raise SettingError(name, err.what) from None
+        raise AssertionError("the keys clash, so the first of them to clash is above") from clash
 
 
-def settings_values(settings: Settings) -> dict[str, bool | int | float | str]:
+def settings_values(settings: Settings) -> dict[str, Value]:
     """The rule keys of these settings: what `settings_from` turns back into them."""
     return {
         "rules": settings.rules.value,

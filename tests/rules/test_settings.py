@@ -1,10 +1,12 @@
 """The rule settings: their keys, their checks, and docs/rules.md saying the same."""
 
 import re
+from dataclasses import fields
 
 import pytest
 
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_from, settings_values
+from referee.rules.settings import SettingError
 from tests.conftest import ROOT
 
 
@@ -17,8 +19,8 @@ def test_single_player_rule_sets_default_to_one_player():
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"deals": -1}, "deals must be 0 (one per player) to 99, not -1"),
-        ({"deals": 100}, "deals must be 0 (one per player) to 99, not 100"),
+        ({"deals": -1}, "deals: must be a whole number of deals in an official match, 0 (one"),
+        ({"deals": 100}, "deals: must be a whole number of deals in an official match, 0 (one"),
         ({"rules": "solitaire", "players": 2}, "rules=solitaire needs players=1"),
         ({"rules": "official", "players": 1}, "rules=official needs players=2 to 8"),
     ],
@@ -41,3 +43,63 @@ def test_docs_rules_md_names_every_key_and_rule_set():
     for rules in RuleSet:
         assert f'`rules = "{rules}"`' in text or rules is RuleSet.SUPER
         assert f"| {rules} " in text or f" {rules} |" in text
+
+
+def test_every_field_of_the_settings_has_its_key():
+    assert sorted(k.field for k in RULE_KEYS.values()) == sorted(f.name for f in fields(Settings))
+
+
+# Each key's range as a script writes it: (lowest, highest, just below, just above).
+RANGES = {
+    "pointout_s": ("0", "86400", "0.000999999", "86400.000000001"),
+    "tie_ms": ("0", "86400000", None, "86400000.000001"),
+    "super_s": ("0.001", "86400", "0.000999999", "86400.000000001"),
+    "deals": ("0", "99", None, "100"),
+}
+SEATS = {RuleSet.SUPER: (2, 8), RuleSet.OFFICIAL: (2, 8), RuleSet.SOLO: (1, 1)}
+SEATS[RuleSet.SOLITAIRE] = (1, 1)
+
+
+@pytest.mark.parametrize("rules", list(RuleSet))
+def test_the_ranges_of_each_rule_set(rules):
+    """Every key has one range under every rule set (one it does not use checks it all the
+    same); players has the rule set's seats. The settings file's values go through the same."""
+    fewest, most = SEATS[rules]
+    for players in (fewest, most):
+        assert settings_from({"rules": rules.value, "players": str(players)}).players == players
+    for players in (fewest - 1, most + 1):
+        with pytest.raises(SettingError) as caught:
+            settings_from({"rules": rules.value, "players": str(players)})
+        # A number of seats no rule set has is wrong in itself; else it clashes with the rules.
+        what = "needs players" if 1 <= players <= 8 else "must be a whole number of seats"
+        assert caught.value.key == "players" and what in caught.value.what
+    for key, (low, high, below, above) in RANGES.items():
+        for value in (low, high):
+            settings_from({"rules": rules.value, key: value})
+            settings_from({"rules": rules.value, key: RULE_KEYS[key].kind(value)})  # as TOML
+        for value in (below, above, "-1"):
+            if value is None:
+                continue
+            with pytest.raises(SettingError) as caught:
+                settings_from({"rules": rules.value, key: value})
+            assert (caught.value.key, caught.value.what) == (
+                key,
+                f"must be {RULE_KEYS[key].allowed}",
+            )
+
+
+def test_a_duration_is_read_to_the_nanosecond_half_up():
+    assert settings_from({"tie_ms": "0.0000005"}).tie_ns == 1
+    assert settings_from({"tie_ms": "0.0000004"}).tie_ns == 0
+    assert settings_from({"pointout_s": 1.0000000005}).pointout_ns == 1_000_000_001
+    assert settings_from({"pointout_s": "1.0000000005"}).pointout_ns == 1_000_000_001
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"deals": True}, {"players": 2.0}, {"pointout_s": True}, {"rules": 3}, {"sudden_death": 1}],
+)
+def test_a_value_of_another_kind_is_wrong(values):
+    """As TOML types it: a bool is never a number, a float never a count."""
+    with pytest.raises(SettingError, match="must be"):
+        settings_from(values)
