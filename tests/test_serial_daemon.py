@@ -34,6 +34,16 @@ class Daemon:
     def wait_for(self, text: str) -> None:
         self.output.wait_for(text)
 
+    def game_on(self, board: FakeBoard, *players: str) -> None:
+        """The board plugged in and ticking, the players joined and SUPER pressed: each
+        press and release stamped as it happens on the board's clock, with its T."""
+        board.wait_connected(timeout_s=10)
+        board.hello()
+        board.tick()
+        for button in (*players, "SUPER"):
+            board.edges_now(("D", button, 200), ("U", button, 100))
+        self.wait_for(f"game on: {', '.join(players)}")
+
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=10)
@@ -45,13 +55,7 @@ class Daemon:
 def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
     with FakeBoard(tmp_path) as board:
         daemon = Daemon(tmp_path, board)
-        board.wait_connected(timeout_s=10)
-        board.hello()
-        board.tick()
-        # Each press and release stamped as it happens on the board's clock, with its T.
-        for button in ("P1", "P2", "P4", "SUPER"):
-            board.edges_now(("D", button, 200), ("U", button, 100))
-        daemon.wait_for("game on: P1, P2, P4")
+        daemon.game_on(board, "P1", "P2", "P4")
         board.wait_until_us(board.clock_us() + 100_000)  # no bounce of the last presses
         # P4 is first by 0.3 ms, but its line comes second: the board's stamps order them,
         # and the photo finish shows the board's exact margin.
@@ -90,12 +94,7 @@ def test_a_verdict_stamped_in_time_beats_the_timeout_however_late_its_line_comes
     board's lines are held up (for less than the second that makes it stalled)."""
     with FakeBoard(tmp_path) as board:
         daemon = Daemon(tmp_path, board, "[rules]\nplayers = 2\npointout_s = 0.4\n")
-        board.wait_connected(timeout_s=10)
-        board.hello()
-        board.tick()
-        for button in ("P1", "P2", "SUPER"):
-            board.edges_now(("D", button, 200), ("U", button, 100))
-        daemon.wait_for("game on: P1, P2")
+        daemon.game_on(board, "P1", "P2")
         board.wait_until_us(board.clock_us() + 100_000)  # no bounce of the last press
         called_us = board.edges_now(("D", "P2", 0))
         daemon.wait_for("P2 calls SET")
@@ -158,12 +157,7 @@ def test_bad_lines_neither_deafen_the_board_nor_hold_its_timers_back(tmp_path, c
     point-out runs out on time."""
     with FakeBoard(tmp_path) as board:
         daemon = Daemon(tmp_path, board, "[rules]\nplayers = 2\npointout_s = 2\n")
-        board.wait_connected(timeout_s=10)
-        board.hello()
-        board.tick()
-        for button in ("P1", "P2", "SUPER"):
-            board.edges_now(("D", button, 200), ("U", button, 100))
-        daemon.wait_for("game on: P1, P2")
+        daemon.game_on(board, "P1", "P2")
         board.wait_until_us(board.clock_us() + 1_100_000)  # its clock learned
         with board.lock:
             board.send(*(f"D P1 {10**12 + k}" for k in range(3)), f"T {board.clock_us()}")
