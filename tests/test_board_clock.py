@@ -266,3 +266,10 @@ def test_once_learned_the_floor_falls_by_the_margin_in_all_beyond_the_drift():
     clock.observe(t_us, now)  # a line faster than any before: believed, its lead spent
     assert clock.leeway_ns(now) == CLOCK_MARGIN_NS - ahead
     assert clock.ahead_ns(t_us + 100_000, now + 100 * MS) == 0
+
+
+def test_a_line_judged_again_after_a_later_one_set_the_floor_is_not_ahead():
+    clock = BoardClock()
+    clock.observe(2_000_000, 2 * S + MS)
+    # Received a second before the floor's line, on time: nothing says it was ahead.
+    assert clock.ahead_ns(1_000_000, S + MS) == 0

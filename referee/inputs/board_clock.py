@@ -154,7 +154,8 @@ class BoardClock:
         if self._floor is None:
             return 0
         sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
-        drift = 2 * (received_ns - self._floor_ns) * DRIFT_PPM // 1_000_000
+        # A line judged again after a later one set the floor: no drift to allow for.
+        drift = 2 * max(0, received_ns - self._floor_ns) * DRIFT_PPM // 1_000_000
         return max(0, self._floor - sample - drift)
 
     def map(self, board_us: Sequence[int]) -> list[int]:
