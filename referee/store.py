@@ -40,7 +40,7 @@ from .rules import (
     input_maker,
     parse_input,
     replay,
-    settings_from,
+    settings_typed,
     settings_values,
     words,
 )
@@ -390,14 +390,17 @@ class Store:
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
 
-    def _settings(self, game_id: int, text: str) -> Settings:
+    def _settings(self, game_id: int, text: object) -> Settings:
+        """As strictly as a settings file reads them: what a store holds may be damaged."""
         try:
-            values = json.loads(text)
+            values = json.loads(text) if isinstance(text, str) else None
             if not isinstance(values, dict):
                 raise ValueError("not a JSON object")
-            return settings_from(values)
-        except (ValueError, TypeError) as err:
-            raise StoreError(self.path, f"game {game_id}: bad settings {text!r}: {err}") from err
+            return settings_typed(values)
+        except (ValueError, RecursionError) as err:  # Recursion: JSON nested too deep
+            shown = repr(text) if len(repr(text)) <= 100 else f"{repr(text)[:100]}..."
+            why = "nested too deeply" if isinstance(err, RecursionError) else err
+            raise StoreError(self.path, f"game {game_id}: bad settings {shown}: {why}") from None
 
     def _started_at(self, game_id: int, text: str) -> datetime:
         try:
