@@ -262,9 +262,10 @@ def parser() -> argparse.ArgumentParser:
         "recover",
         help="put inputs a full or failing disk refused back into the store",
         description="Put back into the store the inputs a full or failing disk refused:"
-        " `referee run` wrote them to FILE at exit and named it. The inputs the store's"
-        " game lacks are appended, none twice; then FILE is removed. `run` does this"
-        " by itself when it starts and finds FILE.",
+        " `referee run` wrote them to FILE at exit and named it. Exactly the inputs the"
+        " store's game lacks are appended, once; then FILE is removed. A FILE cut short or"
+        " damaged (it checks itself) puts back nothing and is kept. `run` does this by"
+        " itself when it starts and finds FILE.",
     )
     rec.add_argument("file", type=_absolute, metavar="FILE", help="the file `run` named")
     rec.add_argument(

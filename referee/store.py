@@ -20,13 +20,13 @@ import logging
 import os
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import platformdirs
 
@@ -102,11 +102,17 @@ def default_store_path(*, reading: bool = False) -> Path:
 
 
 @dataclass(frozen=True)
-class StoredGame:
+class GameHead:
+    """A game without its inputs: which game it is, and the rules it is played by."""
+
     id: int
     settings: Settings
     lobby: bool  # the game started in the lobby (else every seat played from the start)
-    started_at: datetime
+    started_at: datetime  # with the id, what tells this game from any other
+
+
+@dataclass(frozen=True)
+class StoredGame(GameHead):
     inputs: tuple[Input, ...]
 
     def state(self) -> State:
@@ -236,15 +242,29 @@ class Store:
     ) -> None:
         self.close()
 
-    def new_game(self, settings: Settings, *, lobby: bool) -> int:
-        started_at = datetime.now(UTC).isoformat()
+    def new_game(
+        self,
+        settings: Settings,
+        *,
+        lobby: bool,
+        started_at: datetime | None = None,
+        inputs: Sequence[Input] = (),
+    ) -> int:
+        """A new game, started now or when a game written anew started, with its inputs
+        (in the order they were accepted) in the same transaction."""
+        when = (started_at or datetime.now(UTC)).isoformat()
+        stored = [Stored(inp.t_ns, _storable_words(inp)) for inp in inputs]
         with self._writing() as conn:
             cursor = conn.execute(
                 "INSERT INTO games (started_at, rules, settings, lobby) VALUES (?, ?, ?, ?)",
-                (started_at, settings.rules.value, json.dumps(settings_values(settings)), lobby),
+                (when, settings.rules.value, json.dumps(settings_values(settings)), lobby),
             )
-        game_id = cursor.lastrowid
-        assert game_id is not None  # an INSERT always sets it
+            game_id = cursor.lastrowid
+            assert game_id is not None  # an INSERT always sets it
+            conn.executemany(
+                "INSERT INTO inputs (game_id, t_ns, words) VALUES (?, ?, ?)",
+                ((game_id, one.t_ns, one.words) for one in stored),
+            )
         return game_id
 
     def append(self, game_id: int, inp: Input) -> None:
@@ -265,52 +285,79 @@ class Store:
     def latest_game(self) -> StoredGame | None:
         return self.game()
 
-    def game(self, game_id: int | None = None) -> StoredGame | None:
-        """The game with this id (None: the latest), or None if there is none."""
+    def game(self, game_id: int | None = None, *, accepted: bool = False) -> StoredGame | None:
+        """The game with this id (None: the latest), or None if there is none. Its inputs
+        in event-time order, as it is replayed; `accepted`: in the order the ledger took
+        them (a late input after those it came after)."""
         which = "" if game_id is None else "WHERE id = ?"
+        # Event-time order: an input that came late was appended after later ones, and is
+        # replayed in its place (docs/design.md, "Event time").
+        order = "id" if accepted else "t_ns, id"
         try:
             # One read transaction: the game and its inputs as of one moment.
             self._conn.execute("BEGIN")
             try:
                 if self._check_version() == 0:
                     return None  # an empty database: nothing was ever stored in it
-                game = self._conn.execute(
+                row = self._conn.execute(
                     f"SELECT id, started_at, settings, lobby FROM games {which}"
                     " ORDER BY id DESC LIMIT 1",
                     () if game_id is None else (game_id,),
                 ).fetchone()
-                if game is None:
+                if row is None:
                     return None
-                game_id, started_at, settings, lobby = game
-                # Event-time order: an input that came late was appended after later
-                # ones, and is replayed in its place (docs/design.md, "Event time").
+                head = self._head(row)
                 rows = self._conn.execute(
-                    "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY t_ns, id",
-                    (game_id,),
+                    f"SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY {order}",
+                    (head.id,),
                 )
                 # Read as they come, not fetched all first: a long game's rows would
                 # take more memory than its inputs.
-                inputs = self._inputs(game_id, rows)
+                inputs = self._inputs(head.id, rows)
             finally:
                 self._conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        return StoredGame(
+        return StoredGame(**vars(head), inputs=inputs)
+
+    def head(self, game_id: int) -> GameHead | None:
+        """The game with this id without its inputs, or None if there is none."""
+        row = self._read_one(
+            "SELECT id, started_at, settings, lobby FROM games WHERE id = ?", game_id
+        )
+        return None if row is None else self._head(row)
+
+    def find(self, head: GameHead) -> StoredGame | None:
+        """The game `head` is, its inputs in the order accepted: the game of its id if it
+        started when `head` did, else one written anew (under another id) that did."""
+        row = self._read_one(
+            "SELECT id FROM games WHERE started_at = ? ORDER BY id = ? DESC, id LIMIT 1",
+            head.started_at.isoformat(),
+            head.id,
+        )
+        return None if row is None else self.game(row[0], accepted=True)
+
+    def _read_one(self, sql: str, *args: object) -> tuple[Any, ...] | None:
+        try:
+            if self._check_version() == 0:
+                return None  # an empty database: nothing was ever stored in it
+            row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        return row
+
+    def _head(self, row: tuple[Any, ...]) -> GameHead:
+        game_id, started_at, settings, lobby = row
+        return GameHead(
             id=game_id,
             settings=self._settings(game_id, settings),
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
-            inputs=inputs,
         )
 
     def count_inputs(self, game_id: int) -> int:
-        try:
-            count: int = self._conn.execute(
-                "SELECT count(*) FROM inputs WHERE game_id = ?", (game_id,)
-            ).fetchone()[0]
-        except sqlite3.Error as err:
-            raise _store_error(self.path, err) from err
-        return count
+        row = self._read_one("SELECT count(*) FROM inputs WHERE game_id = ?", game_id)
+        return 0 if row is None else int(row[0])
 
     def _check_version(self) -> int:
         """The schema version, refusing a file that is not our store or is newer than us."""
@@ -506,6 +553,10 @@ class Ledger:
     def __init__(self, store: Store, game_id: int) -> None:
         self.store = store
         self.game_id = game_id
+        head = store.head(game_id)
+        if head is None:
+            raise ValueError(f"{store.path}: no game {game_id}")
+        self.head = head  # what a rescue file needs, should the store fail later
         self._unsaved: deque[Stored] = deque()
         self._reason: str | None = None  # set while the disk refuses
         self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
