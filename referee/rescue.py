@@ -1,10 +1,12 @@
 """Inputs the ledger could not take, kept where they survive, and put back exactly once.
 
 At exit, inputs still waiting for a full or failing disk (store.Ledger) are written as
-a replay script, the whole game when the store can still be read, to the first of these
-places that takes the file: beside the store, $RUNTIME_DIRECTORY (systemd's, which the
-unit keeps across restarts), $XDG_RUNTIME_DIR, the temporary directory. The exit says
-where in one line.
+a replay script, the whole game when the store can still be read, to the first of
+`places` that takes the file: beside the store, else the service's runtime directory
+/run/referee, else /run/user/UID (both RAM, which a full or failing disk cannot reach).
+They depend on the store and its owner alone, never on the environment: the service (its
+/tmp private) and a run by hand look in the same places, and only in folders no other
+user can write to. The exit says where in one line.
 
 The file checks itself: it names the store and the game (its number and the moment it
 started), numbers each input by its place among the game's inputs in the order the
@@ -31,8 +33,9 @@ import hashlib
 import json
 import logging
 import os
+import pwd
 import re
-import tempfile
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -188,13 +191,50 @@ def _whole(meta: dict[str, str], key: str) -> int:
     return int(text)
 
 
+# The unit's RuntimeDirectory=referee is RUN/referee, which systemd keeps across restarts
+# until a reboot; a user's own runtime directory is RUN/user/UID (systemd-logind's).
+RUN = Path("/run")
+
+
 def places(store: Path) -> list[Path]:
-    """Where a rescue file may go, first choice first."""
-    runtime = [
-        os.environ.get(name, "").split(":")[0] for name in ("RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR")
-    ]
-    found = [store.parent, *(Path(d) for d in runtime if d), Path(tempfile.gettempdir())]
-    return list(dict.fromkeys(found))
+    """Where a rescue file may go, first choice first: those of the store's folder, the
+    service's runtime directory and the owner's that the store's owner controls."""
+    owner = _owner(store)
+    found = [store.parent, RUN / "referee", RUN / "user" / str(owner)]
+    return [place for place in dict.fromkeys(found) if _distrust(place, owner) is None]
+
+
+def _owner(store: Path) -> int:
+    try:
+        return store.stat().st_uid
+    except OSError:  # no store yet (or none any more): it will be the daemon's own
+        return os.geteuid()
+
+
+def _distrust(path: Path, owner: int) -> str | None:
+    """Why a folder, or a file in it, may hold what the store's owner never wrote (another
+    user owns it; others may write to the folder, as to a shared /tmp), or None."""
+    try:
+        folder = path.is_dir()  # a folder may be reached through a link; a file may not
+        st = path.stat() if folder else path.lstat()
+    except OSError as err:
+        return err.strerror or "cannot be looked at"
+    if folder and st.st_uid not in (owner, 0):
+        return f"a folder of {_user(st.st_uid)}, not of {_user(owner)} who owns the store"
+    if folder and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "a folder other users may write to"
+    if not folder and not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if not folder and st.st_uid != owner:
+        return f"written by {_user(st.st_uid)}, not by {_user(owner)} who owns the store"
+    return None
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"user {uid}"
 
 
 def keep(ledger: Ledger) -> UnsavedInputs | None:
@@ -298,17 +338,23 @@ def read(path: Path) -> Rescue:
 
 
 def waiting_for(store: Path) -> Iterator[Path]:
-    """Rescue files naming this store, oldest first."""
-    found = []
+    """Rescue files naming this store, oldest first: only those its owner wrote, in
+    `places`. A file passed over is said in the log, once each time."""
+    owner, found = _owner(store), []
     for place in places(store):
         try:
             candidates = list(place.glob(f"{PREFIX}*.txt"))
         except OSError:
             continue
         for path in candidates:
+            if (why := _distrust(path, owner)) is not None:
+                log.warning("%s: not put back: %s; `referee recover` it if you trust it", path, why)
+                continue
             try:
                 if read(path).store == store:
-                    found.append(path)
+                    found.append((path.stat().st_mtime_ns, path))
             except ScriptFileError as err:
                 log.warning("%s", err)
-    yield from sorted(found, key=lambda p: p.stat().st_mtime_ns)
+            except OSError:
+                continue  # gone since it was listed
+    yield from (path for _, path in sorted(found))

@@ -3,6 +3,7 @@
 import os
 import re
 import select
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -74,3 +75,19 @@ class OnTerminal:
         """Read the screen until `text` appears in its latest frame."""
         self.output.wait_until(lambda got: text in self.frame(got), f"{text!r} on the screen")
         return self.frame(self.output.text)
+
+
+def namespaces() -> str | None:
+    """Why a private tmpfs cannot be mounted here (unshare -Urm: a user and mount namespace
+    of the test's own, no root needed where they are allowed), or None when it can."""
+    if shutil.which("unshare") is None:
+        return "needs unshare (util-linux)"
+    tried = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode != 0:
+        return f"cannot mount a tmpfs in a user namespace: {tried.stderr.strip()}"
+    return None

@@ -9,9 +9,7 @@ status 3; the next start puts it back.
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,25 +19,9 @@ from referee.cli import main
 from referee.errors import EXIT_UNSAVED
 from referee.outputs.terminal import ALT_SCREEN_OFF
 
-from .processes import OnTerminal
+from .processes import OnTerminal, namespaces
 
-
-def _namespaces() -> str | None:
-    """Why a private tmpfs cannot be mounted here, or None when it can."""
-    if shutil.which("unshare") is None:
-        return "needs unshare (util-linux)"
-    tried = subprocess.run(
-        ["unshare", "-Urm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if tried.returncode != 0:
-        return f"cannot mount a tmpfs in a user namespace: {tried.stderr.strip()}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(bool(why := _namespaces()), reason=why or "")
+pytestmark = pytest.mark.skipif(bool(why := namespaces()), reason=why or "")
 
 CONFIG = "[buttons]\ndebounce_ms = 1.0\n"  # typed keys do not bounce; they come fast
 SETUP = """
@@ -52,9 +34,13 @@ with Store.open(Path(sys.argv[1])) as store:
 """
 # In the namespace: a 1 MB disk with a store on it, filled up (or made read-only), then
 # `referee run` as often as asked. The store is copied out at the end: the disk goes
-# with the namespace.
+# with the namespace. The test's own folder stands for the service's /run/referee, where
+# a rescue file goes when the store's disk takes none.
 SCRIPT = """
 set -e
+mount -t tmpfs tmpfs /run
+mkdir /run/referee
+mount --bind "$RUNDIR" /run/referee
 mount -t tmpfs -o size=1m tmpfs "$DISK"
 "$PY" -c "$SETUP" "$DISK/referee.db"
 case "$TROUBLE" in
@@ -92,7 +78,7 @@ class Box(OnTerminal):
             CONFIG=str(config),
             TROUBLE=trouble,
             RUNS=str(runs),
-            XDG_RUNTIME_DIR=str(self.run_dir),
+            RUNDIR=str(self.run_dir),
             HOME=str(tmp_path),
         )
         super().__init__(["unshare", "-Urm", "sh", "-c", SCRIPT], env)
@@ -148,9 +134,10 @@ def test_a_full_disk_shown_from_the_start_kept_at_exit_put_back_at_the_next(box,
     status, said = term.wait_for_exit()
     assert status == EXIT_UNSAVED
     kept = next(term.run_dir.glob("referee-unsaved-game1-*.txt"))
+    named = f"/run/referee/{kept.name}"  # as the box sees it
     assert said == (
         f"referee: 3 inputs could not be saved to {term.disk}/referee.db (disk full);"
-        f" they are in {kept}: `referee recover {kept}` puts them back"
+        f" they are in {named}: `referee recover {named}` puts them back"
     )
     # The next start, with room again, puts them back before it resumes the game.
     frame = term.wait_for("FIND A SET")

@@ -7,7 +7,11 @@ read-only disk gives); test_full_disk.py does it with a real full filesystem.
 import hashlib
 import io
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -22,6 +26,8 @@ from referee.errors import EXIT_UNSAVED, UnsavedInputs
 from referee.rules import Press, Settings, Super, Verdict, replay, report
 from referee.store import Ledger, Store
 
+from .processes import Output, namespaces
+
 S = 1_000_000_000
 PLAYED = (Press(1, 1 * S), Press(2, 2 * S), Super(3 * S), Press(2, 4 * S + 123_456_789))
 REFUSED = (Verdict(True, 5 * S), Press(1, 6 * S))
@@ -29,10 +35,9 @@ REFUSED = (Verdict(True, 5 * S), Press(1, 6 * S))
 
 @pytest.fixture(autouse=True)
 def runtime_dir(tmp_path, monkeypatch):
-    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "run").mkdir()
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    """The service's /run/referee, in the test's own folder."""
+    (tmp_path / "run" / "referee").mkdir(parents=True)
+    monkeypatch.setattr(rescue, "RUN", tmp_path / "run")
 
 
 def refusing(store: Store) -> None:
@@ -76,10 +81,10 @@ def test_waiting_inputs_go_to_a_file_named_in_one_line(tmp_path):
 def test_the_file_goes_where_it_can(tmp_path, monkeypatch):
     store, ledger = a_game_the_disk_refused(tmp_path / "referee.db")
     gone = tmp_path / "gone"  # a place that takes nothing: the first choices fail
-    monkeypatch.setattr(rescue, "places", lambda path: [gone, tmp_path / "run"])
+    monkeypatch.setattr(rescue, "places", lambda path: [gone, tmp_path / "run" / "referee"])
     unsaved = rescue.keep(ledger)
     store.close()
-    path = next((tmp_path / "run").glob("referee-unsaved-*.txt"))
+    path = next((tmp_path / "run" / "referee").glob("referee-unsaved-*.txt"))
     assert str(path) in str(unsaved)
     monkeypatch.setattr(rescue, "places", lambda path: [gone])
     nowhere = str(rescue.keep(ledger))
@@ -181,6 +186,105 @@ def test_run_puts_them_back_when_it_starts(tmp_path):
     assert not list(tmp_path.glob("referee-unsaved-*.txt"))
     with Store.open_readonly(path) as reader:
         assert reader.game(1).inputs == PLAYED + REFUSED
+
+
+# --- where rescue files go, and which are trusted -------------------------------------------
+
+
+def test_the_places_are_the_stores_and_its_owners_whatever_the_environment(tmp_path, monkeypatch):
+    """The service (its /tmp private, its $RUNTIME_DIRECTORY set) and a run by hand look
+    in the same places for a store's rescue files."""
+    store = tmp_path / "referee.db"
+    users = tmp_path / "run" / "user" / str(os.geteuid())
+    users.mkdir(parents=True, mode=0o700)
+    places = [tmp_path, tmp_path / "run" / "referee", users]
+    assert rescue.places(store) == places
+    for name in ("RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR", "TMPDIR"):
+        monkeypatch.setenv(name, str(tmp_path / name))
+        (tmp_path / name).mkdir(mode=0o700)
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert rescue.places(store) == places
+
+
+def test_a_folder_other_users_may_write_to_is_no_place(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp
+    assert rescue.places(shared / "referee.db") == [tmp_path / "run" / "referee"]
+
+
+def test_a_rescue_file_in_a_shared_tmp_is_never_put_back(tmp_path, monkeypatch):
+    from referee.cli import _put_back_waiting
+
+    store, kept = kept_file(tmp_path)
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setattr("tempfile.tempdir", str(shared))
+    planted = kept.rename(shared / kept.name)  # anyone could have written it there
+    _put_back_waiting(store)
+    assert planted.exists() and inputs_of(store) == PLAYED
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file of another user's")
+def test_a_rescue_file_another_user_wrote_is_said_and_kept(tmp_path, caplog):
+    from referee.cli import _put_back_waiting
+
+    store, kept = kept_file(tmp_path)
+    os.chown(kept, 4242, 4242)
+    _put_back_waiting(store)
+    assert kept.exists() and inputs_of(store) == PLAYED
+    assert [r.getMessage() for r in caplog.records if r.name == "referee.rescue"] == [
+        f"{kept}: not put back: written by user 4242, not by root who owns the store;"
+        " `referee recover` it if you trust it"
+    ]
+
+
+# In a namespace of the test's own, /run/referee is a read-only folder that holds a rescue
+# file: it can be read, never removed (as root's in a folder the daemon cannot write to).
+READ_ONLY_RUN = """
+set -e
+mount -t tmpfs tmpfs /run
+mkdir /run/referee
+mount --bind "$KEPT" /run/referee
+mount -o remount,bind,ro /run/referee
+set +e
+"$PY" -m referee recover "/run/referee/$NAME"
+echo "recover: exit status $?"
+exec "$PY" -m referee run --store "$STORE" --display none --input serial:/no-such-board
+"""
+
+
+@pytest.mark.skipif(bool(why := namespaces()), reason=why or "")
+def test_a_rescue_file_that_cannot_be_removed_is_put_back_once_and_the_box_goes_on(tmp_path):
+    store, kept = kept_file(tmp_path)
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    kept = kept.rename(folder / kept.name)
+    env = dict(os.environ, PY=sys.executable, KEPT=str(folder), NAME=kept.name, STORE=str(store))
+    box = subprocess.Popen(
+        ["unshare", "-Urm", "sh", "-c", READ_ONLY_RUN],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        output = Output(box.stdout.fileno())
+        output.wait_for("recover: exit status 0")
+        output.wait_for("display none")  # the daemon runs
+        box.send_signal(signal.SIGTERM)
+        assert box.wait(timeout=10) == 0
+    finally:
+        box.kill()
+        box.wait()
+        box.stdout.close()
+    named = f"/run/referee/{kept.name}"
+    cannot = "the file cannot be removed (Read-only file system): remove it by hand"
+    assert f"{named}: put back 2 inputs into game 1 of {store}; {cannot}\n" in output.text
+    assert f"{named}: put back 0 inputs into game 1 of {store}; {cannot}\n" in output.text
+    assert "Traceback" not in output.text
+    assert kept.exists() and inputs_of(store) == PLAYED + REFUSED
 
 
 # --- a rescue file puts back exactly what was lost, or nothing -----------------------------
