@@ -1,5 +1,6 @@
 """Reading what a child process writes (a pipe or a pseudo-terminal) until something shows."""
 
+import contextlib
 import os
 import re
 import select
@@ -49,6 +50,20 @@ def wait_in_file(path: Path, text: str, timeout: float = 10) -> str:
             pytest.fail(f"{text!r} never came in {path}; it holds:\n{got[-3000:]}")
         time.sleep(0.01)
     return got
+
+
+def wait_until_open(pid: int, path: Path, timeout: float = 10) -> None:
+    """Wait until the process has the file open: a moment of its start that a test can
+    see from outside. Its open files give nothing to wait on, so they are looked at every
+    millisecond."""
+    end = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError):  # a descriptor closed while looked at
+            if any(fd.readlink() == path for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                return
+        if time.monotonic() > end:
+            pytest.fail(f"process {pid} never opened {path}")
+        time.sleep(0.001)
 
 
 class OnTerminal:
