@@ -3,11 +3,13 @@
 Two daemons on one store would interleave two tables' inputs into one game. The lock is
 flock(2) on the store file, which SQLite's own locks (fcntl byte ranges) never touch;
 the kernel drops it when the process ends, however it ends. Readers (`referee state`)
-take no lock. The holder's PID comes from /proc/locks, so the refusal can name it.
+take no lock. The holder's PID comes from /proc/locks and what it runs from /proc/PID, so
+the refusal can name it: another referee, or another program that locked the file.
 """
 
 import fcntl
 import os
+from itertools import pairwise
 from pathlib import Path
 
 from .errors import StoreInUse
@@ -27,7 +29,7 @@ def lock(path: Path) -> int:
     except BlockingIOError:
         pid = holder(fd)
         os.close(fd)
-        raise StoreInUse(path, pid) from None
+        raise StoreInUse(path, pid, None if pid is None else program(pid)) from None
     except BaseException:
         os.close(fd)
         raise
@@ -49,3 +51,16 @@ def holder(fd: int) -> int | None:
             pid = int(fields[4]) if fields[4].isdigit() else 0
             return pid or None  # 0: a process this one cannot see
     return None
+
+
+def program(pid: int) -> str | None:
+    """What a process runs: "referee" for a referee (its command, or python -m referee),
+    else its command's name; None where this user cannot see it."""
+    try:
+        args = [os.fsdecode(a) for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+    # A script's process is named after it; run through its interpreter, it is argv[1].
+    ours = name == "referee" or any(Path(arg).name == "referee" for arg in args[:2])
+    return "referee" if ours or ("-m", "referee") in pairwise(args) else name
