@@ -238,17 +238,18 @@ def _user(uid: int) -> str:
 
 
 def keep(ledger: Ledger) -> UnsavedInputs | None:
-    """At exit: the inputs still waiting, written where they survive; the error to end
-    with, naming the file (None when nothing waits)."""
-    waiting = ledger.unsaved
-    if not waiting:
+    """At exit: the inputs still waiting, written where they survive (the whole game, when
+    the store is only in memory since its file went); the error to end with, naming the
+    file (None when nothing waits)."""
+    waiting, store = ledger.unsaved, ledger.store
+    if not waiting and store.lost is None:
         return None
-    store = ledger.store
-    rescue = _rescue_of(ledger, ledger.reason or "storage trouble")
+    rescue = _rescue_of(ledger, ledger.reason or store.lost or "storage trouble")
     text = rescue.text()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     name = f"{PREFIX}game{ledger.game_id}-{stamp}-{os.getpid()}.txt"
-    n = f"{len(waiting)} input{'' if len(waiting) == 1 else 's'}"
+    n = f"{len(waiting)} input{'' if len(waiting) == 1 else 's'}" if waiting else "the game"
+    them, are = ("them", "they are") if waiting else ("it", "it is")
     said = f"referee: {n} could not be saved to {store.path} ({rescue.reason})"
     for place in places(store.path):
         try:
@@ -256,9 +257,9 @@ def keep(ledger: Ledger) -> UnsavedInputs | None:
         except OSError as err:
             log.warning("cannot keep the unsaved inputs in %s: %s", place, err.strerror)
             continue
-        return UnsavedInputs(f"{said}; they are in {path}: `referee recover {path}` puts them back")
+        return UnsavedInputs(f"{said}; {are} in {path}: `referee recover {path}` puts {them} back")
     # Nowhere takes a file: stderr (the journal, under systemd) keeps them.
-    return UnsavedInputs(f"{said}, and no file could hold them; here they are:\n{text}")
+    return UnsavedInputs(f"{said}, and no file could hold {them}; here {are}:\n{text}")
 
 
 def _rescue_of(ledger: Ledger, reason: str) -> Rescue:

@@ -144,6 +144,7 @@ class Store:
         self._conn = conn
         self._lock_fd = lock_fd  # the writer's: see store_lock.py
         self._unwritable = unwritable  # a writer's connection could not be opened: why
+        self._lost: str | None = None  # the path no longer names its file: what became of it
 
     @classmethod
     def open(cls, path: Path) -> Self:
@@ -415,9 +416,83 @@ class Store:
         self._unwritable = None
         log.info("%s: writable again", self.path)
 
+    @property
+    def lost(self) -> str | None:
+        """What became of the store's file while it was open ("store file deleted"), as long
+        as the store is only in memory: it is written anew at its path at the next write."""
+        return self._lost
+
+    def follow_path(self) -> str | None:
+        """Look whether the path still names the file this writer opened. Deleted, moved
+        away or replaced, that file is no one's any more (at the exit SQLite would take the
+        game with it): the store is copied into memory, and written anew at its path at the
+        next write (StoreError then, for as long as it cannot be). What became of it, the
+        first time; else None."""
+        if self._lock_fd is None:  # a reader's, or in memory already
+            return None
+        opened = os.fstat(self._lock_fd)
+        try:
+            now = self.path.stat()
+        except FileNotFoundError:
+            now = None
+        except OSError:
+            return None  # the path cannot be looked at: nothing says it changed
+        if now is not None and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+            return None
+        gone = "deleted" if opened.st_nlink == 0 else "moved away or replaced"
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            # Everything into the file, wherever it is now (a moved one is whole), and out
+            # of the -wal that a new store at the path would take for its own.
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.backup(memory)
+        except sqlite3.Error as err:
+            memory.close()
+            raise _store_error(self.path, err) from err
+        self._conn.close()
+        os.close(self._lock_fd)
+        self._lock_fd = None
+        if store_lock.holder_beside(self.path) is None:  # else another process's now
+            for suffix in ("-wal", "-shm"):  # SQLite leaves them when its file was moved
+                with suppress(OSError):
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        self._conn = memory
+        self._lost = f"store file {gone}"
+        log.warning("%s: the %s under the running referee: kept in memory", self.path, self._lost)
+        return gone
+
+    def _write_anew(self) -> None:
+        """Write the store, only in memory since its file went, to its path as a new file,
+        and go on with that one; StoreError if it cannot be (yet)."""
+        try:
+            fresh = Store.open(self.path)
+        except StoreError as err:
+            raise self._not_anew(err.reason) from err
+        try:
+            if fresh._unwritable is not None:
+                raise self._not_anew(fresh._unwritable)
+            if fresh.game() is not None:
+                raise self._not_anew("another store is there now")
+            self._conn.backup(fresh._conn)
+        except sqlite3.Error as err:
+            fresh.close()
+            raise self._not_anew(_store_error(self.path, err).reason) from err
+        except BaseException:
+            fresh.close()
+            raise
+        self._conn.close()
+        self._conn, self._lock_fd, self._unwritable = fresh._conn, fresh._lock_fd, None
+        log.warning("%s: the %s: written anew, every game in it", self.path, self._lost)
+        self._lost = None
+
+    def _not_anew(self, why: str) -> StoreError:
+        return StoreError(self.path, f"{self._lost}, not written anew: {why}")
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (durably) at the end, rolled back on error."""
+        if self._lost is not None:
+            self._write_anew()
         if self._unwritable is not None:
             self._become_writer()
         try:
@@ -584,6 +659,21 @@ class Ledger:
         if n == 0:
             return f"storage trouble: {self._reason}: inputs will wait in memory"
         return f"storage trouble: {self._reason}, {n} input{'' if n == 1 else 's'} not yet saved"
+
+    def check_path(self) -> str | None:
+        """The store's file deleted or moved away under the running daemon is written anew
+        at its path at once, or as soon as it can be (till then the inputs wait in memory,
+        as for a full disk, and at the exit go to a rescue file): what to tell the table,
+        the first time; else None."""
+        try:
+            gone = self.store.follow_path()
+        except StoreError as err:  # the disk fails reading the moved file: try again later
+            log.error("cannot tell whether the store file is still there: %s", err)
+            return None
+        if gone is None:
+            return None
+        kept = "written anew" if self.flush(check=True) else "inputs wait in memory"
+        return f"store file {gone}: {kept}"
 
     def append(self, inp: Input) -> bool:
         """Save the input after those still waiting; True if all of them are on the disk now."""

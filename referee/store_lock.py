@@ -23,6 +23,10 @@ def lock(path: Path) -> int:
 
     StoreInUse if another open store holds it; OSError if the file cannot be opened.
     """
+    # A store deleted under a running referee, before it noticed: its SQLite still holds
+    # the -shm file beside it, which a store created here would share.
+    if not path.exists() and (pid := holder_beside(path)) is not None:
+        raise StoreInUse(path, pid or None, program(pid))
     fd = open_regular(path, os.O_RDONLY | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -38,7 +42,20 @@ def lock(path: Path) -> int:
 
 def holder(fd: int) -> int | None:
     """The PID holding an flock on the file open as fd, if the kernel says (Linux)."""
-    st = os.fstat(fd)
+    return _holder(os.fstat(fd), "FLOCK") or None
+
+
+def holder_beside(path: Path) -> int | None:
+    """Another process that holds a lock on the store's -shm file (SQLite's, while it has
+    the store open): its PID, 0 if this one cannot see it; None if there is none."""
+    try:
+        st = path.with_name(path.name + "-shm").stat()
+    except OSError:
+        return None
+    return _holder(st, "POSIX", but=os.getpid())
+
+
+def _holder(st: os.stat_result, kind: str, but: int | None = None) -> int | None:
     device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     try:
         lines = PROC_LOCKS.read_text().splitlines()
@@ -47,9 +64,10 @@ def holder(fd: int) -> int | None:
     for line in lines:
         # "3: FLOCK  ADVISORY  WRITE 14073 fe:00:2187265 0 EOF"; "->" lines wait for it.
         fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device:
-            pid = int(fields[4]) if fields[4].isdigit() else 0
-            return pid or None  # 0: a process this one cannot see
+        if len(fields) >= 6 and fields[1] == kind and fields[5] == device:
+            pid = int(fields[4]) if fields[4].isdigit() else 0  # 0: a process unseen
+            if pid != but:
+                return pid
     return None
 
 
