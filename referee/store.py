@@ -18,7 +18,9 @@ import gc
 import json
 import logging
 import os
+import shutil
 import sqlite3
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -145,6 +147,7 @@ class Store:
         self._lock_fd = lock_fd  # the writer's: see store_lock.py
         self._unwritable = unwritable  # a writer's connection could not be opened: why
         self._lost: str | None = None  # the path no longer names its file: what became of it
+        self._copy: tempfile.TemporaryDirectory[str] | None = None  # a reader's, to remove
 
     @classmethod
     def open(cls, path: Path) -> Self:
@@ -190,7 +193,8 @@ class Store:
 
     @classmethod
     def open_readonly(cls, path: Path) -> Self:
-        """Open the store to read, also while a daemon writes it; creates and changes nothing."""
+        """Open the store to read, also while a daemon writes it: it changes no file but
+        that daemon's -shm (see _connect_readonly)."""
         store = cls._connect_readonly(path)
         with store._closed_on_error():
             version = store._check_version()
@@ -204,9 +208,13 @@ class Store:
 
     @classmethod
     def _connect_readonly(cls, path: Path) -> Self:
+        """A connection that reads the store and writes no file, except the -shm of a
+        store a writer (a daemon) has open: SQLite's shared index of its -wal, which
+        readers update too."""
         try:
             with os.fdopen(open_regular(path), "rb") as file:
                 header = file.read(len(SQLITE_HEADER))
+                written = store_lock.held(file.fileno())
         except FileNotFoundError:
             raise StoreError(path, "no such file") from None
         except NotARegularFile as err:
@@ -215,22 +223,45 @@ class Store:
             raise StoreError(path, f"cannot read: {err.strerror}") from err
         if header and header != SQLITE_HEADER:
             raise StoreError(path, "not an SQLite database, so not a referee store")
-        # With no -wal file, no connection has the store open and all of it is in the
-        # main file; a plain mode=ro connection would create -wal and -shm files and
-        # leave them behind. immutable=1 reads without them (and without locks).
-        wal = path.with_name(path.name + "-wal")
-        immutable = "" if wal.exists() else "&immutable=1"
-        uri = f"{path.absolute().as_uri()}?mode=ro{immutable}"
+        wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+        copy = None
+        if not wal.exists():
+            # No connection has the store open: all of it is in the main file. A plain
+            # mode=ro connection would create -wal and -shm files and leave them behind;
+            # immutable=1 reads without them (and without locks).
+            uri = f"{path.absolute().as_uri()}?mode=ro&immutable=1"
+        elif written:
+            uri = f"{path.absolute().as_uri()}?mode=ro"
+        elif shm.exists():  # a killed writer's: its -wal is read as it is, its -shm unwritten
+            uri = f"{path.absolute().as_uri()}?mode=ro&readonly_shm=1"
+        else:
+            # SQLite cannot read a -wal without its -shm, and would make one: a private
+            # copy of both files is read instead.
+            copy = tempfile.TemporaryDirectory(prefix="referee-read-")
+            try:
+                for original in (path, wal):
+                    shutil.copyfile(original, Path(copy.name) / original.name)
+            except OSError as err:
+                copy.cleanup()
+                raise StoreError(path, f"cannot copy it to read it: {err.strerror}") from err
+            uri = f"{(Path(copy.name) / path.name).as_uri()}?mode=ro"
         try:
-            return cls(path, sqlite3.connect(uri, isolation_level=None, uri=True))
+            store = cls(path, sqlite3.connect(uri, isolation_level=None, uri=True))
         except sqlite3.Error as err:
+            if copy is not None:
+                copy.cleanup()
             raise _store_error(path, err) from err
+        store._copy = copy
+        return store
 
     def close(self) -> None:
         self._conn.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # after the connection: its last writes are done
             self._lock_fd = None
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None
 
     def __enter__(self) -> Self:
         return self

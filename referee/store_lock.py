@@ -3,8 +3,9 @@
 Two daemons on one store would interleave two tables' inputs into one game. The lock is
 flock(2) on the store file, which SQLite's own locks (fcntl byte ranges) never touch;
 the kernel drops it when the process ends, however it ends. Readers (`referee state`)
-take no lock. The holder's PID comes from /proc/locks and what it runs from /proc/PID, so
-the refusal can name it: another referee, or another program that locked the file.
+hold no lock: they only ask whether a writer does (`held`). The holder's PID comes from
+/proc/locks and what it runs from /proc/PID, so the refusal can name it: another
+referee, or another program that locked the file.
 """
 
 import fcntl
@@ -38,6 +39,17 @@ def lock(path: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def held(fd: int) -> bool:
+    """Whether a writer holds the lock on the store file open as fd (a reader takes none:
+    a shared lock, let go at once, only asks)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
 
 
 def holder(fd: int) -> int | None:

@@ -3,6 +3,8 @@
 import json
 import logging
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -283,6 +285,41 @@ def test_reading_a_closed_store_creates_and_changes_nothing(tmp_path):
         with pytest.raises(StoreError, match="read-only"):
             store.new_game(Settings(), lobby=True)
     assert snapshot(tmp_path) == before
+
+
+# A daemon killed mid-game (a power cut, SIGKILL): its inputs are in the -wal, and its
+# -wal and -shm are left beside the store.
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from referee.rules import Press, Settings
+from referee.store import Store
+store = Store.open(Path(sys.argv[1]))
+game = store.new_game(Settings(players=2), lobby=False)
+for t in range(5):
+    store.append(game, Press(t % 2 + 1, t))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def files(directory):
+    """Each file's bytes and when it was last written."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("shm", ["left", "deleted"])
+def test_reading_a_killed_daemons_store_creates_and_changes_nothing(tmp_path, capsys, shm):
+    path = tmp_path / "referee.db"
+    assert subprocess.run([sys.executable, "-c", KILLED, str(path)]).returncode == -9
+    assert sorted(files(tmp_path)) == ["referee.db", "referee.db-shm", "referee.db-wal"]
+    if shm == "deleted":
+        (tmp_path / "referee.db-shm").unlink()
+    before = files(tmp_path)
+    assert main(["state", "--store", str(path)]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1, 2]
+    with Store.open_readonly(path) as store:
+        assert len(store.latest_game().inputs) == 5  # all of them, from the -wal
+    assert files(tmp_path) == before
 
 
 def test_reading_while_the_writer_appends(tmp_path):
