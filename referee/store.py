@@ -11,7 +11,10 @@ with the replay parser: one grammar for scripts and the ledger.
             show(ledger.trouble)  # kept in memory, saved on a later append or flush()
 
 Durability: WAL with synchronous=FULL, one transaction per input, so an input is on
-the disk before `append` returns (NORMAL may lose the last commits on a power cut).
+the disk before `append` returns (NORMAL may lose the last commits on a power cut). A
+store file deleted or moved under the daemon is written anew at its path
+(`Store.follow_path`, which the main loop calls when store_watch.py sees its folder
+change).
 """
 
 import gc
@@ -471,11 +474,13 @@ class Store:
         if now is not None and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
             return None
         gone = "deleted" if opened.st_nlink == 0 else "moved away or replaced"
+        # Everything into the file, wherever it is now (a moved one is whole), and out of
+        # the -wal that a new store at the path would take for its own. A connection that
+        # only reads (the disk took nothing at the start) cannot: the copy is whole anyway.
+        with suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         memory = sqlite3.connect(":memory:", isolation_level=None)
         try:
-            # Everything into the file, wherever it is now (a moved one is whole), and out
-            # of the -wal that a new store at the path would take for its own.
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.backup(memory)
         except sqlite3.Error as err:
             memory.close()

@@ -95,9 +95,13 @@ class Box(OnTerminal):
         return int(status.split()[0]), said.strip()
 
     def free_space(self) -> None:
-        """Delete the filler, as someone cleaning up the disk would (through /proc: the
-        tmpfs is only mounted in the box's namespace)."""
-        (Path(f"/proc/{self.proc.pid}/root") / str(self.disk).lstrip("/") / "fill").unlink()
+        """Delete the filler, as someone cleaning up the disk would."""
+        self.delete("fill")
+
+    def delete(self, name: str) -> None:
+        """Delete a file of the disk (through /proc: the tmpfs is only mounted in the box's
+        namespace)."""
+        (Path(f"/proc/{self.proc.pid}/root") / str(self.disk).lstrip("/") / name).unlink()
 
     def end(self) -> None:
         assert self.proc.wait(timeout=20) == 0
@@ -174,3 +178,27 @@ def test_a_read_only_disk_is_shown_from_the_start(box):
     term.press("q")
     assert term.wait_for_exit() == (0, "")
     term.end()
+
+
+def test_a_store_deleted_on_a_full_disk_is_kept_whole_for_the_next_start(box, capsys):
+    """Deleted while the disk is full, the store cannot be written anew: the game is kept in
+    memory, shown as trouble, and goes whole to a rescue file at the exit."""
+    term = box("full", runs=2)
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.delete("referee.db")
+    term.wait_for("store file deleted: inputs wait in memory")
+    term.press("1")
+    why = "store file deleted, not written anew: disk full"
+    term.wait_for(f"storage trouble: {why}, 1 input")  # not yet saved (the line wraps)
+    term.press("q")
+    status, said = term.wait_for_exit()
+    assert status == EXIT_UNSAVED
+    assert said.startswith(f"referee: 1 input could not be saved to {term.disk}/referee.db ({why})")
+    kept = next(term.run_dir.glob("referee-unsaved-game1-*.txt"))
+    assert "# first: 1\n" in kept.read_text()  # the whole game
+    term.wait_for("P1 ●")  # the next start, with room again, puts the game back
+    term.press("q")
+    assert term.wait_for_exit() == (0, "")
+    term.end()
+    assert main(["state", "--store", str(term.out / "referee.db")]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1]
