@@ -1,8 +1,9 @@
 """`referee run`: the one place that wires inputs, arbiter, engine, store and outputs.
 
 One thread, this one, owns the engine, the store and the screen (docs/design.md). It sleeps
-in one wait on every input source's file descriptor (the kernel wakes it) and the
-inbox's pipe (signals), until news comes or the next thing is due: a decision the
+in one wait on every input source's file descriptor (the kernel wakes it), the
+inbox's pipe (signals) and the store's folder (inotify: the store deleted or moved is
+written anew), until news comes or the next thing is due: a decision the
 sources' watermark must pass, a timer, a frame, the watchdog, or a retry of the ledger.
 A press about to be decided it waits for awake (PRESS_AWAKE_NS).
 Then it reads every source until empty, and only then decides: in event time, behind
@@ -35,6 +36,7 @@ from .outputs.terminal import TerminalScreen
 from .rules import NS_PER_S
 from .session import Outcome, Session
 from .store import Store
+from .store_watch import StoreWatch
 from .systemd import Notifier
 from .view import Notice, Severity, View
 
@@ -141,6 +143,10 @@ class App:
             )
             opened.callback(devices.close)
             self.inputs, self.lights, self.speaker = devices.inputs, devices.lights, devices.speaker
+            self.store_watch = StoreWatch(self.store.path, clock)
+            opened.callback(self.store_watch.close)
+            if (watched := self.store_watch.fileno()) is not None:
+                self.inputs.wake_on(watched)
             self.arbiter = Arbiter(options.config.buttons)
             self.session = Session(
                 self.store,
@@ -237,6 +243,8 @@ class App:
             self.messages.append(outcome.text)
         for sound in sounds_for(outcomes):
             self.speaker.play(sound)
+        if self.store_watch.due(now_ns) and (said := self.session.ledger.check_path()):
+            self.messages.append(said)
         if self.session.ledger.trouble and (decisions or now_ns >= self._retry_at):
             if not decisions:  # else an input has just tried the disk
                 self.session.ledger.flush()
@@ -316,6 +324,7 @@ class App:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
         if self.session.ledger.trouble:
             times.append(self._retry_at)
+        times.append(self.store_watch.wake_ns)
         due = min((t for t in times if t is not None), default=None)
         return None if due is None else max(0, due - now_ns) / 1e9
 
@@ -350,6 +359,7 @@ class App:
 
     def _save_what_waits(self) -> None:
         ledger = self.session.ledger
+        ledger.check_path()  # a store deleted just now: not lost at the exit
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
             self.unsaved = rescue.keep(ledger)

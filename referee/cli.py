@@ -79,8 +79,11 @@ def _put_back_waiting(store: Path) -> None:
                 f"{found}: inputs {store} could not take at the last exit; it still cannot"
                 f" ({err.reason}): free it, then start again"
             ) from None
-        found.unlink()
-        log.info("%s: put back %d inputs into game %d of %s", found, count, game, store)
+        said = f"{found}: put back {_inputs(count)} into game {game} of {store}"
+        if removed := _removed(found):
+            log.warning("%s; %s", said, removed)  # the next start puts back nothing again
+        else:
+            log.info("%s", said)
 
 
 def _recover(args: argparse.Namespace) -> int:
@@ -89,10 +92,23 @@ def _recover(args: argparse.Namespace) -> int:
     store_path: Path = args.store or kept.store
     with Store.open(store_path) as store:
         game, count = rescue.recover(kept, store, path)
-    path.unlink()
-    inputs = f"{count} input{'' if count == 1 else 's'}"
-    print(f"{path}: put back {inputs} into game {game} of {store_path}; the file is removed")
+    removed = _removed(path) or "the file is removed"
+    print(f"{path}: put back {_inputs(count)} into game {game} of {store_path}; {removed}")
     return 0
+
+
+def _inputs(count: int) -> str:
+    return f"{count} input{'' if count == 1 else 's'}"
+
+
+def _removed(path: Path) -> str | None:
+    """Remove a rescue file put back; what to say if it cannot be (a folder of root's, a
+    read-only disk): it does no harm, putting it back again adds nothing."""
+    try:
+        path.unlink()
+    except OSError as err:
+        return f"the file cannot be removed ({err.strerror}): remove it by hand"
+    return None
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -262,9 +278,10 @@ def parser() -> argparse.ArgumentParser:
         "recover",
         help="put inputs a full or failing disk refused back into the store",
         description="Put back into the store the inputs a full or failing disk refused:"
-        " `referee run` wrote them to FILE at exit and named it. The inputs the store's"
-        " game lacks are appended, none twice; then FILE is removed. `run` does this"
-        " by itself when it starts and finds FILE.",
+        " `referee run` wrote them to FILE at exit and named it. Exactly the inputs the"
+        " store's game lacks are appended, once; then FILE is removed. A FILE cut short or"
+        " damaged (it checks itself) puts back nothing and is kept. `run` does this by"
+        " itself when it starts and finds FILE.",
     )
     rec.add_argument("file", type=_absolute, metavar="FILE", help="the file `run` named")
     rec.add_argument(

@@ -12,8 +12,8 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import FrameType
 
+from . import signals
 from .rules.settings import MAX_SEATS
 
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
@@ -108,26 +108,16 @@ class Inbox:
         os.close(self._wake_w)
 
 
-# SIGHUP (the terminal went away, or `kill -HUP`) and SIGQUIT end the box cleanly, as
-# SIGTERM does: the LEDs go dark and what waits for the disk is kept. SIGUSR1 asks for a
-# status line in the log.
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-
-
 @contextmanager
 def signals_to(inbox: Inbox) -> Iterator[None]:
-    """Signals become items in the inbox, for the main loop to act on between decisions."""
+    """Signals become items in the inbox, for the main loop to act on between decisions;
+    those that came while the box started first (referee/signals.py)."""
 
-    def to_inbox(signum: int, frame: FrameType | None) -> None:
+    def to_inbox(signum: int) -> None:
         if signum == signal.SIGUSR1:
             inbox.put(Status())
         else:
             inbox.put(Quit(signal.Signals(signum).name))
 
-    wanted = (*QUIT_SIGNALS, signal.SIGUSR1)
-    previous = {sig: signal.signal(sig, to_inbox) for sig in wanted}
-    try:
+    with signals.handed_to(to_inbox):
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -7,7 +7,7 @@ that line and exits with it: never a traceback for something the user can fix.
     RefereeError
      ├── ConfigError       a settings file that cannot be used
      ├── StoreError        the ledger cannot be opened, read or written
-     │    └── StoreInUse   another referee has the ledger open to write
+     │    └── StoreInUse   another referee (or program) has the ledger locked
      ├── ScriptFileError   a replay or rescue script that cannot be read or used
      ├── StartError        the box cannot start as asked (a device, an input, a display)
      │    ├── GpioError          GPIO cannot be used: the pin, its button, what to do
@@ -58,12 +58,21 @@ class StoreError(RefereeError):
 
 
 class StoreInUse(StoreError):
-    """Another process holds the store's lock: two daemons would mix two tables' games."""
+    """Another process holds the store's lock: two daemons would mix two tables' games.
+    `program` is what it runs ("referee" for a referee), None where it cannot be seen."""
 
-    def __init__(self, path: Path, pid: int | None) -> None:
-        holder = f"referee (PID {pid})" if pid else "referee"
-        super().__init__(path, f"in use by another {holder}: stop it first, or use another store")
+    def __init__(self, path: Path, pid: int | None, program: str | None = None) -> None:
+        if pid is None:
+            holder = "another process, one this user cannot see"
+        elif program == "referee":
+            holder = f"another referee (PID {pid})"
+        elif program is None:
+            holder = f"another process (PID {pid}), one this user cannot see"
+        else:
+            holder = f"another program, {program} (PID {pid})"
+        super().__init__(path, f"in use by {holder}: stop it first, or use another store")
         self.pid = pid
+        self.program = program
 
 
 class ScriptFileError(RefereeError):

@@ -11,22 +11,27 @@ with the replay parser: one grammar for scripts and the ledger.
             show(ledger.trouble)  # kept in memory, saved on a later append or flush()
 
 Durability: WAL with synchronous=FULL, one transaction per input, so an input is on
-the disk before `append` returns (NORMAL may lose the last commits on a power cut).
+the disk before `append` returns (NORMAL may lose the last commits on a power cut). A
+store file deleted or moved under the daemon is written anew at its path
+(`Store.follow_path`, which the main loop calls when store_watch.py sees its folder
+change).
 """
 
 import gc
 import json
 import logging
 import os
+import shutil
 import sqlite3
+import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import platformdirs
 
@@ -40,7 +45,7 @@ from .rules import (
     input_maker,
     parse_input,
     replay,
-    settings_from,
+    settings_typed,
     settings_values,
     words,
 )
@@ -102,11 +107,17 @@ def default_store_path(*, reading: bool = False) -> Path:
 
 
 @dataclass(frozen=True)
-class StoredGame:
+class GameHead:
+    """A game without its inputs: which game it is, and the rules it is played by."""
+
     id: int
     settings: Settings
     lobby: bool  # the game started in the lobby (else every seat played from the start)
-    started_at: datetime
+    started_at: datetime  # with the id, what tells this game from any other
+
+
+@dataclass(frozen=True)
+class StoredGame(GameHead):
     inputs: tuple[Input, ...]
 
     def state(self) -> State:
@@ -138,6 +149,8 @@ class Store:
         self._conn = conn
         self._lock_fd = lock_fd  # the writer's: see store_lock.py
         self._unwritable = unwritable  # a writer's connection could not be opened: why
+        self._lost: str | None = None  # the path no longer names its file: what became of it
+        self._copy: tempfile.TemporaryDirectory[str] | None = None  # a reader's, to remove
 
     @classmethod
     def open(cls, path: Path) -> Self:
@@ -183,7 +196,8 @@ class Store:
 
     @classmethod
     def open_readonly(cls, path: Path) -> Self:
-        """Open the store to read, also while a daemon writes it; creates and changes nothing."""
+        """Open the store to read, also while a daemon writes it: it changes no file but
+        that daemon's -shm (see _connect_readonly)."""
         store = cls._connect_readonly(path)
         with store._closed_on_error():
             version = store._check_version()
@@ -197,9 +211,13 @@ class Store:
 
     @classmethod
     def _connect_readonly(cls, path: Path) -> Self:
+        """A connection that reads the store and writes no file, except the -shm of a
+        store a writer (a daemon) has open: SQLite's shared index of its -wal, which
+        readers update too."""
         try:
             with os.fdopen(open_regular(path), "rb") as file:
                 header = file.read(len(SQLITE_HEADER))
+                written = store_lock.held(file.fileno())
         except FileNotFoundError:
             raise StoreError(path, "no such file") from None
         except NotARegularFile as err:
@@ -208,22 +226,45 @@ class Store:
             raise StoreError(path, f"cannot read: {err.strerror}") from err
         if header and header != SQLITE_HEADER:
             raise StoreError(path, "not an SQLite database, so not a referee store")
-        # With no -wal file, no connection has the store open and all of it is in the
-        # main file; a plain mode=ro connection would create -wal and -shm files and
-        # leave them behind. immutable=1 reads without them (and without locks).
-        wal = path.with_name(path.name + "-wal")
-        immutable = "" if wal.exists() else "&immutable=1"
-        uri = f"{path.absolute().as_uri()}?mode=ro{immutable}"
+        wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+        copy = None
+        if not wal.exists():
+            # No connection has the store open: all of it is in the main file. A plain
+            # mode=ro connection would create -wal and -shm files and leave them behind;
+            # immutable=1 reads without them (and without locks).
+            uri = f"{path.absolute().as_uri()}?mode=ro&immutable=1"
+        elif written:
+            uri = f"{path.absolute().as_uri()}?mode=ro"
+        elif shm.exists():  # a killed writer's: its -wal is read as it is, its -shm unwritten
+            uri = f"{path.absolute().as_uri()}?mode=ro&readonly_shm=1"
+        else:
+            # SQLite cannot read a -wal without its -shm, and would make one: a private
+            # copy of both files is read instead.
+            copy = tempfile.TemporaryDirectory(prefix="referee-read-")
+            try:
+                for original in (path, wal):
+                    shutil.copyfile(original, Path(copy.name) / original.name)
+            except OSError as err:
+                copy.cleanup()
+                raise StoreError(path, f"cannot copy it to read it: {err.strerror}") from err
+            uri = f"{(Path(copy.name) / path.name).as_uri()}?mode=ro"
         try:
-            return cls(path, sqlite3.connect(uri, isolation_level=None, uri=True))
+            store = cls(path, sqlite3.connect(uri, isolation_level=None, uri=True))
         except sqlite3.Error as err:
+            if copy is not None:
+                copy.cleanup()
             raise _store_error(path, err) from err
+        store._copy = copy
+        return store
 
     def close(self) -> None:
         self._conn.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # after the connection: its last writes are done
             self._lock_fd = None
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None
 
     def __enter__(self) -> Self:
         return self
@@ -236,15 +277,29 @@ class Store:
     ) -> None:
         self.close()
 
-    def new_game(self, settings: Settings, *, lobby: bool) -> int:
-        started_at = datetime.now(UTC).isoformat()
+    def new_game(
+        self,
+        settings: Settings,
+        *,
+        lobby: bool,
+        started_at: datetime | None = None,
+        inputs: Sequence[Input] = (),
+    ) -> int:
+        """A new game, started now or when a game written anew started, with its inputs
+        (in the order they were accepted) in the same transaction."""
+        when = (started_at or datetime.now(UTC)).isoformat()
+        stored = [Stored(inp.t_ns, _storable_words(inp)) for inp in inputs]
         with self._writing() as conn:
             cursor = conn.execute(
                 "INSERT INTO games (started_at, rules, settings, lobby) VALUES (?, ?, ?, ?)",
-                (started_at, settings.rules.value, json.dumps(settings_values(settings)), lobby),
+                (when, settings.rules.value, json.dumps(settings_values(settings)), lobby),
             )
-        game_id = cursor.lastrowid
-        assert game_id is not None  # an INSERT always sets it
+            game_id = cursor.lastrowid
+            assert game_id is not None  # an INSERT always sets it
+            conn.executemany(
+                "INSERT INTO inputs (game_id, t_ns, words) VALUES (?, ?, ?)",
+                ((game_id, one.t_ns, one.words) for one in stored),
+            )
         return game_id
 
     def append(self, game_id: int, inp: Input) -> None:
@@ -265,52 +320,79 @@ class Store:
     def latest_game(self) -> StoredGame | None:
         return self.game()
 
-    def game(self, game_id: int | None = None) -> StoredGame | None:
-        """The game with this id (None: the latest), or None if there is none."""
+    def game(self, game_id: int | None = None, *, accepted: bool = False) -> StoredGame | None:
+        """The game with this id (None: the latest), or None if there is none. Its inputs
+        in event-time order, as it is replayed; `accepted`: in the order the ledger took
+        them (a late input after those it came after)."""
         which = "" if game_id is None else "WHERE id = ?"
+        # Event-time order: an input that came late was appended after later ones, and is
+        # replayed in its place (docs/design.md, "Event time").
+        order = "id" if accepted else "t_ns, id"
         try:
             # One read transaction: the game and its inputs as of one moment.
             self._conn.execute("BEGIN")
             try:
                 if self._check_version() == 0:
                     return None  # an empty database: nothing was ever stored in it
-                game = self._conn.execute(
+                row = self._conn.execute(
                     f"SELECT id, started_at, settings, lobby FROM games {which}"
                     " ORDER BY id DESC LIMIT 1",
                     () if game_id is None else (game_id,),
                 ).fetchone()
-                if game is None:
+                if row is None:
                     return None
-                game_id, started_at, settings, lobby = game
-                # Event-time order: an input that came late was appended after later
-                # ones, and is replayed in its place (docs/design.md, "Event time").
+                head = self._head(row)
                 rows = self._conn.execute(
-                    "SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY t_ns, id",
-                    (game_id,),
+                    f"SELECT id, t_ns, words FROM inputs WHERE game_id = ? ORDER BY {order}",
+                    (head.id,),
                 )
                 # Read as they come, not fetched all first: a long game's rows would
                 # take more memory than its inputs.
-                inputs = self._inputs(game_id, rows)
+                inputs = self._inputs(head.id, rows)
             finally:
                 self._conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        return StoredGame(
+        return StoredGame(**vars(head), inputs=inputs)
+
+    def head(self, game_id: int) -> GameHead | None:
+        """The game with this id without its inputs, or None if there is none."""
+        row = self._read_one(
+            "SELECT id, started_at, settings, lobby FROM games WHERE id = ?", game_id
+        )
+        return None if row is None else self._head(row)
+
+    def find(self, head: GameHead) -> StoredGame | None:
+        """The game `head` is, its inputs in the order accepted: the game of its id if it
+        started when `head` did, else one written anew (under another id) that did."""
+        row = self._read_one(
+            "SELECT id FROM games WHERE started_at = ? ORDER BY id = ? DESC, id LIMIT 1",
+            head.started_at.isoformat(),
+            head.id,
+        )
+        return None if row is None else self.game(row[0], accepted=True)
+
+    def _read_one(self, sql: str, *args: object) -> tuple[Any, ...] | None:
+        try:
+            if self._check_version() == 0:
+                return None  # an empty database: nothing was ever stored in it
+            row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        return row
+
+    def _head(self, row: tuple[Any, ...]) -> GameHead:
+        game_id, started_at, settings, lobby = row
+        return GameHead(
             id=game_id,
             settings=self._settings(game_id, settings),
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
-            inputs=inputs,
         )
 
     def count_inputs(self, game_id: int) -> int:
-        try:
-            count: int = self._conn.execute(
-                "SELECT count(*) FROM inputs WHERE game_id = ?", (game_id,)
-            ).fetchone()[0]
-        except sqlite3.Error as err:
-            raise _store_error(self.path, err) from err
-        return count
+        row = self._read_one("SELECT count(*) FROM inputs WHERE game_id = ?", game_id)
+        return 0 if row is None else int(row[0])
 
     def _check_version(self) -> int:
         """The schema version, refusing a file that is not our store or is newer than us."""
@@ -368,9 +450,85 @@ class Store:
         self._unwritable = None
         log.info("%s: writable again", self.path)
 
+    @property
+    def lost(self) -> str | None:
+        """What became of the store's file while it was open ("store file deleted"), as long
+        as the store is only in memory: it is written anew at its path at the next write."""
+        return self._lost
+
+    def follow_path(self) -> str | None:
+        """Look whether the path still names the file this writer opened. Deleted, moved
+        away or replaced, that file is no one's any more (at the exit SQLite would take the
+        game with it): the store is copied into memory, and written anew at its path at the
+        next write (StoreError then, for as long as it cannot be). What became of it, the
+        first time; else None."""
+        if self._lock_fd is None:  # a reader's, or in memory already
+            return None
+        opened = os.fstat(self._lock_fd)
+        try:
+            now = self.path.stat()
+        except FileNotFoundError:
+            now = None
+        except OSError:
+            return None  # the path cannot be looked at: nothing says it changed
+        if now is not None and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+            return None
+        gone = "deleted" if opened.st_nlink == 0 else "moved away or replaced"
+        # Everything into the file, wherever it is now (a moved one is whole), and out of
+        # the -wal that a new store at the path would take for its own. A connection that
+        # only reads (the disk took nothing at the start) cannot: the copy is whole anyway.
+        with suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            self._conn.backup(memory)
+        except sqlite3.Error as err:
+            memory.close()
+            raise _store_error(self.path, err) from err
+        self._conn.close()
+        os.close(self._lock_fd)
+        self._lock_fd = None
+        if store_lock.holder_beside(self.path) is None:  # else another process's now
+            for suffix in ("-wal", "-shm"):  # SQLite leaves them when its file was moved
+                with suppress(OSError):
+                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        self._conn = memory
+        self._lost = f"store file {gone}"
+        log.warning("%s: the %s under the running referee: kept in memory", self.path, self._lost)
+        return gone
+
+    def _write_anew(self) -> None:
+        """Write the store, only in memory since its file went, to its path as a new file,
+        and go on with that one; StoreError if it cannot be (yet)."""
+        try:
+            fresh = Store.open(self.path)
+        except StoreError as err:
+            raise self._not_anew(err.reason) from err
+        try:
+            if fresh._unwritable is not None:
+                raise self._not_anew(fresh._unwritable)
+            if fresh.game() is not None:
+                raise self._not_anew("another store is there now")
+            self._conn.backup(fresh._conn)
+        except sqlite3.Error as err:
+            fresh.close()
+            raise self._not_anew(_store_error(self.path, err).reason) from err
+        except BaseException:
+            fresh.close()
+            raise
+        self._conn.close()
+        self._conn, self._lock_fd, self._unwritable = fresh._conn, fresh._lock_fd, None
+        log.warning("%s: the %s: written anew, every game in it", self.path, self._lost)
+        self._lost = None
+
+    def _not_anew(self, why: str) -> StoreError:
+        return StoreError(self.path, f"{self._lost}, not written anew: {why}")
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, committed (durably) at the end, rolled back on error."""
+        if self._lost is not None:
+            self._write_anew()
         if self._unwritable is not None:
             self._become_writer()
         try:
@@ -390,14 +548,17 @@ class Store:
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
 
-    def _settings(self, game_id: int, text: str) -> Settings:
+    def _settings(self, game_id: int, text: object) -> Settings:
+        """As strictly as a settings file reads them: what a store holds may be damaged."""
         try:
-            values = json.loads(text)
+            values = json.loads(text) if isinstance(text, str) else None
             if not isinstance(values, dict):
                 raise ValueError("not a JSON object")
-            return settings_from(values)
-        except (ValueError, TypeError) as err:
-            raise StoreError(self.path, f"game {game_id}: bad settings {text!r}: {err}") from err
+            return settings_typed(values)
+        except (ValueError, RecursionError) as err:  # Recursion: JSON nested too deep
+            shown = repr(text) if len(repr(text)) <= 100 else f"{repr(text)[:100]}..."
+            why = "nested too deeply" if isinstance(err, RecursionError) else err
+            raise StoreError(self.path, f"game {game_id}: bad settings {shown}: {why}") from None
 
     def _started_at(self, game_id: int, text: str) -> datetime:
         try:
@@ -503,6 +664,10 @@ class Ledger:
     def __init__(self, store: Store, game_id: int) -> None:
         self.store = store
         self.game_id = game_id
+        head = store.head(game_id)
+        if head is None:
+            raise ValueError(f"{store.path}: no game {game_id}")
+        self.head = head  # what a rescue file needs, should the store fail later
         self._unsaved: deque[Stored] = deque()
         self._reason: str | None = None  # set while the disk refuses
         self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
@@ -530,6 +695,21 @@ class Ledger:
         if n == 0:
             return f"storage trouble: {self._reason}: inputs will wait in memory"
         return f"storage trouble: {self._reason}, {n} input{'' if n == 1 else 's'} not yet saved"
+
+    def check_path(self) -> str | None:
+        """The store's file deleted or moved away under the running daemon is written anew
+        at its path at once, or as soon as it can be (till then the inputs wait in memory,
+        as for a full disk, and at the exit go to a rescue file): what to tell the table,
+        the first time; else None."""
+        try:
+            gone = self.store.follow_path()
+        except StoreError as err:  # the disk fails reading the moved file: try again later
+            log.error("cannot tell whether the store file is still there: %s", err)
+            return None
+        if gone is None:
+            return None
+        kept = "written anew" if self.flush(check=True) else "inputs wait in memory"
+        return f"store file {gone}: {kept}"
 
     def append(self, inp: Input) -> bool:
         """Save the input after those still waiting; True if all of them are on the disk now."""

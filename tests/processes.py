@@ -1,8 +1,10 @@
 """Reading what a child process writes (a pipe or a pseudo-terminal) until something shows."""
 
+import contextlib
 import os
 import re
 import select
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -50,6 +52,20 @@ def wait_in_file(path: Path, text: str, timeout: float = 10) -> str:
     return got
 
 
+def wait_until_open(pid: int, path: Path, timeout: float = 10) -> None:
+    """Wait until the process has the file open: a moment of its start that a test can
+    see from outside. Its open files give nothing to wait on, so they are looked at every
+    millisecond."""
+    end = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError):  # a descriptor closed while looked at
+            if any(fd.readlink() == path for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                return
+        if time.monotonic() > end:
+            pytest.fail(f"process {pid} never opened {path}")
+        time.sleep(0.001)
+
+
 class OnTerminal:
     """A program on a pseudo-terminal, seen the way a person at its keyboard sees it."""
 
@@ -74,3 +90,19 @@ class OnTerminal:
         """Read the screen until `text` appears in its latest frame."""
         self.output.wait_until(lambda got: text in self.frame(got), f"{text!r} on the screen")
         return self.frame(self.output.text)
+
+
+def namespaces() -> str | None:
+    """Why a private tmpfs cannot be mounted here (unshare -Urm: a user and mount namespace
+    of the test's own, no root needed where they are allowed), or None when it can."""
+    if shutil.which("unshare") is None:
+        return "needs unshare (util-linux)"
+    tried = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode != 0:
+        return f"cannot mount a tmpfs in a user namespace: {tried.stderr.strip()}"
+    return None

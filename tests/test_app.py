@@ -450,3 +450,70 @@ def test_no_new_game_until_the_ended_one_is_saved(make_app):
     with Store.open_readonly(app.store.path) as store:
         ended = store.latest_game()
     assert ended is not None and ended.id == game + 1
+
+
+# --- the store file deleted or moved under the running loop -----------------------------
+
+
+def players_in(path: Path) -> list[int]:
+    with Store.open_readonly(path) as store:
+        return [p.id for p in store.latest_game().state().players]
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved away"])
+def test_a_store_gone_under_the_loop_is_written_anew_at_once(make_app, tmp_path, how):
+    """The folder's change wakes the loop: its next pass writes the store anew, and says so
+    on the screen (and in the log); no input is lost, none is waiting."""
+    table = make_app()
+    table.tap("P1")
+    path = tmp_path / "referee.db"
+    if how == "deleted":
+        path.unlink()
+    else:
+        path.rename(tmp_path / "old.db")
+    table.at(table.clock.now + 1)
+    said = "store file deleted" if how == "deleted" else "store file moved away or replaced"
+    assert table.app.view().messages[-1] == f"{said}: written anew"
+    assert table.app.notices() == ()
+    table.tap("P2")
+    assert players_in(path) == [1, 2]
+    if how == "moved away":  # the file moved has all it had, and nothing since
+        assert players_in(tmp_path / "old.db") == [1]
+
+
+def test_a_store_deleted_as_the_box_stops_is_written_anew(make_app, tmp_path):
+    table = make_app()
+    table.tap("P1")
+    (tmp_path / "referee.db").unlink()
+    table.app.close()  # before any pass of the loop looked
+    assert table.app.unsaved is None
+    assert players_in(tmp_path / "referee.db") == [1]
+
+
+def test_a_store_that_cannot_be_written_anew_keeps_the_game_for_a_rescue_file(make_app, tmp_path):
+    from referee.cli import _put_back_waiting
+
+    table = make_app()
+    table.tap("P1")
+    path = tmp_path / "referee.db"
+    (tmp_path / "notes.txt").write_text("not a store\n")
+    (tmp_path / "notes.txt").replace(path)  # someone's file, where the store was
+    table.at(table.clock.now + 1)
+    app = table.app
+    assert app.view().messages[-1] == "store file deleted: inputs wait in memory"
+    why = "store file deleted, not written anew: not an SQLite database, so not a referee store"
+    assert [n.text for n in app.notices()] == [
+        f"storage trouble: {why}: inputs will wait in memory"
+    ]
+    table.tap("P2")  # play goes on
+    assert app.notices()[-1].text == f"storage trouble: {why}, 1 input not yet saved"
+    app.close()
+    kept = next(tmp_path.glob("referee-unsaved-game1-*.txt"))
+    assert str(app.unsaved) == (
+        f"referee: 1 input could not be saved to {path} ({why}); they are in {kept}:"
+        f" `referee recover {kept}` puts them back"
+    )
+    assert path.read_text() == "not a store\n"  # left as it is
+    path.unlink()
+    _put_back_waiting(path)  # the next start
+    assert players_in(path) == [1, 2]

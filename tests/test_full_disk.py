@@ -9,9 +9,7 @@ status 3; the next start puts it back.
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,25 +19,9 @@ from referee.cli import main
 from referee.errors import EXIT_UNSAVED
 from referee.outputs.terminal import ALT_SCREEN_OFF
 
-from .processes import OnTerminal
+from .processes import OnTerminal, namespaces
 
-
-def _namespaces() -> str | None:
-    """Why a private tmpfs cannot be mounted here, or None when it can."""
-    if shutil.which("unshare") is None:
-        return "needs unshare (util-linux)"
-    tried = subprocess.run(
-        ["unshare", "-Urm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if tried.returncode != 0:
-        return f"cannot mount a tmpfs in a user namespace: {tried.stderr.strip()}"
-    return None
-
-
-pytestmark = pytest.mark.skipif(bool(why := _namespaces()), reason=why or "")
+pytestmark = pytest.mark.skipif(bool(why := namespaces()), reason=why or "")
 
 CONFIG = "[buttons]\ndebounce_ms = 1.0\n"  # typed keys do not bounce; they come fast
 SETUP = """
@@ -52,9 +34,13 @@ with Store.open(Path(sys.argv[1])) as store:
 """
 # In the namespace: a 1 MB disk with a store on it, filled up (or made read-only), then
 # `referee run` as often as asked. The store is copied out at the end: the disk goes
-# with the namespace.
+# with the namespace. The test's own folder stands for the service's /run/referee, where
+# a rescue file goes when the store's disk takes none.
 SCRIPT = """
 set -e
+mount -t tmpfs tmpfs /run
+mkdir /run/referee
+mount --bind "$RUNDIR" /run/referee
 mount -t tmpfs -o size=1m tmpfs "$DISK"
 "$PY" -c "$SETUP" "$DISK/referee.db"
 case "$TROUBLE" in
@@ -92,7 +78,7 @@ class Box(OnTerminal):
             CONFIG=str(config),
             TROUBLE=trouble,
             RUNS=str(runs),
-            XDG_RUNTIME_DIR=str(self.run_dir),
+            RUNDIR=str(self.run_dir),
             HOME=str(tmp_path),
         )
         super().__init__(["unshare", "-Urm", "sh", "-c", SCRIPT], env)
@@ -109,9 +95,13 @@ class Box(OnTerminal):
         return int(status.split()[0]), said.strip()
 
     def free_space(self) -> None:
-        """Delete the filler, as someone cleaning up the disk would (through /proc: the
-        tmpfs is only mounted in the box's namespace)."""
-        (Path(f"/proc/{self.proc.pid}/root") / str(self.disk).lstrip("/") / "fill").unlink()
+        """Delete the filler, as someone cleaning up the disk would."""
+        self.delete("fill")
+
+    def delete(self, name: str) -> None:
+        """Delete a file of the disk (through /proc: the tmpfs is only mounted in the box's
+        namespace)."""
+        (Path(f"/proc/{self.proc.pid}/root") / str(self.disk).lstrip("/") / name).unlink()
 
     def end(self) -> None:
         assert self.proc.wait(timeout=20) == 0
@@ -148,9 +138,10 @@ def test_a_full_disk_shown_from_the_start_kept_at_exit_put_back_at_the_next(box,
     status, said = term.wait_for_exit()
     assert status == EXIT_UNSAVED
     kept = next(term.run_dir.glob("referee-unsaved-game1-*.txt"))
+    named = f"/run/referee/{kept.name}"  # as the box sees it
     assert said == (
         f"referee: 3 inputs could not be saved to {term.disk}/referee.db (disk full);"
-        f" they are in {kept}: `referee recover {kept}` puts them back"
+        f" they are in {named}: `referee recover {named}` puts them back"
     )
     # The next start, with room again, puts them back before it resumes the game.
     frame = term.wait_for("FIND A SET")
@@ -187,3 +178,27 @@ def test_a_read_only_disk_is_shown_from_the_start(box):
     term.press("q")
     assert term.wait_for_exit() == (0, "")
     term.end()
+
+
+def test_a_store_deleted_on_a_full_disk_is_kept_whole_for_the_next_start(box, capsys):
+    """Deleted while the disk is full, the store cannot be written anew: the game is kept in
+    memory, shown as trouble, and goes whole to a rescue file at the exit."""
+    term = box("full", runs=2)
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.delete("referee.db")
+    term.wait_for("store file deleted: inputs wait in memory")
+    term.press("1")
+    why = "store file deleted, not written anew: disk full"
+    term.wait_for(f"storage trouble: {why}, 1 input")  # not yet saved (the line wraps)
+    term.press("q")
+    status, said = term.wait_for_exit()
+    assert status == EXIT_UNSAVED
+    assert said.startswith(f"referee: 1 input could not be saved to {term.disk}/referee.db ({why})")
+    kept = next(term.run_dir.glob("referee-unsaved-game1-*.txt"))
+    assert "# first: 1\n" in kept.read_text()  # the whole game
+    term.wait_for("P1 ●")  # the next start, with room again, puts the game back
+    term.press("q")
+    assert term.wait_for_exit() == (0, "")
+    term.end()
+    assert main(["state", "--store", str(term.out / "referee.db")]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1]

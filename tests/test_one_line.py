@@ -2,6 +2,7 @@
 never a traceback and never a hang. Run as a user runs them: `python -m referee ...`."""
 
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -11,6 +12,8 @@ import pytest
 
 from referee.cli import main
 from referee.config import ConfigError, load_config
+from referee.rules import Settings
+from referee.store import Store
 
 TIMEOUT_S = 20  # a hang fails the test instead of the suite
 
@@ -128,3 +131,26 @@ def test_a_store_that_is_a_directory(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"{tmp_path}: not a regular file (a directory), so not a referee store\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("column", "why"),
+    [
+        ('{"players": 1e999}', "players: must be a whole number of seats"),
+        ('{"dealer_plays": "false"}', "dealer_plays: must be true or false"),
+    ],
+)
+def test_a_store_with_damaged_settings_is_one_line(tmp_path, capsys, column, why):
+    store = tmp_path / "referee.db"
+    with Store.open(store) as opened:
+        opened.new_game(Settings(), lobby=True)
+    with sqlite3.connect(store) as conn:
+        conn.execute("UPDATE games SET settings = ?", (column,))
+    conn.close()
+    expected = f"{store}: game 1: bad settings {column!r}: {why}"
+    assert main(["state", "--store", str(store)]) == 2
+    assert capsys.readouterr().err.startswith(expected)
+    done = referee("run", "--store", str(store), "--display", "none", "--input", "serial:/no")
+    # The log says the board is missing first: the game is read once the devices are open.
+    assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(expected)

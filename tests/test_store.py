@@ -3,7 +3,10 @@
 import json
 import logging
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 
 import platformdirs
 import pytest
@@ -16,6 +19,7 @@ from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
     RULE_BOOKS,
+    RULE_KEYS,
     End,
     Press,
     RuleSet,
@@ -27,6 +31,7 @@ from referee.rules import (
     parse_script,
     replay,
     report,
+    settings_values,
 )
 from referee.store import (
     SCHEMA_VERSION,
@@ -282,6 +287,41 @@ def test_reading_a_closed_store_creates_and_changes_nothing(tmp_path):
     assert snapshot(tmp_path) == before
 
 
+# A daemon killed mid-game (a power cut, SIGKILL): its inputs are in the -wal, and its
+# -wal and -shm are left beside the store.
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from referee.rules import Press, Settings
+from referee.store import Store
+store = Store.open(Path(sys.argv[1]))
+game = store.new_game(Settings(players=2), lobby=False)
+for t in range(5):
+    store.append(game, Press(t % 2 + 1, t))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def files(directory):
+    """Each file's bytes and when it was last written."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("shm", ["left", "deleted"])
+def test_reading_a_killed_daemons_store_creates_and_changes_nothing(tmp_path, capsys, shm):
+    path = tmp_path / "referee.db"
+    assert subprocess.run([sys.executable, "-c", KILLED, str(path)]).returncode == -9
+    assert sorted(files(tmp_path)) == ["referee.db", "referee.db-shm", "referee.db-wal"]
+    if shm == "deleted":
+        (tmp_path / "referee.db-shm").unlink()
+    before = files(tmp_path)
+    assert main(["state", "--store", str(path)]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1, 2]
+    with Store.open_readonly(path) as store:
+        assert len(store.latest_game().inputs) == 5  # all of them, from the -wal
+    assert files(tmp_path) == before
+
+
 def test_reading_while_the_writer_appends(tmp_path):
     path = tmp_path / "referee.db"
     with Store.open(path) as daemon:
@@ -344,6 +384,39 @@ def test_append_refuses_what_would_not_read_back(tmp_path):
         ("UPDATE inputs SET words = ''", r"game 1, input 1 \(''\)"),
         ("UPDATE games SET settings = '{\"players\": 9}'", "game 1: bad settings"),
         ("UPDATE games SET settings = '[1, 2]'", "game 1: bad settings"),
+        (
+            "UPDATE games SET settings = '{\"players\": 1e999}'",
+            r"game 1: bad settings '\{\"players\": 1e999\}': players: must be a whole number",
+        ),
+        (
+            'UPDATE games SET settings = \'{"players": 1' + "0" * 30 + "}'",
+            "game 1: bad settings .*: players: must be a whole number of seats, 2 to 8",
+        ),
+        (
+            'UPDATE games SET settings = \'{"pointout_s": 1' + "0" * 400 + "}'",
+            r"game 1: bad settings '\{\"pointout_s\": 10+\.\.\.: pointout_s: must be seconds",
+        ),
+        (
+            'UPDATE games SET settings = \'{"dealer_plays": "no"}\'',
+            "game 1: bad settings .*: dealer_plays: must be true or false",
+        ),
+        (  # the text a script writes for a value is no value of a store's JSON
+            'UPDATE games SET settings = \'{"dealer_plays": "false"}\'',
+            "game 1: bad settings .*: dealer_plays: must be true or false",
+        ),
+        (
+            'UPDATE games SET settings = \'{"players": "3"}\'',
+            "game 1: bad settings .*: players: must be a whole number of seats",
+        ),
+        (
+            "UPDATE games SET settings = '" + "[" * 99_999 + "'",
+            r"game 1: .*\.\.\.: nested too deep",
+        ),
+        ("UPDATE games SET settings = X'7B7D'", r"game 1: bad settings b'\{\}': not a JSON object"),
+        (
+            """UPDATE games SET settings = '{"a\\nb": 1}'""",
+            r"game 1: bad settings .*: 'a\\nb': unknown key \(known: rules,",
+        ),
         ("UPDATE games SET started_at = 'lunchtime'", "game 1: bad start time"),
     ],
 )
@@ -354,6 +427,53 @@ def test_a_damaged_row_is_named(tmp_path, sql, message):
     raw(path, sql)
     with Store.open_readonly(path) as store, pytest.raises(StoreError, match=f"{path}: {message}"):
         store.latest_game()
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(10**15, 10**400)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(["no", "false", "true", "super", "solo", "official", "solitaire", ""])
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=5,
+)
+RULE_OBJECTS = st.dictionaries(
+    st.sampled_from(list(RULE_KEYS)) | st.text(max_size=8), JSON_VALUES, max_size=5
+)
+UNIT_OF = {"pointout_s": NS_PER_S, "tie_ms": NS_PER_MS, "super_s": NS_PER_S}
+
+
+def _read_exactly(settings: Settings, given: dict) -> None:
+    """Every key the JSON gives reads as that very value (a time to the nanosecond, its
+    decimal digits rounded half up)."""
+    read = settings_values(settings)
+    for name, value in given.items():
+        if name in UNIT_OF:
+            ns = {"pointout_s": settings.pointout_ns, "tie_ms": settings.tie_ns}
+            ns["super_s"] = settings.super_ns
+            exact = (Decimal(repr(value)) * UNIT_OF[name]).to_integral_value(ROUND_HALF_UP)
+            assert type(value) in (int, float) and ns[name] == exact
+        else:
+            assert type(read[name]) is type(value) and read[name] == value, name
+
+
+@settings(max_examples=150, deadline=None)
+@given(column=RULE_OBJECTS.map(json.dumps) | st.text(max_size=20))
+def test_any_settings_column_is_read_exactly_or_refused_in_one_line(shared_store, column):
+    game = shared_store.new_game(Settings(), lobby=True)
+    writer(shared_store).execute("UPDATE games SET settings = ? WHERE id = ?", (column, game))
+    try:
+        stored = shared_store.game(game)
+    except StoreError as err:
+        assert str(err).startswith(f"{shared_store.path}: game {game}: bad settings ")
+        assert "\n" not in str(err)
+        return
+    given = json.loads(column)
+    assert isinstance(given, dict)
+    _read_exactly(stored.settings, given)
 
 
 def test_the_ledger_keeps_order_through_a_full_disk(tmp_path, caplog):

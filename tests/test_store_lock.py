@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -27,10 +28,13 @@ HOLD = textwrap.dedent(
 
 @pytest.fixture
 def holder(tmp_path):
-    """Another process with the store open to write, as a running daemon has it."""
+    """Another process with the store open to write, as a running daemon has it: a
+    script named `referee` run by Python, as the installed command is."""
     path = tmp_path / "referee.db"
+    script = tmp_path / "referee"
+    script.write_text("from referee.rules import Press, Settings\n" + HOLD)
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from referee.rules import Press, Settings\n" + HOLD, str(path)],
+        [sys.executable, str(script), str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -81,3 +85,37 @@ def test_a_second_daemon_exits_with_one_line(holder):
         done.stderr
         == f"{path}: in use by another referee (PID {pid}): stop it first, or use another store\n"
     )
+
+
+def test_another_program_holding_the_lock_is_named_for_what_it_is(tmp_path):
+    path = tmp_path / "referee.db"
+    path.touch()
+    other = subprocess.Popen(
+        [sys.executable, "-c", OTHER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout.readline() == "holding\n"
+        name = Path(f"/proc/{other.pid}/comm").read_text().strip()
+        with pytest.raises(StoreInUse) as caught:
+            Store.open(path)
+    finally:
+        other.stdin.close()
+        other.wait(timeout=10)
+        other.stdout.close()
+    assert str(caught.value) == (
+        f"{path}: in use by another program, {name} (PID {other.pid}):"
+        " stop it first, or use another store"
+    )
+
+
+# Not a referee: any program that takes a lock on the file (flock(1), a backup tool...).
+OTHER = """
+import fcntl, sys
+with open(sys.argv[1]) as held:
+    fcntl.flock(held, fcntl.LOCK_EX)
+    print("holding", flush=True)
+    sys.stdin.read()
+"""

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import subprocess
 import sys
 
 from referee.cli import main
@@ -98,3 +99,33 @@ def test_sigusr1_logs_a_status_line_and_sighup_and_sigquit_end_cleanly(tmp_path)
         assert term.proc.wait(timeout=10) == 0
         assert f"stopping: {stop.name}" in log.read_text()
         os.close(term.master)
+
+
+def test_the_store_deleted_under_the_daemon_keeps_every_input_and_its_lock(tmp_path, capsys):
+    """Deleted while the game is played: a second daemon on that path is refused as by the
+    lock, the first says so on the screen, writes the store anew and plays on."""
+    store = tmp_path / "referee.db"
+    term = Terminal(tmp_path, store)
+    term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    term.press("1")
+    term.wait_for("P1 ●")
+    term.proc.send_signal(signal.SIGSTOP)  # deleted before it can notice: as if at once
+    store.unlink()
+    second = subprocess.run(
+        [sys.executable, "-m", "referee", "run", "--store", str(store), "--display", "none",
+         "--input", "serial:/no-such-board"],
+        capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    term.proc.send_signal(signal.SIGCONT)
+    assert (second.returncode, second.stderr) == (
+        2,
+        f"{store}: in use by another referee (PID {term.proc.pid}):"
+        " stop it first, or use another store\n",
+    )
+    term.wait_for("store file deleted: written anew")
+    assert "written anew, every game in it" in wait_in_file(tmp_path / "referee.log", "anew")
+    term.press("2")
+    term.wait_for("P2 ▲")
+    assert term.quit() == 0
+    assert main(["state", "--store", str(store)]) == 0
+    assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1, 2]

@@ -53,10 +53,8 @@ def _read(source: Source, section: str, name: str, raw: Any) -> Any:
     setting = SECTIONS[section][name]
     kind = setting.key.kind
     value = str(raw) if setting.pin and type(raw) is int else raw
-    given = type(value)
     try:
-        # A TOML integer is fine where a float is wanted; a bool is never a number.
-        if given is not kind and not (kind is float and given is int):
+        if not setting.key.takes(value):
             raise ValueError
         return setting.parse(float(value) if kind is float else value)
     except (ValueError, OverflowError) as err:  # OverflowError: an integer beyond any float

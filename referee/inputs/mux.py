@@ -51,6 +51,11 @@ class Inputs:
         """Every edge stamped before this has been read from every source."""
         return self._watermark
 
+    def wake_on(self, fd: int) -> None:
+        """Wake the wait also when this descriptor, no source's, is readable (the store's
+        folder changed): its owner reads it."""
+        self._selector.register(fd, selectors.EVENT_READ)
+
     def held_at_start(self) -> tuple[str, ...]:
         return tuple(b for s in self.sources for b in s.held_at_start())
 

@@ -21,6 +21,7 @@ from .settings import (
     RuleSet,
     Settings,
     settings_from,
+    settings_typed,
     settings_values,
 )
 from .state import Call, Calls, Judgement, Phase, Player, Result, State, SuperRound
@@ -64,6 +65,7 @@ __all__ = [
     "replay",
     "report",
     "settings_from",
+    "settings_typed",
     "settings_values",
     "sitting_out",
     "solo_increment",

@@ -7,7 +7,7 @@ TOML settings file, so both say the same thing in the same words.
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from .numbers import scaled, whole
 from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
@@ -24,6 +24,7 @@ __all__ = [
     "SettingError",
     "Settings",
     "settings_from",
+    "settings_typed",
     "settings_values",
 ]
 
@@ -109,6 +110,13 @@ class Key:
     field: str = ""
     unit_digits: int = 0
     fits: Callable[[Any], bool] = _always
+
+    def takes(self, value: object) -> TypeGuard[Value]:
+        """Whether the value is of this key's kind as TOML (and JSON) type it: a whole
+        number will do for a float, a bool is never a number, and no text stands for a
+        number or a bool."""
+        given = type(value)
+        return given is self.kind or (self.kind is float and given is int)
 
 
 RULE_KEYS: dict[str, Key] = {
@@ -238,6 +246,24 @@ def settings_from(values: Mapping[str, Value]) -> Settings:
             except SettingError as err:
                 raise SettingError(name, err.what) from None
         raise AssertionError("the keys clash, so the first of them to clash is above") from clash
+
+
+def settings_typed(values: Mapping[str, object]) -> Settings:
+    """Settings from rule keys each of its key's kind (Key.takes), as a settings file and a
+    store's JSON give them: never the text a script writes for one (`"false"`, `"3"`).
+    SettingError as settings_from's."""
+    for name, value in values.items():
+        key = RULE_KEYS.get(name)
+        if key is not None and not key.takes(value):
+            raise SettingError(name, f"must be {key.allowed}")
+    try:
+        # Each of its kind now, but for an unknown key's, which settings_from refuses.
+        return settings_from(cast(Mapping[str, Value], values))
+    except SettingError as err:
+        if err.key in RULE_KEYS:
+            raise
+        # An unknown key may be any text (a JSON key, a newline in it): quoted, one line.
+        raise SettingError(repr(err.key), err.what) from None
 
 
 def settings_values(settings: Settings) -> dict[str, Value]:

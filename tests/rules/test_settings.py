@@ -6,7 +6,7 @@ from dataclasses import fields
 import pytest
 
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_from, settings_values
-from referee.rules.settings import SettingError
+from referee.rules.settings import SettingError, settings_typed
 from tests.conftest import ROOT
 
 
@@ -103,3 +103,19 @@ def test_a_value_of_another_kind_is_wrong(values):
     """As TOML types it: a bool is never a number, a float never a count."""
     with pytest.raises(SettingError, match="must be"):
         settings_from(values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"dealer_plays": "false"}, {"players": "3"}, {"pointout_s": "2.5"}],
+)
+def test_typed_values_take_no_text_a_script_writes(values):
+    """A settings file's and a store's values are of their key's kind: as in TOML, text is
+    no number and no bool there."""
+    settings_from(values)  # a script's config line may write them so
+    name = next(iter(values))
+    with pytest.raises(SettingError, match=f"^{name}: must be "):
+        settings_typed(values)
+    assert settings_typed({"players": 3, "pointout_s": 2}) == Settings(
+        players=3, pointout_ns=2 * 10**9
+    )

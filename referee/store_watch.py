@@ -1,0 +1,86 @@
+"""When to look whether the store's file is still at its path: at once when its folder
+changes, so that a store deleted or moved under the running daemon is noticed.
+
+Deleted or moved, the store would go on taking inputs into a file nobody can open again,
+and lose them all at the exit (store.Store.follow_path writes it anew). inotify on the
+store's folder wakes the main loop the moment a name there is created, deleted or moved,
+or the folder itself goes: nothing to do at idle. Where there is no inotify (not Linux,
+its limits reached) or the folder is gone, the loop looks once a second instead.
+"""
+
+import ctypes
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from .rules import NS_PER_S
+
+log = logging.getLogger(__name__)
+
+LOOK_NS = NS_PER_S  # without inotify: how often to look
+# inotify(7): a name in the folder created, deleted, moved from or to; the folder itself
+# deleted or moved.
+_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
+_IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
+_CHANGES = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF
+_CHANGES |= _IN_MOVE_SELF
+
+
+def _libc() -> ctypes.CDLL | None:
+    """The C library, if it has inotify (Linux's)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "inotify_init1") else None
+
+
+class StoreWatch:
+    def __init__(self, store: Path, clock: Callable[[], int]) -> None:
+        self._folder = os.fsencode(store.parent)
+        self._libc = _libc()
+        fd = -1 if self._libc is None else self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._fd = fd if fd >= 0 else None
+        self._watching = False
+        self._next_ns = clock() + LOOK_NS
+        self._watch(self._next_ns)
+        if not self._watching:
+            log.warning("%s: cannot watch the folder: the store is looked at every second", store)
+
+    def fileno(self) -> int | None:
+        """What wakes the main loop when the folder changes (None: nothing)."""
+        return self._fd
+
+    @property
+    def wake_ns(self) -> int | None:
+        """When to look without being woken; None while inotify wakes the loop."""
+        return None if self._watching else self._next_ns
+
+    def due(self, now_ns: int) -> bool:
+        """Whether to look at the store's path now: its folder changed, or (unwatched) a
+        second has gone by."""
+        if self._watching and self._fd is not None:
+            try:
+                os.read(self._fd, 65536)  # what changed matters not: the path is looked at
+            except BlockingIOError:
+                return False
+        elif now_ns < self._next_ns:
+            return False
+        # The folder may be another now (deleted, and made again by the store written
+        # anew), or gone: watch what is there, or look again in a second.
+        self._watch(now_ns + LOOK_NS)
+        return True
+
+    def _watch(self, next_ns: int) -> None:
+        self._next_ns = next_ns
+        self._watching = (
+            self._libc is not None
+            and self._fd is not None
+            and self._libc.inotify_add_watch(self._fd, self._folder, _CHANGES) >= 0
+        )
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
