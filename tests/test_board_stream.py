@@ -176,7 +176,7 @@ def salted(draw, seed: int) -> tuple[list[Read], list[Read], int]:
     return reads, salted_reads, added
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32), st.data())
 def test_bad_lines_change_nothing_of_the_rest(seed, data):
     """No bad line is an input, none moves the mapping, none holds the watermark back:
@@ -240,7 +240,7 @@ def burst_then_good(draw) -> tuple[list[Read], int, int, int]:
     return reads, resumed, race_us, race_ns
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(burst_then_good())
 def test_after_any_burst_a_second_of_good_t_lines_brings_the_board_back(case):
     """Whatever came (bad lines, a clock gone wrong that the mapping followed), a second
