@@ -53,6 +53,7 @@ from referee.inputs import gpio  # noqa: E402
 from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
 from referee.rules import Phase  # noqa: E402
+from referee.store import Stored  # noqa: E402
 from referee.view import View  # noqa: E402
 from tests.fake_gpio import FakeRequest  # noqa: E402
 
@@ -147,6 +148,8 @@ class Box:
         self.window = app.window
         self.steps = 0
         self.step_now = 0  # the clock's reading the step running now was given
+        self.saved: list[tuple[int, Stored]] = []  # (on the disk at, input): the ledger's
+        self._watch_ledger()
         self.after_step: Callable[[int], None] = lambda now_ns: None
         self._started = threading.Event()
         self.staller = Staller()
@@ -182,6 +185,18 @@ class Box:
         self.window.show = shown  # type: ignore[method-assign]
         if load != "idle":
             app._timeout = lambda now_ns, view: 0.0  # type: ignore[method-assign]
+
+    def _watch_ledger(self) -> None:
+        """Note when each input is on the disk: its transaction committed (fsync)."""
+        store = self.app.store
+        append = store._append
+
+        def appending(game_id: int, stored: Stored) -> None:
+            append(game_id, stored)
+            self.saved.append((time.monotonic_ns(), stored))
+            notify()
+
+        store._append = appending  # type: ignore[method-assign]
 
     def _fake_request(self, pins: dict[str, str]) -> int:
         """The line request the box will open, made now (fake) so that the driver can

@@ -1,7 +1,7 @@
 """How soon a press is decided, heard and shown; the countdown's timing; the daemon at rest.
 
     .venv/bin/python bench/latency.py [--presses 1000] [--rounds 3] [--idle-s 30]
-                                      [--only loop|countdown|daemons]
+                                      [--only loop|countdown|daemons] [--disks fast,slow]
 
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
@@ -15,7 +15,8 @@
                (the watermark has passed it and its tie window); printed below the
                table, the box's own part of it: from the later of the read and the
                floor to the decision;
-     ledger    to the end of that step of the loop: the input on the disk (fsync);
+     ledger    to the moment the input was on the disk: its transaction committed,
+               fsync and all (what a power cut cannot take any more);
      beep      to the moment the beeper's pin starts the caller's note (gpiozero's
                MockFactory: the PWM frequency set, as on a Pi);
      frame     to the moment the frame showing the caller was flipped (SDL's dummy
@@ -24,8 +25,15 @@
                load ran (/proc/stat's steal): a CPU taken then wakes nobody on time.
    Loads: `idle` (the App as it is: it sleeps until the press, then until its watermark
    passes the tie window, decides, draws), `render` (the loop never sleeps and renders a
-   frame on every pass: the main thread always busy). Targets, idle: decision p99 within
-   the tie window + 2 ms; beep p99 within 20 ms. On a virtual machine whose idle CPUs
+   frame on every pass: the main thread always busy). Disks: `fast`, the store on this
+   machine's disk; `slow`, the same presses (the same seed) with the store on a slow SD
+   card: tests/slow_fsync.c, an LD_PRELOAD shim, makes every sync of the store's files
+   wait 5 to 50 ms after the real one, and 300 ms once in 50 (seeded), inside SQLite's
+   commit, in whichever thread commits; the process runs again with it loaded. Targets,
+   idle on the fast disk: decision p99 within the tie window + 2 ms; beep p99 within
+   20 ms. Every row, against the slow card's target (issue 16): beep and frame p99
+   within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
+   it. On a virtual machine whose idle CPUs
    halt at once (cpuidle-haltpoll with its polling off, as here) and where it may, the
    `idle` load runs again with them polling 200 us first (`idle-hp`), as a bare-metal
    CPU wakes: how much of the tail is the host's waking of a halted CPU. It is printed
@@ -52,6 +60,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tty
@@ -59,7 +68,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import BUZZERS, LOADS, MS, Box, start_game, tap, wait_until
+from box import BUZZERS, LOADS, MS, ROOT, Box, start_game, tap, wait_until
 from machine import (
     cpu_ticks,
     halt_polling,
@@ -77,10 +86,14 @@ from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.outputs import captions
 from referee.outputs.sound import PIP, PLAYER_HZ, TIME_UP
 from referee.rules import NS_PER_S, Call, Phase, Press, Super, Verdict
-from referee.store import Store
+from referee.store import Store, Stored
 from referee.view import View
+from tests import slow_fsync
 
 ANSWER_S = 10.0
+DISKS = ("fast", "slow")
+# The slow card's target: press to beep and to frame.
+FEEDBACK_P99_MS, FEEDBACK_MAX_MS = 20.0, 100.0
 HALT_POLL_NS = 200_000  # cpuidle-haltpoll's own default
 HALF_S = NS_PER_S // 2
 PACE_S = 0.1
@@ -97,7 +110,7 @@ class Probe:
     done: threading.Event = field(default_factory=threading.Event)
     woke: int = 0
     decided: int = 0
-    stepped: int = 0
+    saved: int = 0
     framed: int = 0
     beeped: int = 0
 
@@ -117,7 +130,6 @@ class Latency:
         self.current: Probe | None = None
         self.probes: list[Probe] = []
         self.driver = ""
-        box.after_step = self.after_step
         show, play = box.window.show, self.app.session.play
 
         def playing(decision: Decision) -> list:
@@ -145,12 +157,6 @@ class Latency:
 
         box.window.show = shown  # type: ignore[method-assign]
 
-    def after_step(self, now_ns: int) -> None:
-        probe = self.current
-        call = self.app.session.state.pending
-        if probe and not probe.stepped and probe.calls(call):
-            probe.stepped = time.monotonic_ns()  # in the ledger, on the disk
-
     def drive(self) -> None:
         start_game(self.box)
         self.driver = self.box.driver_priority
@@ -176,6 +182,21 @@ class Latency:
             # The next press at a random moment of a loop that has drawn the undo and
             # sleeps: the `render` load is the loop that never does.
             time.sleep(self.rng.uniform(0.03, 0.08))
+        wait_until(self.all_saved, "the presses on the disk")
+        for probe in self.probes:
+            probe.saved = self.saved_at(probe)
+
+    def pressed(self, probe: Probe) -> Stored:
+        """The probe's press as the ledger keeps it."""
+        return Stored(self.app.session.game_ns(probe.t_edge), f"press {probe.seat}")
+
+    def saved_at(self, probe: Probe) -> int:
+        pressed = self.pressed(probe)
+        return next((t for t, stored in self.box.saved if stored == pressed), 0)
+
+    def all_saved(self) -> bool:
+        on_disk = {stored for _, stored in self.box.saved}
+        return all(self.pressed(p) in on_disk for p in self.probes)
 
     def note(self, hz: int, since: int) -> int:
         """When the beeper started a note of hz, the first after the `since`-th note."""
@@ -189,8 +210,11 @@ class Latency:
         return started
 
 
-def measure(load_name: str, args: argparse.Namespace) -> dict:
-    with store_dir(args.store_dir) as tmp:
+def measure(load_name: str, disk: str, args: argparse.Namespace) -> dict:
+    slow_log = Path(os.environ.get("SLOW_FSYNC_LOG", "/nonexistent"))
+    synced = len(slow_fsync.waits_ms(slow_log))
+    parent = os.environ["SLOW_FSYNC_DIR"] if disk == "slow" else args.store_dir
+    with store_dir(parent) as tmp:
         box = Box(Path(tmp), load=load_name)
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
@@ -200,6 +224,8 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
         elapsed, stolen = time.monotonic() - started, stolen_percent(ticks, cpu_ticks())
         return {
             "load": load_name,
+            "disk": disk,
+            "waits": slow_fsync.waits_ms(slow_log)[synced:],
             "n": len(bench.probes),
             "read": [(p.read - p.t_edge) / MS for p in bench.probes],
             "woke": [(p.woke - p.t_edge) / MS for p in bench.probes],
@@ -210,7 +236,7 @@ def measure(load_name: str, args: argparse.Namespace) -> dict:
                 (p.decided - max(p.read, p.t_edge + IRQ_BOUND_NS + tie_ns)) / MS
                 for p in bench.probes
             ],
-            "ledger": [(p.stepped - p.t_edge) / MS for p in bench.probes],
+            "ledger": [(p.saved - p.t_edge) / MS for p in bench.probes],
             "beep": [(p.beeped - p.t_edge) / MS for p in bench.probes],
             "frame": [(p.framed - p.t_edge) / MS for p in bench.probes],
             "late": box.app.session.late - late,
@@ -229,20 +255,33 @@ def spread(values: list[float], n: int = 3) -> str:
     return " / ".join(f"{x:.2f}" for x in stats)
 
 
+def feedback_met(row: dict) -> bool:
+    """The slow card's target: press to beep and to frame, p99 and max."""
+    return all(
+        percentile(row[what], 99) <= FEEDBACK_P99_MS and max(row[what]) <= FEEDBACK_MAX_MS
+        for what in ("beep", "frame")
+    )
+
+
 def loop_table(rows: list[dict]) -> None:
     print(
-        f"{'load':>7} | {'presses':>7} | {'ms from the edge to: read':>25} | {'loop woke':>20} | "
-        f"{'decision':>20} | {'ledger':>20} | {'beep':>20} | {'frame':>20} | "
-        f"{'late':>4} | {'passes/s':>8} | {'stolen':>6}"
+        f"{'load':>7} | {'disk':>4} | {'presses':>7} | {'ms from the edge to: read':>25} | "
+        f"{'loop woke':>20} | {'decision':>20} | {'ledger':>21} | {'beep':>20} | "
+        f"{'frame':>20} | {'late':>4} | {'passes/s':>8} | {'stolen':>6} | {'verdict':>7}"
     )
-    print(f"{'':>7} | {'':>7} | {'p50 / p99 / max':>25} | " + " | ".join([f"{'':>20}"] * 5))
-    print("-" * 189)
+    print(
+        f"{'':>7} | {'':>4} | {'':>7} | {'p50 / p99 / max':>25} | "
+        + " | ".join([f"{'':>20}"] * 2 + [f"{'':>21}"] + [f"{'':>20}"] * 2)
+        + f" | {'':>4} | {'':>8} | {'':>6} | {'':>7}"
+    )
+    print("-" * 210)
     for r in rows:
         print(
-            f"{r['load']:>7} | {r['n']:>7} | {spread(r['read']):>25} | {spread(r['woke']):>20} | "
-            f"{spread(r['decision']):>20} | {spread(r['ledger']):>20} | {spread(r['beep']):>20} | "
-            f"{spread(r['frame']):>20} | {r['late']:>4} | {r['passes']:>8.0f} | "
-            f"{r['stolen']:>5.2f}%"
+            f"{r['load']:>7} | {r['disk']:>4} | {r['n']:>7} | {spread(r['read']):>25} | "
+            f"{spread(r['woke']):>20} | {spread(r['decision']):>20} | {spread(r['ledger']):>21} | "
+            f"{spread(r['beep']):>20} | {spread(r['frame']):>20} | {r['late']:>4} | "
+            f"{r['passes']:>8.0f} | {r['stolen']:>5.2f}% | "
+            f"{'met' if feedback_met(r) else 'NOT met':>7}"
         )
 
 
@@ -632,17 +671,29 @@ def main() -> int:
     parser.add_argument(
         "--store-dir", help="where the loop's ledger is written (default /var/tmp: a disk)"
     )
+    parser.add_argument(
+        "--disks", default=",".join(DISKS), help="the loop's disks: fast, slow or fast,slow"
+    )
     args = parser.parse_args()
+    disks = args.disks.split(",")
+    if not set(disks) <= set(DISKS):
+        parser.error(f"--disks: {args.disks}: fast, slow or both")
+    if "slow" in disks and args.only in (None, "loop") and "SLOW_FSYNC_DIR" not in os.environ:
+        return again_on_a_slow_disk(args)
     logging.getLogger("referee").setLevel(logging.ERROR)  # late inputs: counted instead
     header("bench/latency.py: press to decision, beep and frame; the countdown; the daemon at rest")
     met = True
     if args.only in (None, "loop"):
         print()
-        rows = [measure(name, args) for name in LOADS]
+        if "slow" in disks:
+            print(f"slow disk: every sync of the store's files waits {slow_fsync.MIN_MS} to "
+                  f"{slow_fsync.MAX_MS} ms after the real one, {slow_fsync.STALL_MS} ms once in "
+                  f"{slow_fsync.STALL_EVERY} (tests/slow_fsync.c, seeded)")  # fmt: skip
+        rows = [measure(name, disk, args) for name in LOADS for disk in disks]
         woke = {"": wake_overshoot_ms()}
         with halt_polling(HALT_POLL_NS) as replaced:
             if replaced is not None:  # a virtual machine: the same, its CPUs woken as bare metal
-                rows.append(measure("idle", args) | {"load": "idle-hp"})
+                rows.append(measure("idle", disks[0], args) | {"load": "idle-hp"})
                 woke[f" (idle CPUs polling {HALT_POLL_NS // 1000} us)"] = wake_overshoot_ms()
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
@@ -657,14 +708,30 @@ def main() -> int:
                   f"for comparison, not a verdict")  # fmt: skip
         loop_table(rows)
         for r in rows:
-            print(f"{r['load']}: the box's own part, from the later of the read and the floor to "
-                  f"the decision: p50 / p99 / max {spread(r['own'])} ms")  # fmt: skip
-        idle = rows[0]
-        for what, target in (("decision", tie + 2), ("beep", 20.0)):
-            p99 = percentile(idle[what], 99)
-            met &= p99 <= target
-            print(f"target edge->{what} p99 <= {target:g} ms, idle: "
-                  f"{'met' if p99 <= target else 'NOT met'} ({p99:.2f} ms)")  # fmt: skip
+            own = spread(r["own"])
+            print(f"{r['load']}, {r['disk']} disk: the box's own part, from the later of the "
+                  f"read and the floor to the decision: p50 / p99 / max {own} ms")  # fmt: skip
+        for r in rows:
+            if r["waits"]:
+                print(f"{r['load']}, {r['disk']} disk: {len(r['waits'])} syncs slowed, by "
+                      f"p50 / p99 / max {spread(r['waits'])} ms")  # fmt: skip
+        if "fast" in disks:
+            idle = next(r for r in rows if r["disk"] == "fast")
+            for what, target in (("decision", tie + 2), ("beep", 20.0)):
+                p99 = percentile(idle[what], 99)
+                met &= p99 <= target
+                print(f"target edge->{what} p99 <= {target:g} ms, idle, fast disk: "
+                      f"{'met' if p99 <= target else 'NOT met'} ({p99:.2f} ms)")  # fmt: skip
+        for r in rows:
+            if r["disk"] == "slow" and r["load"] in LOADS:
+                ok = feedback_met(r)
+                met &= ok
+                beep, frame = (f"{percentile(r[w], 99):.2f} / {max(r[w]):.2f}"
+                               for w in ("beep", "frame"))  # fmt: skip
+                print(f"target edge->beep and edge->frame p99 <= {FEEDBACK_P99_MS:g} ms, max <= "
+                      f"{FEEDBACK_MAX_MS:g} ms, {r['load']}, slow disk: "
+                      f"{'met' if ok else 'NOT met'} (p99 / max: beep {beep}, frame {frame} "
+                      f"ms)")  # fmt: skip
     if args.only in (None, "countdown"):
         print()
         met &= countdown(args)
@@ -672,6 +739,22 @@ def main() -> int:
         print()
         daemons(args.idle_s)
     return 0 if met else 1
+
+
+def again_on_a_slow_disk(args: argparse.Namespace) -> int:
+    """Run this benchmark again in a process with the slow disk's shim loaded, its slow
+    stores in a directory of their own (the fast disk's rows are measured there too)."""
+    shim = slow_fsync.build()
+    if shim is None:
+        print("bench/latency.py: the slow disk needs a C compiler (cc) for tests/slow_fsync.c")
+        return 2
+    slow = Path(tempfile.mkdtemp(prefix="referee-slow-disk-", dir=args.store_dir or "/var/tmp"))
+    env = dict(os.environ, **slow_fsync.spread(shim, slow, seed=args.seed, log=slow / "syncs"))
+    try:
+        return subprocess.run([sys.executable, str(ROOT / "bench" / "latency.py"), *sys.argv[1:]],
+                              env=env, check=False).returncode  # fmt: skip
+    finally:
+        shutil.rmtree(slow)
 
 
 if __name__ == "__main__":

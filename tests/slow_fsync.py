@@ -1,0 +1,60 @@
+"""A slow disk for the ledger, for tests and benchmarks: tests/slow_fsync.c, an LD_PRELOAD
+shim over fdatasync(2) and fsync(2), loaded into the process that writes the store.
+
+It slows the real sync of every file under one directory, and nothing else: SQLite writes
+its file and its -wal as usual, and the commit waits where a slow SD card makes it wait, in
+the sync, in whichever thread commits, the GIL released: after the real sync, a seeded
+wait, uniform 5 to 50 ms, and 300 ms once in 50 syncs (an SD card's own garbage
+collection), each wait logged.
+
+    shim = build()  # None where there is no C compiler
+    env = dict(os.environ, **spread(shim, store_dir, seed=1, log=store_dir / "fsync.log"))
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tests" / "slow_fsync.c"
+BUILT = ROOT / "build" / "slow-fsync" / "slow_fsync.so"
+
+# The slow card: 5 to 50 ms a sync, and 300 ms once in 50.
+MIN_MS, MAX_MS, STALL_MS, STALL_EVERY = 5, 50, 300, 50
+
+
+def build() -> Path | None:
+    """The shim, compiled if it is missing or older than its source; None without cc."""
+    if BUILT.exists() and BUILT.stat().st_mtime_ns >= SOURCE.stat().st_mtime_ns:
+        return BUILT
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    BUILT.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside its place and moved in: tests build it in parallel.
+    partial = BUILT.with_name(f"{BUILT.name}.{os.getpid()}")
+    subprocess.run(
+        [cc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(partial), str(SOURCE),
+         "-ldl", "-lpthread"],
+        check=True,
+    )  # fmt: skip
+    partial.replace(BUILT)
+    return BUILT
+
+
+def spread(shim: Path, directory: Path, *, seed: int, log: Path) -> dict[str, str]:
+    """The environment that slows every sync under `directory` as a slow card does."""
+    return {
+        "LD_PRELOAD": str(shim),
+        "SLOW_FSYNC_DIR": str(directory),
+        "SLOW_FSYNC_SPREAD": f"{seed}:{MIN_MS}:{MAX_MS}:{STALL_MS}:{STALL_EVERY}",
+        "SLOW_FSYNC_LOG": str(log),
+    }
+
+
+def waits_ms(log: Path) -> list[int]:
+    """What the shim waited after each slowed sync, in ms, from its log."""
+    if not log.exists():
+        return []
+    return [int(line.split(" ", 1)[0]) for line in log.read_text().splitlines()]
