@@ -5,6 +5,10 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from typing import ClassVar
+
+import pytest
 
 from referee.cli import main
 
@@ -14,6 +18,8 @@ from .processes import Output
 
 class Daemon:
     """`referee run` reading a board, as under systemd: no screen, the log on stderr."""
+
+    started: ClassVar[list["Daemon"]] = []
 
     def __init__(
         self, tmp_path, board: FakeBoard, settings: str = "[rules]\nplayers = 4\n"
@@ -28,6 +34,7 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=env,
         )  # fmt: skip
+        self.started.append(self)
         assert self.proc.stderr is not None
         self.output = Output(self.proc.stderr.fileno())
 
@@ -50,6 +57,17 @@ class Daemon:
         assert self.proc.stderr is not None
         self.log = self.output.text + self.proc.stderr.read().decode()
         return code
+
+
+@pytest.fixture(autouse=True)
+def no_daemon_outlives_its_test() -> Iterator[None]:
+    """A test that fails midway leaves its daemon running, reading a board that is gone."""
+    yield
+    while Daemon.started:
+        proc = Daemon.started.pop().proc
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
