@@ -87,8 +87,12 @@ def settings(tmp_path, text: str):
             ' character; got "/dev/tty\\u0000"',
         ),
         ("x = " + "[" * 5000, "referee.toml: not TOML: arrays or tables nested too deeply"),
+        (
+            "[rules]\nplayers = " + "1" * 5000 + "\n",
+            "referee.toml:2: not TOML this box reads: a number of more than 4300 digits",
+        ),
     ],
-    ids=["no-such-user", "nul-store", "nul-device", "nested"],
+    ids=["no-such-user", "nul-store", "nul-device", "nested", "5000-digits"],
 )
 def test_a_bad_settings_file_is_one_line(tmp_path, capsys, text, message):
     path = settings(tmp_path, text)

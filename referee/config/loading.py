@@ -16,6 +16,10 @@ from .schema import Config
 
 ENV_VAR = "REFEREE_CONFIG"
 SYSTEM_PATH = Path("/etc/referee/referee.toml")
+# Python reads no whole number of more digits (sys.get_int_max_str_digits' default).
+_DIGITS_MAX = 4300
+_HUGE = re.compile(rf"\d{{{_DIGITS_MAX + 1}}}")
+_TOO_LONG = f"not TOML this box reads: a number of more than {_DIGITS_MAX} digits"
 
 
 def search_paths() -> list[Path]:
@@ -54,4 +58,7 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"not TOML: {err}", path, int(at[1]) if at else None) from None
     except RecursionError:
         raise ConfigError("not TOML: arrays or tables nested too deeply", path) from None
+    except ValueError:  # tomllib hands Python's limit on a whole number's digits through
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if _HUGE.search(row)), None)
+        raise ConfigError(_TOO_LONG, path, line) from None
     return check(Source(path, doc, find_lines(text)))
