@@ -191,9 +191,10 @@ class Box:
         store = self.app.store
         append = store._append
 
-        def appending(game_id: int, stored: Stored) -> None:
-            append(game_id, stored)
-            self.saved.append((time.monotonic_ns(), stored))
+        def appending(game_id: int, batch: Sequence[Stored]) -> None:
+            append(game_id, batch)
+            now = time.monotonic_ns()
+            self.saved += [(now, stored) for stored in batch]
             notify()
 
         store._append = appending  # type: ignore[method-assign]

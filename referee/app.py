@@ -4,11 +4,13 @@ One thread, this one, owns the engine, the store and the screen (docs/design.md)
 in one wait on every input source's file descriptor (the kernel wakes it), the
 inbox's pipe (signals) and the store's folder (inotify: the store deleted or moved is
 written anew), until news comes or the next thing is due: a decision the
-sources' watermark must pass, a timer, a frame, the watchdog, or a retry of the ledger.
+sources' watermark must pass, a timer, a frame or the watchdog.
 A press about to be decided it waits for awake (PRESS_AWAKE_NS).
 Then it reads every source until empty, and only then decides: in event time, behind
 the watermark (docs/design.md, "Event time"), so a stall may delay a decision, never change
-it. At idle it wakes only for the watchdog and, with a window, to take its events.
+it. At idle it wakes only for the watchdog and, with a window, to take its events. The
+ledger is written behind it, by the ledger's own thread: an input's effects are shown
+without waiting for the disk (docs/design.md, "The store").
 """
 
 import contextlib
@@ -26,7 +28,17 @@ from . import rescue
 from .arbiter import Arbiter
 from .config import Config
 from .devices import open_devices
-from .edges import Edge, Inbox, InboxItem, LostTrack, Quit, SourceStatus, Status, signals_to
+from .edges import (
+    Edge,
+    Inbox,
+    InboxItem,
+    LedgerNews,
+    LostTrack,
+    Quit,
+    SourceStatus,
+    Status,
+    signals_to,
+)
 from .errors import ScreenUnavailable, StartError, UnsavedInputs
 from .inputs.keyboard import WindowKeys
 from .outputs import captions
@@ -46,7 +58,6 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened
 log = logging.getLogger(__name__)
 
 MESSAGES_KEPT = 6
-LEDGER_RETRY_NS = 5_000_000_000
 WINDOW_POLL_NS = 500_000_000
 # A frame is drawn ahead of its moment by as long as the last one took, up to this.
 FRAME_LEAD_MAX_NS = 20_000_000
@@ -153,13 +164,13 @@ class App:
                 options.config.rules,
                 tie_floor_ns=self.inputs.resolution_ns,
                 now_ns=started_ns,
+                told=lambda: self.inbox.put(LedgerNews()),
             )
             opened.callback(self._save_what_waits)
             if self.session.resumed:
                 self.messages.append(self.session.resumed)
             self._close = opened.pop_all()
         self._last_ping = self.clock()
-        self._retry_at = 0
         self._next_frame_ns = 0
         self._frame_lead_ns = 0  # how long the last frame took to draw and flip
         self._next_window_poll = 0
@@ -245,10 +256,6 @@ class App:
             self.speaker.play(sound)
         if self.store_watch.due(now_ns) and (said := self.session.ledger.check_path()):
             self.messages.append(said)
-        if self.session.ledger.trouble and (decisions or now_ns >= self._retry_at):
-            if not decisions:  # else an input has just tried the disk
-                self.session.ledger.flush()
-            self._retry_at = now_ns + LEDGER_RETRY_NS
         interval = self.notifier.watchdog_interval_ns
         if interval and now_ns >= self._last_ping + interval:
             self.notifier.watchdog()
@@ -288,6 +295,8 @@ class App:
                     self.troubles[(name, condition)] = text
             case Status():
                 self._log_status()
+            case LedgerNews():
+                pass  # the notices are read from the ledger for the next frame
 
     def _log_status(self) -> None:
         state = self.session.state
@@ -322,8 +331,6 @@ class App:
             times.append(self._next_window_poll)
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
-        if self.session.ledger.trouble:
-            times.append(self._retry_at)
         times.append(self.store_watch.wake_ns)
         due = min((t for t in times if t is not None), default=None)
         return None if due is None else max(0, due - now_ns) / 1e9
@@ -358,6 +365,7 @@ class App:
         self._close.close()
 
     def _save_what_waits(self) -> None:
+        self.session.close()
         ledger = self.session.ledger
         ledger.check_path()  # a store deleted just now: not lost at the exit
         if not ledger.flush():

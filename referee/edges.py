@@ -1,8 +1,8 @@
 """What input sources hand the main loop: button edges in event time, and their conditions.
 
 The main loop reads every source itself (docs/design.md, "Event time"). The few producers that
-are not sources (signal handlers, the sound thread's troubles) `put` into the `Inbox`,
-whose pipe wakes the loop's wait like any source's file descriptor.
+are not sources (signal handlers, the sound thread's troubles, the ledger's writer) `put`
+into the `Inbox`, whose pipe wakes the loop's wait like any source's file descriptor.
 """
 
 import contextlib
@@ -70,7 +70,12 @@ class Status:
     """SIGUSR1: say in the log what the box is doing (the field's way to ask a daemon)."""
 
 
-InboxItem = Edge | LostTrack | SourceStatus | Quit | Status
+@dataclass(frozen=True, slots=True)
+class LedgerNews:
+    """The ledger's writer found storage trouble, or saw it end: the notices change."""
+
+
+InboxItem = Edge | LostTrack | SourceStatus | Quit | Status | LedgerNews
 
 
 class Inbox:
@@ -119,5 +124,12 @@ def signals_to(inbox: Inbox) -> Iterator[None]:
         else:
             inbox.put(Quit(signal.Signals(signum).name))
 
-    with signals.handed_to(to_inbox):
-        yield
+    # The kernel may hand a signal to any thread (the ledger's writer, a speaker's), and
+    # Python runs its handler only once the main thread runs again: the byte Python writes
+    # here for every signal wakes the loop's wait, which may have no timeout.
+    previous_fd = signal.set_wakeup_fd(inbox._wake_w, warn_on_full_buffer=False)
+    try:
+        with signals.handed_to(to_inbox):
+            yield
+    finally:
+        signal.set_wakeup_fd(previous_fd)

@@ -1,8 +1,10 @@
 """One game at the table: the engine's state, the ledger that keeps it, and the game clock.
 
-Every input is written to the ledger before `play` returns its effects, so nothing is
-shown that a power cut could lose (while the disk fails, inputs wait in order in memory
-and the screen says so). The game clock is the daemon's monotonic clock shifted so that
+Every input goes to the ledger before `play` returns its effects: written at once, or,
+given `told`, queued for the ledger's own thread, which writes behind the main loop, so
+that an effect never waits for the disk (docs/design.md, "The store", says what a power
+cut may then lose; while the disk fails, inputs wait in order in memory and the screen
+says so). The game clock is the daemon's monotonic clock shifted so that
 a game starts at 0 and a resumed game carries on from its last stored input: the time
 the box was off does not count, and a running timer gets back the time between that
 input and the power cut.
@@ -17,6 +19,7 @@ is applied now, at the watermark. Either way it is counted and said.
 
 import bisect
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .arbiter import Decision
@@ -79,9 +82,20 @@ class Session:
     late: int  # inputs that came late, this run
     resumed: str | None = None  # what a resumed game's timers do, for the screen
 
-    def __init__(self, store: Store, rules: Settings, *, tie_floor_ns: int, now_ns: int) -> None:
-        """Resume the store's latest game, or start one in the lobby. now_ns: monotonic."""
+    def __init__(
+        self,
+        store: Store,
+        rules: Settings,
+        *,
+        tie_floor_ns: int,
+        now_ns: int,
+        told: Callable[[], None] | None = None,
+    ) -> None:
+        """Resume the store's latest game, or start one in the lobby. now_ns: monotonic.
+        told: the ledger writes behind, on its own thread, and calls it when storage
+        trouble begins or is over (Ledger.write_behind)."""
         self.store = store
+        self._told = told
         self.late = 0
         # The tie window never goes below what the input can resolve (docs/design.md, "Event time").
         self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
@@ -91,7 +105,7 @@ class Session:
             return
         self.settings = game.settings
         self.state = game.state()
-        self.ledger = Ledger(store, game.id)
+        self.ledger = self._ledger(game.id)
         last_ns = game.inputs[-1].t_ns if game.inputs else 0
         self.origin_ns = now_ns - last_ns
         self.last_ns = last_ns
@@ -109,10 +123,16 @@ class Session:
             differ = [f"{k} {was[k]} (the next game: {will[k]})" for k in was if was[k] != will[k]]
             log.info("game %d keeps the rules it started with: %s", game.id, ", ".join(differ))
 
+    def _ledger(self, game_id: int) -> Ledger:
+        ledger = Ledger(self.store, game_id)
+        if self._told is not None:
+            ledger.write_behind(self._told)
+        return ledger
+
     def _new_game(self, now_ns: int) -> None:
         self.settings = self.rules
         self.state = new_game(self.settings, lobby=True)
-        self.ledger = Ledger(self.store, self.store.new_game(self.settings, lobby=True))
+        self.ledger = self._ledger(self.store.new_game(self.settings, lobby=True))
         self.origin_ns = now_ns
         self.last_ns = 0
         self._recent = []
@@ -144,14 +164,21 @@ class Session:
 
     def _next_game(self, now_ns: int) -> list[Outcome]:
         """SUPER after the end: a new game, once every input of this one is saved."""
-        if not self.ledger.flush():
-            return [Ignored(f"the ended game is not all saved yet ({self.ledger.trouble})")]
+        ended = self.ledger
+        if not ended.flush():
+            return [Ignored(f"the ended game is not all saved yet ({ended.trouble})")]
+        # Its writer has nothing to write now, and touches the store no more.
         try:
             self._new_game(now_ns)
         except StoreError as err:
             log.error("cannot start a new game: %s", err)
             return [Ignored(f"no new game: {err.reason}")]
+        ended.close()
         return []
+
+    def close(self) -> None:
+        """Stop the ledger's writer: what still waits is the caller's (Ledger.close)."""
+        self.ledger.close()
 
     def tick(self, mono_ns: int) -> list[Outcome]:
         """Let the game's timers fire up to mono_ns; only a tick that fired one is kept."""
@@ -177,7 +204,7 @@ class Session:
         self.state, effects = step(self.settings, before, inp)
         if not isinstance(inp, Tick) or self.state is not before:
             if save:
-                self.ledger.append(inp)  # durable (or queued and shown as trouble) before shown
+                self.ledger.append(inp)  # written, or queued for the ledger's writer
             self._remember(inp, before)
         return effects
 

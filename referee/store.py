@@ -10,11 +10,13 @@ with the replay parser: one grammar for scripts and the ledger.
         if not ledger.append(Press(player=2, t_ns=12_300_000)):
             show(ledger.trouble)  # kept in memory, saved on a later append or flush()
 
-Durability: WAL with synchronous=FULL, one transaction per input, so an input is on
-the disk before `append` returns (NORMAL may lose the last commits on a power cut). A
-store file deleted or moved under the daemon is written anew at its path
-(`Store.follow_path`, which the main loop calls when store_watch.py sees its folder
-change).
+Durability: WAL with synchronous=FULL, so an input is on the disk once the transaction
+that holds it has committed (NORMAL may lose the last commits on a power cut). A ledger
+writes at once, in `append`, or, once `write_behind` has started its thread, behind the
+main loop: every input waiting when a write begins goes in one transaction (group
+commit). docs/design.md, "The store", says what a power cut may then lose. A store file
+deleted or moved under the daemon is written anew at its path (`Store.follow_path`, which
+the main loop calls when store_watch.py sees its folder change).
 """
 
 import gc
@@ -24,11 +26,13 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -89,6 +93,12 @@ _REASONS = {
 
 # Where the systemd unit's StateDirectory=referee keeps the box's ledger.
 SERVICE_STORE = Path("/var/lib/referee/referee.db")
+# While the disk refuses, a ledger that writes behind tries again this often (and at
+# every new input).
+RETRY_S = 5.0
+# The most inputs one write takes: its statement's parameters stay far below SQLite's
+# limit (32,766 since 3.32).
+BATCH_MAX = 1000
 
 
 def default_store_path(*, reading: bool = False) -> Path:
@@ -135,7 +145,11 @@ class StoredGame(GameHead):
 
 
 class Store:
-    """One store file. Open it with `Store.open` (to write) or `Store.open_readonly`."""
+    """One store file. Open it with `Store.open` (to write) or `Store.open_readonly`.
+
+    One thread at a time uses it: its opener's, or while a ledger writes behind
+    (`Ledger.write_behind`), that ledger's writer.
+    """
 
     def __init__(
         self,
@@ -249,7 +263,10 @@ class Store:
                 raise StoreError(path, f"cannot copy it to read it: {err.strerror}") from err
             uri = f"{(Path(copy.name) / path.name).as_uri()}?mode=ro"
         try:
-            store = cls(path, sqlite3.connect(uri, isolation_level=None, uri=True))
+            # Not checked for its thread: the connection of a store opened while the disk
+            # takes nothing is closed by the ledger's writer when it can write again.
+            conn = sqlite3.connect(uri, isolation_level=None, uri=True, check_same_thread=False)
+            store = cls(path, conn)
         except sqlite3.Error as err:
             if copy is not None:
                 copy.cleanup()
@@ -304,18 +321,26 @@ class Store:
 
     def append(self, game_id: int, inp: Input) -> None:
         """Add an input to a game; it is on the disk when this returns, or StoreError."""
-        self._append(game_id, Stored(inp.t_ns, _storable_words(inp)))
+        self._append(game_id, [Stored(inp.t_ns, _storable_words(inp))])
 
-    def _append(self, game_id: int, stored: "Stored") -> None:
-        """Write an input already checked to read back as itself."""
+    def _append(self, game_id: int, batch: Sequence["Stored"]) -> None:
+        """Write inputs already checked to read back as themselves (at most BATCH_MAX), in
+        order, in one transaction: all of them are on the disk when this returns, or none.
+
+        One statement, committed as it runs: a thread that writes behind a loop that draws
+        waits for the GIL each time a call into SQLite returns, and with BEGIN, an INSERT
+        a row and COMMIT the write's median took twice as long (bench/latency.py, `render`)."""
+        self._ready_to_write()
+        values = ", ".join(["(?, ?, ?)"] * len(batch))
         try:
-            with self._writing() as conn:
-                conn.execute(
-                    "INSERT INTO inputs (game_id, t_ns, words) VALUES (?, ?, ?)",
-                    (game_id, stored.t_ns, stored.words),
-                )
+            self._conn.execute(
+                f"INSERT INTO inputs (game_id, t_ns, words) VALUES {values}",
+                [value for s in batch for value in (game_id, s.t_ns, s.words)],
+            )
         except sqlite3.IntegrityError as err:
             raise ValueError(f"{self.path}: no game {game_id}") from err
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
 
     def latest_game(self) -> StoredGame | None:
         return self.game()
@@ -456,12 +481,9 @@ class Store:
         as the store is only in memory: it is written anew at its path at the next write."""
         return self._lost
 
-    def follow_path(self) -> str | None:
-        """Look whether the path still names the file this writer opened. Deleted, moved
-        away or replaced, that file is no one's any more (at the exit SQLite would take the
-        game with it): the store is copied into memory, and written anew at its path at the
-        next write (StoreError then, for as long as it cannot be). What became of it, the
-        first time; else None."""
+    def gone(self) -> str | None:
+        """What became of the file this writer opened, if its path no longer names it
+        ("deleted", "moved away or replaced"); else None. Looks only at the path."""
         if self._lock_fd is None:  # a reader's, or in memory already
             return None
         opened = os.fstat(self._lock_fd)
@@ -473,13 +495,23 @@ class Store:
             return None  # the path cannot be looked at: nothing says it changed
         if now is not None and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
             return None
-        gone = "deleted" if opened.st_nlink == 0 else "moved away or replaced"
+        return "deleted" if opened.st_nlink == 0 else "moved away or replaced"
+
+    def follow_path(self) -> str | None:
+        """Look whether the path still names the file this writer opened. Deleted, moved
+        away or replaced, that file is no one's any more (at the exit SQLite would take the
+        game with it): the store is copied into memory, and written anew at its path at the
+        next write (StoreError then, for as long as it cannot be). What became of it, the
+        first time; else None."""
+        gone = self.gone()
+        if gone is None or self._lock_fd is None:
+            return None
         # Everything into the file, wherever it is now (a moved one is whole), and out of
         # the -wal that a new store at the path would take for its own. A connection that
         # only reads (the disk took nothing at the start) cannot: the copy is whole anyway.
         with suppress(sqlite3.Error):
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        memory = sqlite3.connect(":memory:", isolation_level=None)
+        memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         try:
             self._conn.backup(memory)
         except sqlite3.Error as err:
@@ -524,13 +556,18 @@ class Store:
     def _not_anew(self, why: str) -> StoreError:
         return StoreError(self.path, f"{self._lost}, not written anew: {why}")
 
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, committed (durably) at the end, rolled back on error."""
+    def _ready_to_write(self) -> None:
+        """A store only in memory since its file went is written anew first, and one opened
+        while the disk took nothing is opened to write (StoreError while they cannot)."""
         if self._lost is not None:
             self._write_anew()
         if self._unwritable is not None:
             self._become_writer()
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, committed (durably) at the end, rolled back on error."""
+        self._ready_to_write()
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -611,7 +648,9 @@ def _storable_words(inp: Input) -> str:
 def _connect_writer(path: Path) -> sqlite3.Connection:
     """A connection that writes durably, in WAL mode; StoreError if there can be none."""
     try:
-        conn = sqlite3.connect(path, isolation_level=None)
+        # Not checked for its thread: a ledger's writer commits on it (Ledger.write_behind),
+        # one thread at a time (Store).
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as err:
         raise _store_error(path, err) from err
     try:
@@ -659,6 +698,12 @@ class Ledger:
     append or flush. The main loop shows an input's effects either way (a full disk
     does not stop a game) and puts `trouble` on the screen while inputs wait; it is
     there from the start when the disk takes nothing then.
+
+    `append` writes at once. After `write_behind`, it only queues the input, and a thread
+    of the ledger's own writes what waits: each write takes every input waiting when it
+    begins, in order, in one transaction (group commit), so the caller never waits for
+    the disk, and the disk always holds the game's inputs up to some point, never one
+    without those before it.
     """
 
     def __init__(self, store: Store, game_id: int) -> None:
@@ -671,16 +716,23 @@ class Ledger:
         self._unsaved: deque[Stored] = deque()
         self._reason: str | None = None  # set while the disk refuses
         self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
+        # Guards the three above for the writer's thread; notified when it has news.
+        self._news = threading.Condition()
+        self._one_write = threading.Lock()  # at a time: the writer thread's or flush()'s
+        self._writer: threading.Thread | None = None
+        self._stopping = False
         self.flush(check=True)
 
     @property
     def pending(self) -> int:
+        """The inputs not on the disk yet: waiting, or being written."""
         return len(self._unsaved)
 
     @property
     def unsaved(self) -> tuple[Stored, ...]:
         """The inputs waiting for the disk, oldest first."""
-        return tuple(self._unsaved)
+        with self._news:
+            return tuple(self._unsaved)
 
     @property
     def reason(self) -> str | None:
@@ -689,20 +741,25 @@ class Ledger:
 
     @property
     def trouble(self) -> str | None:
-        if self._reason is None:
+        with self._news:
+            reason, n = self._reason, len(self._unsaved)
+        if reason is None:
             return None
-        n = len(self._unsaved)
         if n == 0:
-            return f"storage trouble: {self._reason}: inputs will wait in memory"
-        return f"storage trouble: {self._reason}, {n} input{'' if n == 1 else 's'} not yet saved"
+            return f"storage trouble: {reason}: inputs will wait in memory"
+        return f"storage trouble: {reason}, {n} input{'' if n == 1 else 's'} not yet saved"
 
     def check_path(self) -> str | None:
         """The store's file deleted or moved away under the running daemon is written anew
         at its path at once, or as soon as it can be (till then the inputs wait in memory,
         as for a full disk, and at the exit go to a rescue file): what to tell the table,
         the first time; else None."""
+        if self.store.gone() is None:  # the common case: no wait for a write under way
+            return None
         try:
-            gone = self.store.follow_path()
+            # The store's connection is the writer's thread's while it writes.
+            with self._one_write:
+                gone = self.store.follow_path()
         except StoreError as err:  # the disk fails reading the moved file: try again later
             log.error("cannot tell whether the store file is still there: %s", err)
             return None
@@ -712,32 +769,86 @@ class Ledger:
         return f"store file {gone}: {kept}"
 
     def append(self, inp: Input) -> bool:
-        """Save the input after those still waiting; True if all of them are on the disk now."""
+        """Save the input after those still waiting; True if all of them are on the disk
+        now. Written behind: queued for the writer's thread, and False."""
         # Checked here, once: a bad input raises before it can block those after it.
-        self._unsaved.append(Stored(inp.t_ns, _storable_words(inp)))
+        stored = Stored(inp.t_ns, _storable_words(inp))
+        with self._news:
+            self._unsaved.append(stored)
+            if self._writer is not None:
+                self._news.notify()
+                return False
         return self.flush()
 
     def flush(self, *, check: bool = False) -> bool:
-        """Try again to save the waiting inputs, oldest first; True when none is left and
-        the disk takes writes. check: write to find out even with nothing waiting."""
-        try:
-            if not self._unsaved and (check or self._reason is not None):
-                self.store.check_writable()
-            while self._unsaved:
-                self.store._append(self.game_id, self._unsaved[0])
-                self._unsaved.popleft()
-                self.saved += 1
-        except StoreError as err:
-            if err.reason != self._reason:
-                log.warning(
-                    "storage trouble: %s (%s); inputs wait in memory, %d now",
-                    err,
-                    err.__cause__,
-                    len(self._unsaved),
-                )
+        """Save the waiting inputs now, oldest first; True when none is left and the disk
+        takes writes. check: write to find out even with nothing waiting. Waits for the
+        writer's thread to finish the write it is doing."""
+        with self._one_write:
+            while True:
+                with self._news:
+                    batch, reason = list(islice(self._unsaved, BATCH_MAX)), self._reason
+                if not batch and not check and reason is None:
+                    return True
+                try:
+                    if batch:
+                        self.store._append(self.game_id, batch)
+                    else:
+                        self.store.check_writable()
+                except StoreError as err:
+                    self._refused(err, reason)
+                    return False
+                with self._news:
+                    for _ in batch:
+                        self._unsaved.popleft()
+                    self.saved += len(batch)
+                    self._reason = None
+                if reason is not None:
+                    log.info("storage trouble over: every input is saved to %s", self.store.path)
+                check = False
+
+    def _refused(self, err: StoreError, reason: str | None) -> None:
+        """The disk refused a write; `reason`: why it refused the one before, if it did."""
+        if err.reason != reason:
+            log.warning(
+                "storage trouble: %s (%s); inputs wait in memory, %d now",
+                err,
+                err.__cause__,
+                self.pending,
+            )
+        with self._news:
             self._reason = err.reason
-            return False
-        if self._reason is not None:
-            log.info("storage trouble over: every input is saved to %s", self.store.path)
-            self._reason = None
-        return True
+
+    def write_behind(self, told: Callable[[], None]) -> None:
+        """From now on, `append` queues and a thread writes; `told()` (from that thread)
+        when storage trouble begins or is over. While the disk refuses, the thread tries
+        again every RETRY_S, and at every new input."""
+        self._writer = threading.Thread(
+            target=self._write, args=(told,), name="ledger", daemon=True
+        )
+        self._writer.start()
+
+    def _write(self, told: Callable[[], None]) -> None:
+        retry_s: float | None = None  # None: until an input comes
+        while True:
+            with self._news:
+                if not self._stopping and (retry_s is not None or not self._unsaved):
+                    self._news.wait(retry_s)
+                if self._stopping:
+                    return
+                was = self._reason
+            saved = self.flush()
+            if self._reason != was:
+                told()
+            retry_s = None if saved else RETRY_S
+
+    def close(self) -> None:
+        """Stop the writer's thread once its write in progress is done; what still waits
+        stays waiting (flush it, keep it: rescue.keep, or write it behind again)."""
+        with self._news:
+            self._stopping = True
+            self._news.notify()
+        if self._writer is not None:
+            self._writer.join()
+            self._writer = None
+        self._stopping = False

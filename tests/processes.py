@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.outputs.terminal import CLEAR
+from referee.store import Store, StoredGame
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -64,6 +65,23 @@ def wait_until_open(pid: int, path: Path, timeout: float = 10) -> None:
         if time.monotonic() > end:
             pytest.fail(f"process {pid} never opened {path}")
         time.sleep(0.001)
+
+
+def wait_in_store(
+    path: Path, check: Callable[[StoredGame], bool], what: str, timeout: float = 10
+) -> StoredGame:
+    """Wait until the latest game of a store a daemon writes passes `check`, as a reader
+    sees it: what the daemon shows may still be on its way to the disk, written behind its
+    loop (docs/design.md, "The store"). Looked at every few milliseconds, as a file is."""
+    end = time.monotonic() + timeout
+    while True:
+        with Store.open_readonly(path) as store:
+            game = store.latest_game()
+        if game is not None and check(game):
+            return game
+        if time.monotonic() > end:
+            pytest.fail(f"{what} never came in {path}; its game is {game}")
+        time.sleep(0.01)
 
 
 class OnTerminal:

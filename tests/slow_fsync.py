@@ -1,19 +1,25 @@
 """A slow disk for the ledger, for tests and benchmarks: tests/slow_fsync.c, an LD_PRELOAD
 shim over fdatasync(2) and fsync(2), loaded into the process that writes the store.
 
-It slows the real sync of every file under one directory, and nothing else: SQLite writes
-its file and its -wal as usual, and the commit waits where a slow SD card makes it wait, in
-the sync, in whichever thread commits, the GIL released: after the real sync, a seeded
-wait, uniform 5 to 50 ms, and 300 ms once in 50 syncs (an SD card's own garbage
-collection), each wait logged.
+It slows or holds the real sync of every file under one directory, and nothing else: SQLite
+writes its file and its -wal as usual, and the commit waits where a slow SD card makes it
+wait, in the sync, in whichever thread commits, the GIL released: `spread(...)`, after
+the real sync, a seeded wait, uniform 5 to 50 ms, and 300 ms once in 50 syncs (an SD
+card's own garbage collection), each wait logged.
+
+In-process, where no shim can be loaded, `writes_held(store)` holds the store's next commit
+inside SQLite instead.
 
     shim = build()  # None where there is no C compiler
     env = dict(os.environ, **spread(shim, store_dir, seed=1, log=store_dir / "fsync.log"))
 """
 
+import contextlib
 import os
 import shutil
+import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,3 +64,17 @@ def waits_ms(log: Path) -> list[int]:
     if not log.exists():
         return []
     return [int(line.split(" ", 1)[0]) for line in log.read_text().splitlines()]
+
+
+@contextlib.contextmanager
+def writes_held(store: Path) -> Iterator[None]:
+    """Another connection's write lock on the store for as long as the `with` lasts: the
+    writer's next commit waits inside SQLite (its busy handler, up to 5 s), where a slow
+    sync makes it wait."""
+    conn = sqlite3.connect(store, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()

@@ -14,9 +14,12 @@ from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
 from referee.keys import KEYMAP
 from referee.outputs import captions
+from referee.outputs.sound import joined
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
+
+from .slow_fsync import writes_held
 
 MS = 1_000_000
 S = 1_000 * MS
@@ -221,6 +224,7 @@ def test_notices_for_a_stuck_button_a_lost_board_and_storage_trouble(make_app):
     table.at(table.clock.now + 11 * S)
     app._take(SourceStatus("board", "button board stalled: no T line for 1 s", False, "stall"))
     app._take(SourceStatus("board", "button board unplugged: waiting for /dev/ttyACM0", ok=False))
+    assert app.session.ledger.flush()  # P3's join, which the ledger's writer may be writing
     app.session.ledger._reason = "disk full"  # what a failed write leaves: see test_store
     notices = app.notices()
     assert [n.text for n in notices] == [
@@ -293,6 +297,24 @@ def test_a_restart_resumes_the_game_and_its_clock(make_app):
     assert again.session.last_ns == app.session.state.calls[-1].first_ns
 
 
+def test_a_press_is_heard_and_shown_while_the_disk_holds_its_write(make_app):
+    table = make_app()
+    app = table.app
+    played = []
+    play = app.speaker.play
+    app.speaker.play = lambda sound: (played.append(sound), play(sound))  # type: ignore[method-assign]
+    with writes_held(app.store.path):
+        assert table.tap("P1") == ["P1 joins the game"]
+        assert played == [joined(1)]
+        assert [p.id for p in app.view().state.players] == [1]
+        ledger = app.session.ledger
+        assert (ledger.pending, ledger.trouble) == (1, None)  # on its way to the disk
+    assert ledger.flush()  # after the writer's own write
+    with Store.open_readonly(app.store.path) as store:
+        game = store.latest_game()
+    assert game is not None and len(game.inputs) == 1
+
+
 def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
     table = make_app()
     table.tap("P1", "P2", "SUPER", "END")
@@ -302,6 +324,7 @@ def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
     table.tap("SUPER")
     assert app.session.state.phase is Phase.LOBBY and app.session.ledger.game_id == old + 1
     table.tap("P4")
+    assert app.session.ledger.flush()  # what the ledger's writer may still be writing
     with Store.open_readonly(tmp_path / "referee.db") as store:
         game = store.latest_game()
     assert game is not None and game.id == old + 1 and game.state().players[0].id == 4
@@ -435,9 +458,10 @@ def test_no_new_game_until_the_ended_one_is_saved(make_app):
     app = table.app
     table.tap("P1", "P2")
     conn = app.store._conn  # a real full disk: SQLite may not grow the file any more
+    assert app.session.ledger.flush()  # the ledger's writer done with the store
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages}")
-    while not app.session.ledger.pending:  # P3 joins and leaves until the file is full
+    while app.session.ledger.flush():  # P3 joins and leaves until the file is full
         table.tap("P3")
     table.tap("END")
     assert app.session.state.phase is Phase.OVER and app.session.ledger.pending
@@ -466,6 +490,7 @@ def test_a_store_gone_under_the_loop_is_written_anew_at_once(make_app, tmp_path,
     on the screen (and in the log); no input is lost, none is waiting."""
     table = make_app()
     table.tap("P1")
+    assert table.app.session.ledger.flush()  # the join on the disk, as its writer leaves it
     path = tmp_path / "referee.db"
     if how == "deleted":
         path.unlink()
@@ -476,6 +501,7 @@ def test_a_store_gone_under_the_loop_is_written_anew_at_once(make_app, tmp_path,
     assert table.app.view().messages[-1] == f"{said}: written anew"
     assert table.app.notices() == ()
     table.tap("P2")
+    assert table.app.session.ledger.flush()
     assert players_in(path) == [1, 2]
     if how == "moved away":  # the file moved has all it had, and nothing since
         assert players_in(tmp_path / "old.db") == [1]
@@ -495,6 +521,7 @@ def test_a_store_that_cannot_be_written_anew_keeps_the_game_for_a_rescue_file(ma
 
     table = make_app()
     table.tap("P1")
+    assert table.app.session.ledger.flush()  # the join on the disk, as its writer leaves it
     path = tmp_path / "referee.db"
     (tmp_path / "notes.txt").write_text("not a store\n")
     (tmp_path / "notes.txt").replace(path)  # someone's file, where the store was

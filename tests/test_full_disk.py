@@ -162,8 +162,10 @@ def test_when_space_comes_back_the_waiting_inputs_are_saved(box, capsys):
     term.wait_for("storage trouble: disk full, 1 input not yet saved")
     term.free_space()
     term.press("2")  # the next input tries the disk again: both go in
-    frame = term.wait_for("P2 joins the game")
-    assert "storage trouble" not in frame
+    term.output.wait_until(
+        lambda got: "P2 joins the game" in (frame := term.frame(got)) and "trouble" not in frame,
+        "P2's join, saved with P1's",
+    )
     term.press("q")
     assert term.wait_for_exit() == (0, "")
     term.end()

@@ -11,9 +11,10 @@ from typing import ClassVar
 import pytest
 
 from referee.cli import main
+from referee.rules import Verdict
 
 from .fake_board import FakeBoard
-from .processes import Output
+from .processes import Output, wait_in_store
 
 
 class Daemon:
@@ -88,6 +89,7 @@ def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
         board.edges_now(("D", "VALID", 200), ("U", "VALID", 100))
         daemon.wait_for("P4 SET! (+1)")
         daemon.wait_for("impossible time: 1e+14 s ahead")
+        wait_in_store(daemon.store, lambda game: isinstance(game.inputs[-1], Verdict), "VALID")
         assert main(["state", "--store", str(daemon.store)]) == 0  # while the daemon writes
         live = json.loads(capsys.readouterr().out)
         assert daemon.stop() == 0

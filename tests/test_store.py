@@ -5,6 +5,7 @@ import logging
 import sqlite3
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -34,6 +35,7 @@ from referee.rules import (
     settings_values,
 )
 from referee.store import (
+    BATCH_MAX,
     SCHEMA_VERSION,
     Ledger,
     Store,
@@ -42,6 +44,7 @@ from referee.store import (
 )
 
 from .conftest import SCENARIOS
+from .slow_fsync import writes_held
 
 SCRIPTS = sorted(SCENARIOS.glob("*.txt"))
 VALID_CALL = SCENARIOS / "call_valid.txt"  # one call, judged valid: the bank holds 2
@@ -515,6 +518,73 @@ def test_the_ledger_keeps_order_through_a_full_disk(tmp_path, caplog):
     assert "storage trouble over" in caplog.records[-1].getMessage()
     sent.append(Undo(sent[-1].t_ns + 1))
     assert ledger.append(sent[-1])
+    store.close()
+    with Store.open_readonly(path) as reader:
+        stored = reader.latest_game()
+    assert stored is not None
+    assert list(stored.inputs) == sent
+
+
+def batches_written(store):
+    """The batches of inputs the store is asked to write, and an Event set as each begins."""
+    batches, began = [], threading.Event()
+    append = store._append
+
+    def appending(game_id, batch):
+        batches.append([stored.words for stored in batch])
+        began.set()
+        append(game_id, batch)
+
+    store._append = appending
+    return batches, began
+
+
+def test_written_behind_the_inputs_that_waited_go_together_in_order(tmp_path):
+    path = tmp_path / "referee.db"
+    with Store.open(path) as store:
+        ledger = Ledger(store, store.new_game(Settings(players=8), lobby=False))
+        told = threading.Event()
+        ledger.write_behind(told.set)
+        batches, began = batches_written(store)
+        with writes_held(path):
+            assert not ledger.append(Press(1, 0))  # queued: append never waits for the disk
+            assert began.wait(5)  # the writer took it, and waits in the commit
+            for n in (2, 3, 4):
+                ledger.append(Press(n, n))
+            assert (ledger.pending, ledger.saved, ledger.trouble) == (4, 0, None)
+        ledger.close()  # once its writes are done
+        assert batches == [["press 1"], ["press 2", "press 3", "press 4"]]  # group commit
+        assert (ledger.pending, ledger.saved) == (0, 4)
+        assert not told.is_set()  # no trouble to tell
+    with Store.open_readonly(path) as reader:
+        stored = reader.latest_game()
+    assert stored is not None
+    assert stored.inputs == tuple(Press(n, 0 if n == 1 else n) for n in (1, 2, 3, 4))
+
+
+def test_written_behind_trouble_is_told_and_the_inputs_wait_in_order(tmp_path):
+    path = tmp_path / "referee.db"
+    store = Store.open(path)
+    ledger = Ledger(store, store.new_game(Settings(players=8), lobby=False))
+    told = threading.Event()
+    ledger.write_behind(told.set)
+    writer(store).execute("PRAGMA max_page_count = 1")  # full, as in the test above
+    # More than the pages hold, and more than one write takes.
+    sent = [Press(n % 8 + 1, n * 1000) for n in range(BATCH_MAX + 500)]
+    for inp in sent:
+        ledger.append(inp)
+    assert told.wait(5)  # from the writer's thread, for the screen
+    assert ledger.trouble is not None and ledger.trouble.startswith("storage trouble: disk full")
+    ledger.close()  # the writer stopped, its inputs still waiting
+    assert ledger.pending > 0
+    writer(store).execute("PRAGMA max_page_count = 1000000")
+    told.clear()
+    ledger.write_behind(told.set)
+    sent.append(Verdict(True, sent[-1].t_ns + 1))
+    ledger.append(sent[-1])
+    assert told.wait(5)  # the trouble is over
+    ledger.close()
+    assert (ledger.trouble, ledger.pending, ledger.saved) == (None, 0, len(sent))
     store.close()
     with Store.open_readonly(path) as reader:
         stored = reader.latest_game()

@@ -8,7 +8,7 @@ import sys
 
 from referee.cli import main
 
-from .processes import OnTerminal, wait_in_file
+from .processes import OnTerminal, wait_in_file, wait_in_store
 
 # The test types faster than anyone could press a buzzer twice; a keyboard has no contact
 # bounce, so a short debounce window keeps its quick repeats of a key from being bounce.
@@ -60,7 +60,10 @@ def test_a_game_played_in_the_terminal_survives_being_killed(tmp_path, capsys):
     term.wait_for("ignored: P3 did not join this game")
     term.press("2")
     term.wait_for("P2: SHOW YOUR SET")
-    term.kill()  # a power cut in the middle of a call
+    # A power cut in the middle of a call, once the call is on the disk: the cut may lose
+    # an input shown a moment before it (docs/design.md, "The store").
+    wait_in_store(store, lambda game: game.state().pending is not None, "P2's call")
+    term.kill()
 
     term = Terminal(tmp_path, store)
     frame = term.wait_for("P2: SHOW YOUR SET")  # resumed mid-call
