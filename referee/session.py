@@ -4,7 +4,9 @@ Every input goes to the ledger before `play` returns its effects: written at onc
 given `told`, queued for the ledger's own thread, which writes behind the main loop, so
 that an effect never waits for the disk (docs/design.md, "The store", says what a power
 cut may then lose; while the disk fails, inputs wait in order in memory and the screen
-says so). The game clock is the daemon's monotonic clock shifted so that
+says so). A game resumed from a store its last writer never closed says so, with the
+last input kept, so that the table can press again what came after it. The game clock
+is the daemon's monotonic clock shifted so that
 a game starts at 0 and a resumed game carries on from its last stored input: the time
 the box was off does not count, and a running timer gets back the time between that
 input and the power cut.
@@ -80,7 +82,7 @@ class Session:
     origin_ns: int  # the monotonic time at the game clock's 0
     last_ns: int  # the game time up to which the game is decided
     late: int  # inputs that came late, this run
-    resumed: str | None = None  # what a resumed game's timers do, for the screen
+    resumed: str | None = None  # what the table must know of a resumed game, for the screen
 
     def __init__(
         self,
@@ -114,10 +116,21 @@ class Session:
         log.info(
             "resumed game %d (%d inputs, phase %s)", game.id, len(game.inputs), self.state.phase
         )
+        said = []
+        if store.left_open:
+            # Its last writer never closed it: inputs shown in the last moments before a
+            # power cut may not have reached the disk, and the table must know from where
+            # to press again.
+            last = game.inputs[-1] if game.inputs else None
+            kept = f"{words(last)} at {_game_clock(last.t_ns)}" if last else "none"
+            said.append(f"the last input kept is {kept}")
         if (deadline := self.state.deadline) is not None:
             # The time between the last input and the cut is given back to the timer.
-            self.resumed = f"resumed: timers restarted at {(deadline - last_ns) / NS_PER_S:.0f} s"
-            log.info("%s", self.resumed)
+            said.append(f"timers restarted at {(deadline - last_ns) / NS_PER_S:.0f} s")
+        if said:
+            how = " after a power cut or crash" if store.left_open else ""
+            self.resumed = f"resumed{how}: {'; '.join(said)}"
+            log.log(logging.WARNING if store.left_open else logging.INFO, "%s", self.resumed)
         if self.settings != self.rules:  # the settings file, or the input's resolution
             was, will = settings_values(self.settings), settings_values(self.rules)
             differ = [f"{k} {was[k]} (the next game: {will[k]})" for k in was if was[k] != will[k]]
@@ -239,3 +252,9 @@ class Session:
         for redone in (inp, *again):
             outcomes += self._step(redone, save=False)
         return outcomes
+
+
+def _game_clock(t_ns: int) -> str:
+    """A time of the game as the table reads it: 4:07.3 (minutes, seconds)."""
+    minutes, seconds = divmod(t_ns / NS_PER_S, 60)
+    return f"{minutes:.0f}:{seconds:04.1f}"

@@ -158,6 +158,7 @@ class Store:
         lock_fd: int | None = None,
         *,
         unwritable: str | None = None,
+        left_open: bool = False,
     ) -> None:
         self.path = path
         self._conn = conn
@@ -165,6 +166,10 @@ class Store:
         self._unwritable = unwritable  # a writer's connection could not be opened: why
         self._lost: str | None = None  # the path no longer names its file: what became of it
         self._copy: tempfile.TemporaryDirectory[str] | None = None  # a reader's, to remove
+        # The last writer never closed it (a power cut, a crash, a kill): SQLite removes
+        # the -wal file when the last connection closes, so one with frames in it was
+        # left by a writer that did not.
+        self.left_open = left_open
 
     @classmethod
     def open(cls, path: Path) -> Self:
@@ -182,6 +187,8 @@ class Store:
             raise StoreError(path, f"{err.strerror}, so not a referee store") from None
         except OSError as err:
             raise StoreError(path, f"cannot open: {err.strerror}") from err
+        wal = path.with_name(path.name + "-wal")
+        left_open = wal.exists() and wal.stat().st_size > 0
         try:
             # Look with a connection that cannot write before one that can: a file that
             # is not our store, or is newer than us, must be left exactly as it was.
@@ -201,9 +208,9 @@ class Store:
             # The disk takes nothing now (full, read-only, failing): the game can still be
             # read and played, its inputs waiting in memory (Ledger), and the screen says so.
             log.warning("%s: cannot write (%s): reading it only, for now", path, err.reason)
-            return cls(path, probe._conn, lock_fd, unwritable=err.reason)
+            return cls(path, probe._conn, lock_fd, unwritable=err.reason, left_open=left_open)
         probe.close()
-        store = cls(path, conn, lock_fd)
+        store = cls(path, conn, lock_fd, left_open=left_open)
         with store._closed_on_error():
             store._migrate()
         return store

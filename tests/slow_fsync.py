@@ -3,9 +3,13 @@ shim over fdatasync(2) and fsync(2), loaded into the process that writes the sto
 
 It slows or holds the real sync of every file under one directory, and nothing else: SQLite
 writes its file and its -wal as usual, and the commit waits where a slow SD card makes it
-wait, in the sync, in whichever thread commits, the GIL released: `spread(...)`, after
-the real sync, a seeded wait, uniform 5 to 50 ms, and 300 ms once in 50 syncs (an SD
-card's own garbage collection), each wait logged.
+wait, in the sync, in whichever thread commits, the GIL released. Two ways:
+
+- `spread(...)`: after the real sync, a seeded wait: uniform 5 to 50 ms, and 300 ms once in
+  50 syncs (an SD card's own garbage collection), each wait logged;
+- `Gate`: each sync waits at a FIFO until the test lets it go, and the test is told when a
+  sync arrives and when it has returned, with the file's size then: what a power cut at
+  that moment keeps of a file that only grows, as the -wal does between checkpoints.
 
 In-process, where no shim can be loaded, `writes_held(store)` holds the store's next commit
 inside SQLite instead.
@@ -19,7 +23,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +69,68 @@ def waits_ms(log: Path) -> list[int]:
     if not log.exists():
         return []
     return [int(line.split(" ", 1)[0]) for line in log.read_text().splitlines()]
+
+
+class Gate:
+    """Holds the syncs of the files under `directory` until the test lets them go.
+
+    Syncs go through at once (`open`) until `hold()`; then each waits until `release()`.
+    A thread of the test reads what the shim tells; the test waits on it, with timeouts."""
+
+    def __init__(self, shim: Path, directory: Path, fifos: Path) -> None:
+        self.told_path, self.gate_path = fifos / "fsync-told", fifos / "fsync-gate"
+        os.mkfifo(self.told_path)
+        os.mkfifo(self.gate_path)
+        self.env = {
+            "LD_PRELOAD": str(shim),
+            "SLOW_FSYNC_DIR": str(directory),
+            "SLOW_FSYNC_TOLD": str(self.told_path),
+            "SLOW_FSYNC_GATE": str(self.gate_path),
+        }
+        # Read-write, as the shim opens them: no open waits for the other side.
+        self._told = os.open(self.told_path, os.O_RDWR)
+        self._gate = os.open(self.gate_path, os.O_RDWR)
+        self._changed = threading.Condition()
+        self._holding = False
+        self.held = 0  # syncs waiting at the gate now
+        self.synced: dict[str, int] = {}  # file -> its size at its last sync's return
+        self.syncs = 0
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def _listen(self) -> None:
+        with os.fdopen(self._told, "r") as told:
+            for line in told:
+                what, path, *size = line.split()
+                if what == "closed":
+                    return
+                with self._changed:
+                    if what == "held" and self._holding:
+                        self.held += 1
+                    elif what == "held":
+                        os.write(self._gate, b"!")
+                    else:
+                        self.synced[path] = int(size[0])
+                        self.syncs += 1
+                    self._changed.notify_all()
+
+    def hold(self) -> None:
+        with self._changed:
+            self._holding = True
+
+    def release(self) -> None:
+        with self._changed:
+            self._holding = False
+            os.write(self._gate, b"!" * self.held)
+            self.held = 0
+
+    def wait(self, predicate: Callable[[], bool], what: str, timeout_s: float = 10) -> None:
+        with self._changed:
+            if not self._changed.wait_for(predicate, timeout_s):
+                raise AssertionError(f"{what}: not within {timeout_s:g} s")
+
+    def close(self) -> None:
+        os.write(self._told, b"closed - -\n")  # the listening thread's last line
+        os.close(self._gate)
 
 
 @contextlib.contextmanager

@@ -67,6 +67,10 @@ def test_a_game_played_in_the_terminal_survives_being_killed(tmp_path, capsys):
 
     term = Terminal(tmp_path, store)
     frame = term.wait_for("P2: SHOW YOUR SET")  # resumed mid-call
+    wait_in_file(
+        tmp_path / "referee.log",
+        "resumed after a power cut or crash: the last input kept is press 2",
+    )
     assert "P1 ●   1" in frame
     term.press("x")
     frame = term.wait_for("LOCKED")
