@@ -18,7 +18,8 @@
      ledger    to the moment the input was on the disk: its transaction committed,
                fsync and all (what a power cut cannot take any more);
      beep      to the moment the beeper's pin starts the caller's note (gpiozero's
-               MockFactory: the PWM frequency set, as on a Pi);
+               MockFactory: the PWM frequency set, as on a Pi); one not started within a
+               second was dropped, and counts as infinitely late;
      frame     to the moment the frame showing the caller was flipped (SDL's dummy
                driver, 1280x720);
      stolen    the share of the CPUs' time a virtual machine's host took while the
@@ -53,6 +54,7 @@
 import argparse
 import contextlib
 import logging
+import math
 import os
 import random
 import select
@@ -112,7 +114,7 @@ class Probe:
     decided: int = 0
     saved: int = 0
     framed: int = 0
-    beeped: int = 0
+    beeped: int | None = 0  # None: never heard
 
     def calls(self, call: Call | None) -> bool:
         return call is not None and call.callers[0] == self.seat
@@ -198,16 +200,16 @@ class Latency:
         on_disk = {stored for _, stored in self.box.saved}
         return all(self.pressed(p) in on_disk for p in self.probes)
 
-    def note(self, hz: int, since: int) -> int:
-        """When the beeper started a note of hz, the first after the `since`-th note."""
+    def note(self, hz: int, since: int) -> int | None:
+        """When the beeper started a note of hz, the first after the `since`-th note; None
+        when none came in a second (the speaker drops a sound 250 ms late: lost)."""
 
         def played() -> int | None:
             return next((t for t, f in self.box.beeper_notes[since:] if f == hz), None)
 
-        wait_until(played, f"a {hz} Hz note")
-        started = played()
-        assert started is not None
-        return started
+        with contextlib.suppress(RuntimeError):
+            wait_until(played, f"a {hz} Hz note", timeout_s=1.0)
+        return played()
 
 
 def measure(load_name: str, disk: str, args: argparse.Namespace) -> dict:
@@ -237,7 +239,8 @@ def measure(load_name: str, disk: str, args: argparse.Namespace) -> dict:
                 for p in bench.probes
             ],
             "ledger": [(p.saved - p.t_edge) / MS for p in bench.probes],
-            "beep": [(p.beeped - p.t_edge) / MS for p in bench.probes],
+            # A beep never heard is as late as can be.
+            "beep": [(p.beeped - p.t_edge) / MS if p.beeped else math.inf for p in bench.probes],
             "frame": [(p.framed - p.t_edge) / MS for p in bench.probes],
             "late": box.app.session.late - late,
             "passes": box.steps / elapsed,
