@@ -254,6 +254,7 @@ class App:
             self.messages.append(outcome.text)
         for sound in sounds_for(outcomes):
             self.speaker.play(sound)
+        self.session.ledger.hand_over()  # after the beep: the disk comes second
         if self.store_watch.due(now_ns) and (said := self.session.ledger.check_path()):
             self.messages.append(said)
         interval = self.notifier.watchdog_interval_ns

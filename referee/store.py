@@ -99,6 +99,8 @@ RETRY_S = 5.0
 # The most inputs one write takes: its statement's parameters stay far below SQLite's
 # limit (32,766 since 3.32).
 BATCH_MAX = 1000
+# How long `Ledger.hand_over` waits for the writer's thread to wake.
+HANDOFF_S = 0.005
 
 
 def default_store_path(*, reading: bool = False) -> Path:
@@ -727,6 +729,7 @@ class Ledger:
         self._news = threading.Condition()
         self._one_write = threading.Lock()  # at a time: the writer thread's or flush()'s
         self._writer: threading.Thread | None = None
+        self._idle = False  # the writer's thread waits for news
         self._stopping = False
         self.flush(check=True)
 
@@ -783,9 +786,19 @@ class Ledger:
         with self._news:
             self._unsaved.append(stored)
             if self._writer is not None:
-                self._news.notify()
+                self._news.notify_all()
                 return False
         return self.flush()
+
+    def hand_over(self) -> None:
+        """Written behind: wait, at most HANDOFF_S, until the writer's thread, woken for
+        the inputs appended, has the GIL. A loop that never sleeps (drawing) would keep
+        the GIL from it, as it kept it from the sound's thread (outputs/sound.py,
+        QueuedSpeaker.play); awake, the thread takes what waits and lets the GIL go at
+        its first call into SQLite."""
+        with self._news:
+            if self._idle and self._unsaved:
+                self._news.wait_for(lambda: not self._idle, HANDOFF_S)
 
     def flush(self, *, check: bool = False) -> bool:
         """Save the waiting inputs now, oldest first; True when none is left and the disk
@@ -840,7 +853,10 @@ class Ledger:
         while True:
             with self._news:
                 if not self._stopping and (retry_s is not None or not self._unsaved):
+                    self._idle = True
                     self._news.wait(retry_s)
+                    self._idle = False
+                    self._news.notify_all()  # the hand-over is over
                 if self._stopping:
                     return
                 was = self._reason
@@ -854,7 +870,7 @@ class Ledger:
         stays waiting (flush it, keep it: rescue.keep, or write it behind again)."""
         with self._news:
             self._stopping = True
-            self._news.notify()
+            self._news.notify_all()
         if self._writer is not None:
             self._writer.join()
             self._writer = None

@@ -548,6 +548,8 @@ def test_written_behind_the_inputs_that_waited_go_together_in_order(tmp_path):
         batches, began = batches_written(store)
         with writes_held(path):
             assert not ledger.append(Press(1, 0))  # queued: append never waits for the disk
+            ledger.hand_over()
+            assert not ledger._idle  # the writer's thread is awake for it
             assert began.wait(5)  # the writer took it, and waits in the commit
             for n in (2, 3, 4):
                 ledger.append(Press(n, n))
