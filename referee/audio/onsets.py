@@ -132,7 +132,8 @@ def band_levels(
     for at in range(0, len(frames), CHUNK_FRAMES):
         spectra = np.fft.rfft(frames[at : at + CHUNK_FRAMES] * window, axis=1)
         power[:, at : at + CHUNK_FRAMES] = masks @ (np.abs(spectra) ** 2).T * scale
-    return np.maximum(10 * np.log10(np.maximum(power, 1e-30)), QUIETEST_DB)
+    levels: np.ndarray = np.maximum(10 * np.log10(np.maximum(power, 1e-30)), QUIETEST_DB)
+    return levels
 
 
 def _triggers(
@@ -171,7 +172,7 @@ def _triggers(
         which = [int(b) for b in np.flatnonzero(held[:, frame])]
         if which:
             triggers.append((int(frame), float(rise[which, frame].max()), which))
-            last = frame
+            last = int(frame)
     return triggers
 
 
@@ -181,7 +182,8 @@ def _means(values: np.ndarray, width: int) -> np.ndarray:
     index = np.arange(values.shape[1])
     stop = np.minimum(index + width, values.shape[1])
     with np.errstate(invalid="ignore"):
-        return (total[:, stop] - total[:, index]) / (stop - index)
+        means: np.ndarray = (total[:, stop] - total[:, index]) / (stop - index)
+    return means
 
 
 def _floor(levels: np.ndarray, settings: Settings) -> np.ndarray:
@@ -205,7 +207,8 @@ def _recent(levels: np.ndarray, back: int, until: int) -> np.ndarray:
     lo = np.maximum(index - back, 0)
     hi = np.maximum(index - until, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (total[:, hi] - total[:, lo]) / (hi - lo)
+        means: np.ndarray = (total[:, hi] - total[:, lo]) / (hi - lo)
+    return means
 
 
 def _refined(
