@@ -14,7 +14,7 @@ How (docs/design.md, "Voice onsets", says why):
 2. Floor: each band's median level over the last 0.5 s (the first 100 ms of a recording
    are taken as its noise). Recent: its mean level 10-30 ms ago.
 3. A frame is active when a band's mean level over the next `hold_s` rises its threshold
-   over its reference: the floor; within an onset's sound (until a frame is quiet again),
+   over its reference: the floor; within an onset's sound (until 0.1 s of quiet ends it),
    the recent level where that is higher, so a sound already going on must be outdone.
    Within a sound, only the sibilant band may start an onset: a shout's own vowel
    after its /s/ is not a new shout, another shout's /s/ over it is.
@@ -66,6 +66,7 @@ class Settings:
     recent_s: tuple[float, float] = (0.03, 0.01)  # from, to: before the frame
     hold_s: float = 0.004
     refractory_s: float = 0.05
+    silence_s: float = 0.1
     refine_before_s: float = 0.03
     refine_after_s: float = 0.01
     refine_edge_s: float = 0.002  # the least of each level a split may leave
@@ -146,7 +147,11 @@ def _triggers(
     back, until = (round(s / hop_s) for s in settings.recent_s)
     recent = _recent(levels, back, until)
     recent = np.where(np.isnan(recent), floor, recent)
-    quiet = np.flatnonzero((recent - floor < threshold).all(axis=0))
+    # A sound ends after silence_s of quiet: not in a stop's closure, nor in the frames
+    # after an onset that the recent level has not reached yet.
+    quiet = (recent - floor < threshold).all(axis=0)
+    silence = max(1, round(settings.silence_s / hop_s))
+    ended = np.flatnonzero(_means(quiet[None, ::-1].astype(np.float64), silence)[0, ::-1] == 1)
     over_floor = levels - floor
     over_sound = np.where(
         np.array([[b.starts_over_sound] for b in bands]),
@@ -166,8 +171,9 @@ def _triggers(
     for frame in np.flatnonzero((held_floor | held_sound).any(axis=0)):
         if frame - last < refractory:
             continue
-        # Still in the last onset's sound while no frame since has been quiet.
-        in_sound = bool(triggers) and np.searchsorted(quiet, last) == np.searchsorted(quiet, frame)
+        # Still in the last onset's sound while no silence_s of quiet came after it.
+        since = np.searchsorted(ended, last + silence, side="right")
+        in_sound = bool(triggers) and since == np.searchsorted(ended, frame, side="right")
         rise, held = (mean_sound, held_sound) if in_sound else (mean_floor, held_floor)
         which = [int(b) for b in np.flatnonzero(held[:, frame])]
         if which:
