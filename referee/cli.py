@@ -162,6 +162,28 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listen(args: argparse.Namespace) -> int:
+    # Imported here: numpy is for this command alone.
+    from .audio.onsets import find_onsets
+    from .audio.wav import read_mono
+
+    path: Path = args.file
+    samples, rate = read_mono(path)
+    onsets = find_onsets(samples, rate)
+    if args.json:
+        found = [
+            {"t": round(o.t, 6), "sample": o.sample, "band": o.band, "db": round(o.strength_db, 1)}
+            for o in onsets
+        ]
+        json.dump({"sample_rate": rate, "onsets": found}, sys.stdout)
+        print()
+        return 0
+    print(f"{path}: {len(samples) / rate:.3f} s at {rate} Hz, {len(onsets)} voice onset(s)")
+    for o in onsets:
+        print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+    return 0
+
+
 def _config(args: argparse.Namespace) -> int:
     if args.example:
         print(example_config(), end="")
@@ -288,6 +310,21 @@ def parser() -> argparse.ArgumentParser:
         "--store", type=_absolute, metavar="FILE", help="default: the store FILE names"
     )
     rec.set_defaults(func=_recover)
+    lis = commands.add_parser(
+        "listen",
+        help="print the voice onsets in a recording (a WAV file)",
+        description='Print the voice onsets ("Set!" shouts) the box\'s detector finds in a'
+        " WAV file (PCM, 8 to 32 bits, mono or stereo): to check where the microphone hears"
+        " the table best. Each onset: its time in seconds from the file's start, its sample,"
+        " the band it rose in (sibilant 5-10 kHz, voiced 150-1000 Hz) and by how much.",
+    )
+    lis.add_argument("file", type=_absolute, metavar="FILE", help="a WAV recording")
+    lis.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"sample_rate": N, "onsets": [{"t": SECONDS, ...}, ...]}, sorted by t',
+    )
+    lis.set_defaults(func=_listen)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")

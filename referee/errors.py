@@ -9,6 +9,7 @@ that line and exits with it: never a traceback for something the user can fix.
      ├── StoreError        the ledger cannot be opened, read or written
      │    └── StoreInUse   another referee (or program) has the ledger locked
      ├── ScriptFileError   a replay or rescue script that cannot be read or used
+     ├── AudioFileError    a recording `referee listen` cannot read
      ├── StartError        the box cannot start as asked (a device, an input, a display)
      │    ├── GpioError          GPIO cannot be used: the pin, its button, what to do
      │    └── ScreenUnavailable  no screen to draw on
@@ -77,6 +78,10 @@ class StoreInUse(StoreError):
 
 class ScriptFileError(RefereeError):
     """A script file that cannot be read, parsed or put back: `FILE:LINE: what`."""
+
+
+class AudioFileError(RefereeError):
+    """A recording that cannot be read as a WAV file: `FILE: what`."""
 
 
 class StartError(RefereeError):

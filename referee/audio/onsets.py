@@ -1,0 +1,255 @@
+"""Voice onsets ("Set!" shouts) in a mono recording, to the sample, with numpy alone.
+
+    find_onsets(signal, sample_rate) -> [Onset(t, sample, strength_db, band), ...]
+
+How (docs/design.md, "Voice onsets", says why):
+
+1. Band levels. Frames of 8 ms every 1 ms, Hann-windowed, FFT; the power in each band of
+   BANDS, as dBFS (a full-scale sine is -3 dB), never below QUIETEST_DB:
+   - sibilant, 5-10 kHz: the /s/ of "Set". A broadband detector waits for the vowel,
+     tens of ms late at 10 dB SNR; the vowels' formants fill 2-5 kHz as loud as the /s/,
+     above 5 kHz they are 15-30 dB under it, so a second shout's /s/ shows over the first
+     shout's vowel.
+   - voiced, 150-1000 Hz: a voiced start (German "Set" is /z/, with little hiss).
+2. Floor: each band's median level over the last 0.5 s (the first 100 ms of a recording
+   are taken as its noise). Recent: its mean level 10-30 ms ago.
+3. A frame is active when a band's mean level over the next `hold_s` rises its threshold
+   over its reference: the floor; within an onset's sound (until 0.1 s of quiet ends it),
+   the recent level where that is higher, so a sound already going on must be outdone.
+   Within a sound, only the sibilant band may start an onset: a shout's own vowel
+   after its /s/ is not a new shout, another shout's /s/ over it is.
+4. An onset is the first active frame at least `refractory_s` after the last onset.
+5. Refined to the sample: in each band active at the trigger, the band-passed signal's
+   power over the 30 ms before the frame and the 10 ms after it is split in two where
+   two constant levels fit it best (maximum likelihood); the earliest split is the onset.
+
+Incremental use later (a clip's ring buffer): the reference levels look back only, 0.5 s
+at most, so a caller can run it over the last seconds with that much history before.
+
+A signal that is empty or shorter than a frame has no onsets. One that is not one-
+dimensional, or holds NaN or infinity, raises ValueError, as does a sample rate <= 0.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+QUIETEST_DB = -90.0  # dBFS: under 16-bit's own floor, a rise from here is not a sound
+CHUNK_FRAMES = 4096  # frames transformed at once: bounded memory for an hour's file
+
+
+@dataclass(frozen=True)
+class Band:
+    name: str
+    low_hz: float
+    high_hz: float
+    starts_over_sound: bool  # may start an onset while another sound goes on
+    # The rise over the reference that is a sound: noise's level in a frame wanders by
+    # about 4.3 dB / sqrt(the band's width x the frame's length), so a narrow band needs more.
+    threshold_db: float
+
+
+SIBILANT = Band("sibilant", 5000.0, 10000.0, starts_over_sound=True, threshold_db=6.0)
+VOICED = Band("voiced", 150.0, 1000.0, starts_over_sound=False, threshold_db=10.0)
+BROADBAND = Band("broadband", 0.0, math.inf, starts_over_sound=True, threshold_db=6.0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    bands: tuple[Band, ...] = (SIBILANT, VOICED)
+    frame_s: float = 0.008
+    hop_s: float = 0.001
+    floor_s: float = 0.5
+    floor_step_s: float = 0.01  # the floor moves this often: a median a frame costs 10x
+    first_noise_s: float = 0.1
+    recent_s: tuple[float, float] = (0.03, 0.01)  # from, to: before the frame
+    hold_s: float = 0.004
+    refractory_s: float = 0.05
+    silence_s: float = 0.1
+    refine_before_s: float = 0.03
+    refine_after_s: float = 0.01
+    refine_edge_s: float = 0.002  # the least of each level a split may leave
+
+
+DEFAULT = Settings()
+
+
+@dataclass(frozen=True)
+class Onset:
+    t: float  # seconds from the signal's first sample
+    sample: int
+    strength_db: float  # its band's mean rise over its reference over the hold
+    band: str
+
+
+def find_onsets(
+    signal: np.ndarray, sample_rate: float, settings: Settings = DEFAULT
+) -> list[Onset]:
+    """The voice onsets in a mono signal (floats, full scale +-1), sorted by time."""
+    x = _checked(signal, sample_rate)
+    frame = round(settings.frame_s * sample_rate)
+    hop = max(1, round(settings.hop_s * sample_rate))
+    bands = [b for b in settings.bands if _bins(b, frame, sample_rate).any()]
+    if len(x) < frame or frame < 2 or not bands:
+        return []
+    levels = band_levels(x, sample_rate, frame, hop, bands)
+    triggers = _triggers(levels, bands, settings)
+    onsets: list[Onset] = []
+    for index, strength, active in triggers:
+        start = _refined(x, sample_rate, index * hop + frame, [bands[b] for b in active], settings)
+        if onsets and start <= onsets[-1].sample:
+            start = index * hop + frame // 2  # the refinement went back past the last one
+        onsets.append(Onset(start / sample_rate, start, strength, bands[active[0]].name))
+    return onsets
+
+
+def _checked(signal: np.ndarray, sample_rate: float) -> np.ndarray:
+    if not sample_rate > 0 or not math.isfinite(sample_rate):
+        raise ValueError(f"the sample rate must be a positive number, not {sample_rate}")
+    x = np.asarray(signal, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"a mono signal has one dimension, this one has {x.ndim}")
+    if not np.isfinite(x).all():
+        raise ValueError("the signal holds NaN or infinity")
+    return x
+
+
+def _bins(band: Band, frame: int, sample_rate: float) -> np.ndarray:
+    hz = np.fft.rfftfreq(frame, 1 / sample_rate)
+    return (hz >= band.low_hz) & (hz <= band.high_hz)
+
+
+def band_levels(
+    x: np.ndarray, sample_rate: float, frame: int, hop: int, bands: list[Band]
+) -> np.ndarray:
+    """Each band's level in each frame, dBFS: shape (bands, frames)."""
+    window = np.hanning(frame)
+    # sum |X|^2 over a band, so scaled, is the band's mean square (Parseval, one-sided).
+    scale = 2.0 / (frame * np.sum(window**2))
+    masks = np.array([_bins(b, frame, sample_rate) for b in bands], dtype=np.float64)
+    frames = np.lib.stride_tricks.sliding_window_view(x, frame)[::hop]
+    power = np.empty((len(bands), len(frames)))
+    for at in range(0, len(frames), CHUNK_FRAMES):
+        spectra = np.fft.rfft(frames[at : at + CHUNK_FRAMES] * window, axis=1)
+        power[:, at : at + CHUNK_FRAMES] = masks @ (np.abs(spectra) ** 2).T * scale
+    levels: np.ndarray = np.maximum(10 * np.log10(np.maximum(power, 1e-30)), QUIETEST_DB)
+    return levels
+
+
+def _triggers(
+    levels: np.ndarray, bands: list[Band], settings: Settings
+) -> list[tuple[int, float, list[int]]]:
+    """(frame, strength dB, the bands active in it) where each onset triggers."""
+    hop_s = settings.hop_s
+    floor = _floor(levels, settings)
+    threshold = np.array([[b.threshold_db] for b in bands])
+    back, until = (round(s / hop_s) for s in settings.recent_s)
+    recent = _recent(levels, back, until)
+    recent = np.where(np.isnan(recent), floor, recent)
+    # A sound ends after silence_s of quiet: not in a stop's closure, nor in the frames
+    # after an onset that the recent level has not reached yet.
+    quiet = (recent - floor < threshold).all(axis=0)
+    silence = max(1, round(settings.silence_s / hop_s))
+    ended = np.flatnonzero(_means(quiet[None, ::-1].astype(np.float64), silence)[0, ::-1] == 1)
+    over_floor = levels - floor
+    over_sound = np.where(
+        np.array([[b.starts_over_sound] for b in bands]),
+        levels - np.maximum(floor, recent),
+        -np.inf,
+    )
+    hold = max(1, round(settings.hold_s / hop_s))
+    refractory = round(settings.refractory_s / hop_s)
+    count = levels.shape[1] - hold + 1
+    # The mean rise over the hold from each frame: one frame's fluctuation is not a sound.
+    mean_floor = _means(over_floor, hold)[:, :count]
+    mean_sound = _means(over_sound, hold)[:, :count]
+    held_floor = mean_floor >= threshold
+    held_sound = mean_sound >= threshold
+    triggers: list[tuple[int, float, list[int]]] = []
+    last = -refractory
+    for frame in np.flatnonzero((held_floor | held_sound).any(axis=0)):
+        if frame - last < refractory:
+            continue
+        # Still in the last onset's sound while no silence_s of quiet came after it.
+        since = np.searchsorted(ended, last + silence, side="right")
+        in_sound = bool(triggers) and since == np.searchsorted(ended, frame, side="right")
+        rise, held = (mean_sound, held_sound) if in_sound else (mean_floor, held_floor)
+        which = [int(b) for b in np.flatnonzero(held[:, frame])]
+        if which:
+            triggers.append((int(frame), float(rise[which, frame].max()), which))
+            last = int(frame)
+    return triggers
+
+
+def _means(values: np.ndarray, width: int) -> np.ndarray:
+    """The mean of each row over `width` values from each column on (fewer at the end)."""
+    total = np.concatenate((np.zeros((values.shape[0], 1)), np.cumsum(values, axis=1)), axis=1)
+    index = np.arange(values.shape[1])
+    stop = np.minimum(index + width, values.shape[1])
+    with np.errstate(invalid="ignore"):
+        means: np.ndarray = (total[:, stop] - total[:, index]) / (stop - index)
+    return means
+
+
+def _floor(levels: np.ndarray, settings: Settings) -> np.ndarray:
+    """Each band's running median over the last floor_s, moved every floor_step_s."""
+    count = levels.shape[1]
+    span = max(1, round(settings.floor_s / settings.hop_s))
+    step = max(1, round(settings.floor_step_s / settings.hop_s))
+    first = max(1, round(settings.first_noise_s / settings.hop_s))
+    floor = np.empty_like(levels)
+    for at in range(0, count, step):
+        history = levels[:, max(0, at - span) : max(at, min(first, count))]
+        floor[:, at : at + step] = np.median(history, axis=1, keepdims=True)
+    return floor
+
+
+def _recent(levels: np.ndarray, back: int, until: int) -> np.ndarray:
+    """Each band's mean level over the frames from `back` to `until` before each frame;
+    NaN where there are none yet."""
+    total = np.concatenate((np.zeros((levels.shape[0], 1)), np.cumsum(levels, axis=1)), axis=1)
+    index = np.arange(levels.shape[1])
+    lo = np.maximum(index - back, 0)
+    hi = np.maximum(index - until, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means: np.ndarray = (total[:, hi] - total[:, lo]) / (hi - lo)
+    return means
+
+
+def _refined(
+    x: np.ndarray, sample_rate: float, frame_end: int, bands: list[Band], settings: Settings
+) -> int:
+    """The sample where the onset that triggered in the frame ending at frame_end starts:
+    the earliest best split of its active bands' power into two levels."""
+    begin = max(0, frame_end - round(settings.refine_before_s * sample_rate))
+    end = min(len(x), frame_end + round(settings.refine_after_s * sample_rate))
+    edge = max(1, round(settings.refine_edge_s * sample_rate))
+    if end - begin < 2 * edge + 1:
+        return begin
+    return min(_split(_band_passed(x[begin:end], sample_rate, b), edge) + begin for b in bands)
+
+
+def _band_passed(piece: np.ndarray, sample_rate: float, band: Band) -> np.ndarray:
+    """The piece through the band, its edges tapered over 500 Hz: a brick wall would ring
+    for milliseconds on either side of the onset."""
+    spectrum = np.fft.rfft(piece)
+    hz = np.fft.rfftfreq(len(piece), 1 / sample_rate)
+    taper = 500.0
+    gain = np.clip((hz - band.low_hz + taper) / taper, 0, 1) * np.clip(
+        (band.high_hz + taper - hz) / taper, 0, 1
+    )
+    return np.fft.irfft(spectrum * np.sqrt(gain), len(piece))
+
+
+def _split(y: np.ndarray, edge: int) -> int:
+    """Where y's power rises: the k at which y[:k] and y[k:] as two zero-mean Gaussian
+    levels are likeliest."""
+    total = np.concatenate(([0.0], np.cumsum(y**2)))
+    k = np.arange(edge, len(y) - edge + 1)
+    tiny = 1e-30
+    before = np.maximum(total[k] / k, tiny)
+    after = np.maximum((total[-1] - total[k]) / (len(y) - k), tiny)
+    likelihood = -k * np.log(before) - (len(y) - k) * np.log(after)
+    likelihood[after <= before] = -np.inf  # an onset is where the power rises
+    return int(k[np.argmax(likelihood)])

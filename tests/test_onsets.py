@@ -1,0 +1,102 @@
+"""The voice onset detector (referee/audio/onsets.py): on espeak-ng shouts over noise
+(tests/shouts.py; bench/onsets.py measures many more), and its properties on any input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from referee.audio.onsets import find_onsets
+
+from . import shouts
+
+RATE = shouts.SAMPLE_RATE
+MS = RATE // 1000
+
+needs_espeak = pytest.mark.skipif(
+    shouts.missing_tools() is not None, reason=shouts.missing_tools() or ""
+)
+
+
+@pytest.fixture(scope="session")
+def clips():
+    """A few clips, made once a session (espeak-ng's shouts are cached as well)."""
+    return {
+        (kind, snr): [shouts.clip(kind, snr, seed) for seed in range(3)]
+        for kind in ("white", "pink")
+        for snr in (20, 10)
+    }
+
+
+@needs_espeak
+@pytest.mark.parametrize("kind", ["white", "pink"])
+@pytest.mark.parametrize(("snr", "within_ms"), [(20, 3), (10, 10)])
+def test_the_first_onset_is_the_shouts(clips, kind, snr, within_ms):
+    for clip in clips[kind, snr]:
+        onsets = find_onsets(clip.signal, RATE)
+        assert onsets, clip.label
+        assert abs(onsets[0].sample - clip.onsets[0]) <= within_ms * MS, clip.label
+
+
+@needs_espeak
+def test_two_shouts_apart_are_both_found():
+    clip = shouts.clip("white", 20, 1, gaps_s=(0.12,))
+    found = [o.sample for o in find_onsets(clip.signal, RATE)]
+    for onset in clip.onsets:
+        assert min(abs(f - onset) for f in found) <= 10 * MS, clip.label
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["white", "pink"]))
+def test_noise_alone_has_hardly_an_onset(seed, kind):
+    rng = np.random.default_rng(seed)
+    noise = shouts.noise(kind, 3 * RATE, rng) * 10 ** rng.uniform(-4, -0.5)
+    assert len(find_onsets(noise, RATE)) <= 1
+
+
+def test_silence_has_no_onset():
+    assert find_onsets(np.zeros(RATE), RATE) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(RATE // 5, 2 * RATE), st.integers(0, 2**32 - 1))
+def test_a_click_anywhere_is_found_to_within_three_milliseconds(at, seed):
+    # Not to the sample: the band filters ring for about 2 ms either side of a click.
+    signal = 1e-3 * np.random.default_rng(seed).standard_normal(3 * RATE)
+    signal[at] += 0.5
+    found = find_onsets(signal, RATE)
+    assert len(found) == 1
+    assert abs(found[0].sample - at) <= 3 * MS
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.float64, st.integers(0, 3000), elements=st.floats(-1e6, 1e6)))
+def test_any_finite_signal_gives_sorted_onsets_inside_it(signal):
+    found = find_onsets(signal, 8000)
+    assert [o.sample for o in found] == sorted(o.sample for o in found)
+    assert all(0 <= o.sample < len(signal) and o.t == o.sample / 8000 for o in found)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_or_infinity_is_a_value_error(bad):
+    signal = np.zeros(RATE)
+    signal[100] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        find_onsets(signal, RATE)
+
+
+def test_empty_or_shorter_than_a_frame_has_no_onsets():
+    assert find_onsets(np.array([]), RATE) == []
+    assert find_onsets(np.ones(10), RATE) == []
+
+
+@pytest.mark.parametrize("rate", [0, -48000, float("nan")])
+def test_a_sample_rate_that_is_not_positive_is_a_value_error(rate):
+    with pytest.raises(ValueError, match="sample rate"):
+        find_onsets(np.zeros(100), rate)
+
+
+def test_a_signal_of_two_channels_is_a_value_error():
+    with pytest.raises(ValueError, match="one dimension"):
+        find_onsets(np.zeros((100, 2)), RATE)
