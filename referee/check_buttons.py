@@ -143,7 +143,7 @@ class ButtonCheck:
         if never:
             self.say(
                 f"never seen: {', '.join(never)}. Check that each one's COM lug goes to GND and"
-                " its NO lug to its pin (wiring.md, 'Troubleshooting')."
+                " its NO lug to its pin (wiring.md, 'When something is wrong')."
             )
         else:
             self.say("every button works.")
