@@ -172,9 +172,8 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _check_buttons(args: argparse.Namespace) -> int:
-    from .app import pick_input
     from .check_buttons import ButtonCheck
-    from .devices import open_devices
+    from .devices import open_devices, pick_input
     from .edges import Inbox
     from .rules.settings import MAX_SEATS
 

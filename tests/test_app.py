@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.app import App, RunOptions, pick_display
+from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.devices import pick_display
 from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
 from referee.keys import KEYMAP

@@ -55,7 +55,7 @@ def typed(text: str) -> Iterator[str]:
             next(chars, "")
 
 
-def _readable_as_keys(fd: int) -> None:
+def readable_as_keys(fd: int) -> None:
     """A terminal, or a pipe or socket a test or a script types into; else NotATerminal."""
     try:
         mode = os.fstat(fd).st_mode
@@ -75,7 +75,7 @@ class TerminalKeys:
     buttons = BUTTONS
 
     def __init__(self, fd: int, clock: Callable[[], int] = time.monotonic_ns) -> None:
-        _readable_as_keys(fd)
+        readable_as_keys(fd)
         self._fd: int | None = fd
         self._clock = clock
         self._saved: list[object] | None = None
