@@ -330,6 +330,8 @@ class App:
             notices.append(Notice(f"{late} input{'s' if late > 1 else ''} came late: see the log"))
         if trouble := self.session.ledger.trouble:
             notices.append(Notice(trouble, Severity.ERROR))
+        if next_game := self.session.next_game:
+            notices.append(Notice(next_game, Severity.INFO))
         return tuple(notices)
 
     def close(self) -> None:

@@ -167,7 +167,7 @@ def _config(args: argparse.Namespace) -> int:
         print(example_config(), end="")
         return 0
     config = load_config(args.config)
-    print(render_config(config), end="")
+    print(render_config(config, named=args.config is not None), end="")
     return 0
 
 

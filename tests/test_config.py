@@ -21,6 +21,7 @@ from referee.config import (
     example_config,
     load_config,
     render_config,
+    search_paths,
 )
 from referee.edges import BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
@@ -125,6 +126,17 @@ def test_the_system_file_is_found_last(tmp_path):
     user.parent.mkdir(parents=True)
     user.write_text("[rules]\nplayers = 6\n")
     assert load_config(None).rules.players == 6
+
+
+def test_the_file_in_the_current_folder_comes_before_the_users(tmp_path):
+    """Where `referee config --example > referee.toml` wrote it, as README.md says."""
+    user = tmp_path / "xdg" / "referee" / "referee.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[rules]\nplayers = 6\n")
+    here = write(Path.cwd(), "[rules]\nplayers = 7\n")
+    config = load_config(None)
+    assert (config.path, config.rules.players) == (here, 7)
+    assert search_paths()[:2] == [here, user]
 
 
 def test_the_environment_variable_comes_first(tmp_path, monkeypatch):
@@ -516,8 +528,8 @@ def test_the_settings_in_effect_load_back_into_themselves(tmp_path):
         "[buttons]\nresolution_us = 8000\n[display]\nwidth = 480\nheight = 320\n"
         '[serial]\ndevice = "/dev/serial/by-id/usb-\\"pico\\""\n[store]\npath = "x.db"\n',
     )
-    rendered = render_config(config)
-    assert rendered.startswith(f"# The settings in effect, read from {tmp_path}/referee.toml.\n")
+    rendered = render_config(config, named=True)
+    assert rendered.startswith(f"# The settings in effect, read from {tmp_path}/referee.toml (")
     again = load_config(write(tmp_path, rendered, "again.toml"))
     assert without_path(again) == without_path(config)
     assert again.serial.device == '/dev/serial/by-id/usb-"pico"'
@@ -535,7 +547,8 @@ def test_cli_prints_the_settings_in_effect(tmp_path, capsys):
     path = write(tmp_path, "[rules]\nplayers = 3\n")
     assert main(["config", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert out == render_config(load_config(path))
+    assert out == render_config(load_config(path), named=True)
+    assert out.startswith(f"# The settings in effect, read from {path} (--config).\n")
     assert "\nplayers = 3\n" in out
 
 
@@ -543,6 +556,20 @@ def test_cli_says_when_it_found_no_file(capsys):
     assert main(["config"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# The settings in effect: the defaults, as no settings file was found")
+    looked = ", ".join(map(str, search_paths()))
+    assert f"\n# (looked for, in this order: {looked}).\n" in out
+
+
+def test_cli_names_the_file_it_read_and_where_it_looked(capsys):
+    here = write(Path.cwd(), "[rules]\nplayers = 3\n")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# The settings in effect, read from {here}\n# (looked for, in this")
+
+
+def test_the_example_is_a_file_to_edit():
+    assert "do not edit" not in example_config().lower()
+    assert "A file to edit" in example_config()
     assert without_path(load_config(None)) == default_config()
 
 

@@ -171,9 +171,7 @@ NO_SCREEN = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")
         ("window", "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY"),
     ],
 )
-def test_a_display_that_cannot_open_is_one_line_before_anything_is_written(
-    tmp_path, display, said
-):
+def test_a_display_that_cannot_open_is_one_line_before_anything_is_written(tmp_path, display, said):
     """Nothing on standard output (no terminal's escape codes), no log lines, no store."""
     env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"HOME": str(tmp_path)}
     store = tmp_path / "store.db"
