@@ -30,6 +30,9 @@ from .x11 import x_connection
 __all__ = ["ScreenUnavailable", "Window", "render"]
 
 DEFAULT_SIZE = (1280, 720)
+# Of the desktop's width and height, what a window may take: the rest for its title bar
+# and the desktop's own panels.
+DESKTOP_SHARE = 0.9
 HEADLESS_DRIVERS = ("offscreen", "dummy")
 # The events take_events() acts on; the rest (mouse, text input...) are dropped by SDL.
 _WANTED = (
@@ -57,6 +60,16 @@ def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.source,
         captions.shown_clocks(view),
     )
+
+
+def _within_desktop(size: tuple[int, int]) -> tuple[int, int]:
+    """The size, made smaller where the desktop is, keeping its shape: the window with its
+    title bar and the desktop's panels fits on the screen (the window manager centres it;
+    a 1280x720 one on an 800x480 screen showed its middle only)."""
+    width, height = size
+    desk_width, desk_height = pygame.display.get_desktop_sizes()[0]
+    scale = min(1.0, DESKTOP_SHARE * desk_width / width, DESKTOP_SHARE * desk_height / height)
+    return round(width * scale), round(height * scale)
 
 
 class Window:
@@ -90,7 +103,12 @@ class Window:
                 pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
                 pygame.mouse.set_visible(False)
             else:
-                pygame.display.set_mode(size or DEFAULT_SIZE, pygame.RESIZABLE)
+                # A headless driver's desktop is made up: a test's window keeps its size.
+                headless = self.driver in HEADLESS_DRIVERS
+                size = size or DEFAULT_SIZE
+                pygame.display.set_mode(
+                    size if headless else _within_desktop(size), pygame.RESIZABLE
+                )
         except pygame.error as err:
             pygame.display.quit()
             raise ScreenUnavailable(f"cannot open the {self.driver} screen: {err}") from None
