@@ -324,12 +324,13 @@ class Screen:
     def result(self, box: Rect) -> None:
         """Solitaire's end: won or lost, as big as it gets."""
         state = self.state
-        word, detail = rows(box, [0.7, 0.3], self.pad)
+        word, detail, again = rows(box, [0.6, 0.26, 0.14], self.pad, [0, 0, self.lines_px(1)])
         won = state.result is Result.WON
         self.text(word, "WON" if won else "LOST", GOOD if won else BAD)
         sets = state.players[0].points
         found = "1 SET found" if sets == 1 else f"{sets} SETs found"
         self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
+        self.text(again, "SUPER starts a new game", DIM)
 
     def claim(self, box: Rect) -> None:
         ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
@@ -349,11 +350,14 @@ class Screen:
         self.text(head, captions.margin(call), ATTENTION if tie else TEXT)
         left, right = columns(body, [0.54, 0.46], self.pad)
         paused = captions.countdown_left_ns(self.view)
-        weights = [0.5, 0.14, 0.36] + ([0.12] if paused is not None else [])
+        hint = captions.shared_cards_hint(self.view)
         line = self.lines_px(1)
-        caller, turn, timer, *rest = rows(
-            left, weights, self.pad, [0, line, line, line][: len(weights)]
-        )
+        weights, least = [0.5, 0.14, 0.36], [0, line, line]
+        if hint is not None:  # two lines: the left column is narrow on a small screen
+            weights, least = [*weights, 0.24], [*least, self.lines_px(2)]
+        if paused is not None:
+            weights, least = [*weights, 0.12], [*least, line]
+        caller, turn, timer, *rest = rows(left, weights, self.pad, least)
         self.badges([(_wide(caller, BADGE_RATIO), call.turn)])
         self.text(
             turn,
@@ -365,6 +369,8 @@ class Screen:
             self.timer(timer, pointout, self.view.settings.pointout_ns)
         else:
             self.text(timer, "no time limit", DIM)
+        if hint is not None:
+            self.text(rest.pop(0), hint, ATTENTION, max_lines=2)
         if paused is not None:
             self.text(rest[0], f"countdown paused: {captions.seconds(paused)} s", DIM)
         self.photo_finish(right, call)
@@ -437,6 +443,8 @@ class Screen:
             cells.append((place, mark, points))
             if entry.place == 1:
                 self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
+        if (worked_out := captions.solo_end(self.view)) is not None:
+            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
         on = list(zip(cells, ranking, strict=True))
         self.badges([(_wide(mark, 3), r.player) for (_, mark, _), r in on])
         self.texts(

@@ -141,12 +141,16 @@ def _details(view: View) -> list[Segment]:
         state.phase is Phase.OPEN or state.claim
     ):
         out.append((f"a SET now scores {value}", PLAIN))
+    if (hint := captions.shared_cards_hint(view)) is not None:
+        out.append((hint, (ATTENTION, True)))
     if (call := captions.photo_finish_call(view)) is not None:
-        out.append(("photo finish: " + captions.margin(call), PLAIN))
+        # Judged already, it stays until the next step: said so, under "find a SET".
+        which = "photo finish" if call is state.pending else "the last call's photo finish"
+        out.append((f"{which}: {captions.margin(call)}", PLAIN))
         out += [(f"   {label(p)}  {text}", PLAIN) for p, text in captions.offsets(call)]
-    if state.phase is Phase.OVER and state.result is not None:
-        out.append((f"*** {state.result.upper()} ***", (None, True)))
-    elif state.phase is Phase.OVER:
+    if (worked_out := captions.solo_end(view)) is not None:
+        out.append((f"score: {worked_out}", PLAIN))
+    if state.phase is Phase.OVER and state.result is None:
         by_deal = captions.deal_points(state)
         for r in state.ranking:
             deals = by_deal.get(r.player, [])

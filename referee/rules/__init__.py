@@ -1,7 +1,16 @@
 """The rules engine: pure, sans-IO. Inputs in, state and effects out (see engine.py)."""
 
 from .effects import Effect, Ignored
-from .engine import match_deals, new_game, rank, replay, sitting_out, solo_increment, step
+from .engine import (
+    match_deals,
+    new_game,
+    rank,
+    replay,
+    sitting_out,
+    solo_end_bonus,
+    solo_increment,
+    step,
+)
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
 from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
@@ -68,6 +77,7 @@ __all__ = [
     "settings_typed",
     "settings_values",
     "sitting_out",
+    "solo_end_bonus",
     "solo_increment",
     "step",
     "words",
