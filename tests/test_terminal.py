@@ -122,3 +122,30 @@ def test_solos_end_shows_how_the_score_was_worked_out():
     bonus = state.players[0].points - before
     assert f"score: {before} + 12 cards x {before / 9:.1f} a card = {before + bonus}" in text
     assert bonus == round(12 * before / 9)
+
+
+def test_a_short_terminal_drops_the_log_first_and_keeps_the_game():
+    """60x20 with eight seats scrolled the title, the scores and the caller off."""
+    script = "config players=8\n2 press 1\n3 invalid\n30 press 3\n30.004 press 5\n"
+    settings, state, effects = play(script)
+    view = View(
+        settings,
+        state,
+        31 * 10**9,
+        messages=tuple(e.text for e in effects) + ("one", "two", "three", "four"),
+        notices=(Notice("P5's button is held down: ignored until released"),),
+        source="keyboard",
+    )
+    tall = render(view, colour_on=False, width=60)
+    assert len(tall.splitlines()) == 20 and "> one" in tall and "keys:" in tall
+    # Two lines short: the two oldest of the log go, and nothing else.
+    roomier = render(view, colour_on=False, width=60, height=18)
+    assert "> one" not in roomier and "> two" not in roomier
+    assert "> three" in roomier and "keys:" in roomier
+    short = render(view, colour_on=False, width=60, height=12)
+    lines = short.splitlines()
+    assert len(lines) <= 12, short
+    assert lines[0] == "SET referee · super rules · keyboard"
+    for kept in ("P1 ●", "P8 ♣", "[CALLING]", "P3: SHOW YOUR SET", "P5 ★  +4.0 ms", "! P5's"):
+        assert kept in short, (kept, short)
+    assert "> " not in short and "keys:" not in short  # the log, then the keys
