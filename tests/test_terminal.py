@@ -132,7 +132,7 @@ def test_a_short_terminal_drops_the_log_first_and_keeps_the_game():
         settings,
         state,
         31 * 10**9,
-        messages=tuple(e.text for e in effects) + ("one", "two", "three", "four"),
+        messages=(*(e.text for e in effects), "one", "two", "three", "four"),
         notices=(Notice("P5's button is held down: ignored until released"),),
         source="keyboard",
     )
