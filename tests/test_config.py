@@ -390,7 +390,7 @@ MISTAKES = {
     ),
     "a tiny window": (
         "[display]\nwidth = 100\nheight = 100\n",
-        "referee.toml:2: [display] width: must be pixels, 320 to 7680, or 0 with height 0"
+        "referee.toml:2: [display] width: must be pixels, 480 to 7680, or 0 with height 0"
         " for the screen's own size; got 100",
     ),
     "a width without a height": (

@@ -124,6 +124,20 @@ def test_notices_and_the_source_are_shown():
     assert "GPIO (lgpio: kernel edge times)" in shown
 
 
+@pytest.mark.parametrize("size", [(320, 240), (240, 320), (400, 300)])
+def test_a_screen_smaller_than_any_layout_shows_the_smallest_shrunk(size):
+    """A 2.8" panel, a portrait one, a window shrunk by hand: nothing cut off, the
+    480x320 picture shrunk to fit, its shape kept, centred."""
+    surface = pygame.Surface(size)
+    render(surface, VIEWS["call"])
+    laid_out = drawn(VIEWS["call"], (480, 320)).surface
+    scale = min(size[0] / 480, size[1] / 320)
+    expected = pygame.transform.smoothscale(laid_out, (round(480 * scale), round(320 * scale)))
+    where = expected.get_rect(center=surface.get_rect().center)
+    got = surface.subsurface(where)
+    assert pygame.image.tobytes(got, "RGB") == pygame.image.tobytes(expected, "RGB")
+
+
 def test_render_draws_on_any_surface():
     surface = pygame.Surface((640, 480))
     render(surface, VIEWS["lobby"])

@@ -256,14 +256,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         _setting(
             "width",
             0,
-            "pixels, 320 to 7680, or 0 with height 0 for the screen's own size",
-            _zero_or_within(320, 7680),
+            "pixels, 480 to 7680, or 0 with height 0 for the screen's own size",
+            _zero_or_within(480, 7680),
         ),
         _setting(
             "height",
             0,
-            "pixels, 240 to 4320, or 0 with width 0 for the screen's own size",
-            _zero_or_within(240, 4320),
+            "pixels, 320 to 4320, or 0 with width 0 for the screen's own size",
+            _zero_or_within(320, 4320),
         ),
         _setting("fps", 30, "frames a second, 1 to 60", _within(1, 60)),
     ),
