@@ -170,7 +170,11 @@ class Screen:
         for box, (colour, line) in zip(boxes[1 : 1 + len(shown)], shown, strict=True):
             self.text(self.panel(box, colour), line, ink_on(colour), max_lines=2)
         if legend:
-            self.text(boxes[-2], "keys:  " + "  ·  ".join(KEY_LEGEND), DIM, max_lines=2)
+            # One line where it fits, spaced out or tight: two would be larger, but a bar
+            # read in two halves.
+            wide, tight = ("keys:  " + "  ·  ".join(KEY_LEGEND), "keys: " + " · ".join(KEY_LEGEND))
+            one = next((k for k in (wide, tight) if self.canvas.fits(boxes[-2], k)), None)
+            self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
