@@ -31,9 +31,10 @@ class FakeWindow:
     def events_waiting(self) -> bool:
         return self.waiting
 
-    def take_events(self) -> None:
+    def take_events(self) -> list[tuple[str, bool]]:
         self.taken += 1
         self.waiting = False
+        return []
 
 
 def clock_at(now: list[int]):

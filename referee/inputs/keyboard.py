@@ -134,7 +134,7 @@ class TerminalKeys:
 
 
 class WindowKeys:
-    """The window's keyboard as the input; the window stamps each key as it is taken.
+    """The window's keyboard as the input: each key stamped as it is taken from the window.
     Under X11 the main loop waits on the X server's connection and takes the keys as they
     come, as a terminal's; elsewhere it takes them every KEY_POLL_NS, so two keys closer
     than that may be stamped in either order."""
@@ -152,6 +152,7 @@ class WindowKeys:
             else max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
         )
         self._watermark = clock()
+        self._held: set[str] = set()  # buttons whose key is down
 
     def fileno(self) -> int | None:
         return self._fd
@@ -171,11 +172,20 @@ class WindowKeys:
         return ()
 
     def read(self) -> list[SourceItem]:
-        # The window puts its keys in the inbox, which the loop drains right after.
         t_ns = self._clock()
-        self._window.take_events()
+        edges: list[SourceItem] = []
+        for name, down in self._window.take_events():
+            button = KEYMAP.get(name)
+            # A second key-down without a key-up is the keyboard repeating a held key.
+            if button is None or down == (button in self._held):
+                continue
+            if down:
+                self._held.add(button)
+            else:
+                self._held.discard(button)
+            edges.append(Edge(button, self._clock(), down))
         self._watermark = t_ns
-        return []
+        return edges
 
     def close(self) -> None:
         pass

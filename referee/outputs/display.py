@@ -1,7 +1,7 @@
 """The screen: pygame-ce draws each View; the Window also owns pygame's event loop.
 
     render(surface, view)      draw the screen for a view on any surface (tests, gallery)
-    Window(inbox)              the real display; take_events() puts its keys in the inbox
+    Window(inbox)              the real display; take_events() hands over its keys
 
 On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on a
 desktop the Window is a resizable window. Only the main thread may touch the Window
@@ -13,13 +13,12 @@ instead, under X11 on the X server's connection too (`events_fd`, x11.py), and c
 """
 
 import os
-import time
 
 import pygame
 
-from referee.edges import Edge, Inbox, Quit
+from referee.edges import Inbox, Quit
 from referee.errors import ScreenUnavailable
-from referee.keys import KEYMAP, QUIT_KEY
+from referee.keys import QUIT_KEY
 from referee.view import View
 
 from . import captions
@@ -136,9 +135,7 @@ class Window:
         pygame.key.set_repeat()  # no emulated key repeat: a held key is one press
         pygame.event.set_blocked(None)
         pygame.event.set_allowed(_WANTED)
-        self._keys = {pygame.key.key_code(name): button for name, button in KEYMAP.items()}
         self._quit_keys = {pygame.key.key_code(QUIT_KEY), pygame.K_ESCAPE}
-        self._held: set[int] = set()
         self._inbox = inbox
         self._last_key: tuple[object, ...] | None = None
         self.quit_requested = False
@@ -153,33 +150,23 @@ class Window:
         """Events already read from that descriptor, not taken yet: no sleeping on them."""
         return (self._x is not None and self._x.queued()) or pygame.event.peek(pump=False)
 
-    def take_events(self) -> None:
-        """Act on what SDL has queued: keys become edges in the inbox (stamped now), a
-        closed window, `q` or Escape a Quit, an uncovered or resized window a redraw."""
-        self._handle(pygame.event.get())
-
-    def _handle(self, events: list[pygame.event.Event]) -> None:
-        for event in events:
+    def take_events(self) -> list[tuple[str, bool]]:
+        """Act on what SDL has queued: a closed window, `q` or Escape a Quit, an uncovered
+        or resized window a redraw; the other keys are handed over as (name, down), in the
+        order they came, for the keyboard input (inputs/keyboard.py, WindowKeys)."""
+        keys = []
+        for event in pygame.event.get():
             if event.type == pygame.QUIT:
                 self._quit("the window was closed")
             elif event.type in (pygame.KEYDOWN, pygame.KEYUP):
-                self._key(event.type == pygame.KEYDOWN, event.key)
+                down = event.type == pygame.KEYDOWN
+                if down and event.key in self._quit_keys:
+                    self._quit(f"{pygame.key.name(event.key)} pressed")
+                else:
+                    keys.append((pygame.key.name(event.key), down))
             elif event.type in (pygame.WINDOWEXPOSED, pygame.WINDOWSIZECHANGED):
                 self._last_key = None  # the window's pixels are gone or resized: redraw
-
-    def _key(self, down: bool, key: int) -> None:
-        if down and key in self._quit_keys:
-            self._quit(f"{pygame.key.name(key)} pressed")
-            return
-        button = self._keys.get(key)
-        # A second key-down without a key-up is the keyboard repeating a held key.
-        if button is None or down == (key in self._held):
-            return
-        if down:
-            self._held.add(key)
-        else:
-            self._held.discard(key)
-        self._inbox.put(Edge(button, time.monotonic_ns(), down))
+        return keys
 
     def _quit(self, reason: str) -> None:
         self.quit_requested = True
