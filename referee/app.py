@@ -44,11 +44,11 @@ from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
 from .outputs.terminal import TerminalScreen
-from .rules import NS_PER_S
 from .session import Outcome, Session
 from .store import Store
 from .store_watch import StoreWatch
 from .systemd import Notifier
+from .units import NS_PER_S
 from .view import Notice, Severity, View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened
@@ -131,7 +131,7 @@ class App:
             self.arbiter = Arbiter(options.config.buttons)
             self.session = Session(
                 self.store,
-                options.config.rules,
+                options.config.game,
                 tie_floor_ns=self.inputs.resolution_ns,
                 now_ns=started_ns,
                 told=lambda: self.inbox.put(LedgerNews()),

@@ -19,7 +19,7 @@ from .devices import Devices
 from .edges import PLAYER_BUTTONS, Edge, LostTrack, Quit, SourceStatus, signals_to
 from .outputs.lights import LedMode
 from .outputs.sound import QueuedSpeaker, call_out
-from .rules import NS_PER_MS, NS_PER_S
+from .units import NS_PER_MS, NS_PER_S
 
 LED_STEP_S = 0.4
 
@@ -147,7 +147,7 @@ class ButtonCheck:
             )
         else:
             self.say("every button works.")
-        players = self.config.rules.players
+        players = self.config.game.players
         if self.seats > players:
             off = f"P{players + 1}" + (f"-P{self.seats}" if self.seats > players + 1 else "")
             self.say(

@@ -158,7 +158,7 @@ def open_input(
 
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's).
-        buttons = in_play(config.rules.players if seats is None else seats)
+        buttons = in_play(config.game.players if seats is None else seats)
         pins = {button: config.pins[button] for button in buttons}
         return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")

@@ -67,7 +67,7 @@ def make_app(tmp_path):
 
     def make(**rules) -> Table:
         config = default_config()
-        config = replace(config, rules=replace(config.rules, **rules))
+        config = replace(config, game=replace(config.game, **rules))
         clock = Clock()
         read, write = os.pipe()
         options = RunOptions(config, tmp_path / "referee.db", input="keyboard", display="terminal")

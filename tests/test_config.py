@@ -66,7 +66,7 @@ def without_path(config):
 
 def test_the_defaults():
     config = default_config()
-    assert config.rules == Settings()
+    assert config.game == Settings()
     assert config.buttons == ButtonTiming(
         debounce_ns=30_000_000,
         settle_ns=5_000_000,
@@ -114,18 +114,18 @@ def test_the_user_file_is_found(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("[rules]\nplayers = 3\n")
     config = load_config(None)
-    assert (config.path, config.rules.players) == (path, 3)
+    assert (config.path, config.game.players) == (path, 3)
 
 
 def test_the_system_file_is_found_last(tmp_path):
     path = tmp_path / "etc" / "referee.toml"
     path.parent.mkdir()
     path.write_text("[rules]\nplayers = 5\n")
-    assert load_config(None).rules.players == 5
+    assert load_config(None).game.players == 5
     user = tmp_path / "xdg" / "referee" / "referee.toml"
     user.parent.mkdir(parents=True)
     user.write_text("[rules]\nplayers = 6\n")
-    assert load_config(None).rules.players == 6
+    assert load_config(None).game.players == 6
 
 
 def test_the_file_in_the_current_folder_comes_before_the_users(tmp_path):
@@ -135,7 +135,7 @@ def test_the_file_in_the_current_folder_comes_before_the_users(tmp_path):
     user.write_text("[rules]\nplayers = 6\n")
     here = write(Path.cwd(), "[rules]\nplayers = 7\n")
     config = load_config(None)
-    assert (config.path, config.rules.players) == (here, 7)
+    assert (config.path, config.game.players) == (here, 7)
     assert search_paths()[:2] == [here, user]
 
 
@@ -203,7 +203,7 @@ baud = 9600
 path = "games.db"
 """,
     )
-    assert config.rules == Settings(
+    assert config.game == Settings(
         RuleSet.OFFICIAL, 6, pointout_ns=7_000_000_000, tie_ns=2_500_000, must_use_flipped=True
     )
     assert config.buttons == ButtonTiming(12_500_000, 0, 8_000_000, 20_000_000_000, 2_000_000_000)
@@ -221,8 +221,8 @@ def test_every_gpiozero_name_of_a_pin_becomes_gpio_n(tmp_path, name):
 
 
 def test_solo_in_either_order(tmp_path):
-    assert load(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n').rules.rules is RuleSet.SOLO
-    assert load(tmp_path, '[rules]\nplayers = 1\nrules = "solo"\n').rules.players == 1
+    assert load(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n').game.rules is RuleSet.SOLO
+    assert load(tmp_path, '[rules]\nplayers = 1\nrules = "solo"\n').game.players == 1
 
 
 def test_leds_on_their_own_pins(tmp_path):

@@ -14,7 +14,7 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
     """The keys that load back into this config: what `check` reads, inverted."""
     leds = config.leds
     return {
-        "rules": settings_values(config.rules),
+        "rules": settings_values(config.game),
         "buttons": {
             name: getattr(config.buttons, field) / unit for name, (field, unit) in TIMES.items()
         },

@@ -13,14 +13,11 @@ import termios
 import time
 import tty
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from referee.edges import BUTTONS, Edge, Quit
 from referee.inputs import SourceItem
 from referee.keys import KEYMAP, QUIT_KEY
-
-if TYPE_CHECKING:  # pygame is imported only when a window is opened
-    from referee.outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +130,14 @@ class TerminalKeys:
             termios.tcsetattr(fd, termios.TCSADRAIN, self._saved)  # type: ignore[arg-type]
 
 
+class KeyWindow(Protocol):
+    """What the keyboard input needs of a window (outputs/display.py's Window)."""
+
+    def events_fd(self) -> int | None: ...
+    def events_waiting(self) -> bool: ...
+    def take_events(self) -> list[tuple[str, bool]]: ...
+
+
 class WindowKeys:
     """The window's keyboard as the input: each key stamped as it is taken from the window.
     Under X11 the main loop waits on the X server's connection and takes the keys as they
@@ -142,7 +147,7 @@ class WindowKeys:
     name = "keyboard (window)"
     buttons = BUTTONS
 
-    def __init__(self, window: "Window", clock: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(self, window: KeyWindow, clock: Callable[[], int] = time.monotonic_ns) -> None:
         self._window = window
         self._clock = clock
         self._fd = window.events_fd()

@@ -12,8 +12,9 @@ from math import ceil
 
 from pygame import Rect
 
-from referee.rules import NS_PER_S, Call, Judgement, Phase, Result, sitting_out
+from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.engine import SOLO_HALF_LIFE_NS
+from referee.units import NS_PER_S
 from referee.view import Severity, View
 
 from . import captions

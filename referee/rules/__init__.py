@@ -1,5 +1,7 @@
 """The rules engine: pure, sans-IO. Inputs in, state and effects out (see engine.py)."""
 
+from referee.units import NS_PER_MS, NS_PER_S
+
 from .effects import Effect, Ignored
 from .engine import (
     match_deals,
@@ -24,8 +26,6 @@ from .script import (
     read_script,
 )
 from .settings import (
-    NS_PER_MS,
-    NS_PER_S,
     RULE_KEYS,
     RuleSet,
     Settings,

@@ -21,6 +21,8 @@ the old pointer, so undo takes those back together with the step before them.
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
+from referee.units import MAX_SEATS, NS_PER_S
+
 from .effects import (
     CallOpened,
     ClaimJudged,
@@ -52,8 +54,8 @@ from .effects import (
     seat,
 )
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
-from .rulesets import MAX_SEATS, SuperMeans
-from .settings import DECK, NS_PER_S, Settings
+from .rulesets import SuperMeans
+from .settings import DECK, Settings
 from .state import (
     Call,
     Judgement,
