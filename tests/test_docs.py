@@ -94,3 +94,9 @@ def test_every_section_named_exists(source):
         assert _has_section(doc, section), (
             f"{source.name} names {name}, {section!r}: no such section"
         )
+
+
+def test_no_doc_tells_the_reader_to_type_a_placeholder():
+    """`git clone <this repository>` is not an address anyone can use."""
+    for doc in DOCS:
+        assert "<this repository" not in doc.read_text(), doc.name
