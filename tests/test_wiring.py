@@ -218,3 +218,9 @@ def test_the_parts_list_buys_the_resistors_wiring_md_says_to_use():
             ohms,
             said,
         )
+
+
+def test_every_row_of_the_parts_list_has_its_six_columns():
+    with (ROOT / "hardware" / "bom.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    assert all(len(row) == len(rows[0]) for row in rows), [r for r in rows if len(r) != 6]
