@@ -134,7 +134,7 @@ class Box:
         Device.pin_factory = MockFactory(pin_class=BeeperPin)
         self.reads: list[tuple[int, str]] = []  # (read at, button pressed): raw order
         config = default_config()
-        config = replace(config, rules=replace(config.rules, players=players))
+        config = replace(config, game=replace(config.game, players=players))
         if source == "gpio":
             kind, fd = "gpio", self._fake_request(config.pins)
         else:

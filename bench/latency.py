@@ -398,7 +398,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 def played_game(path: Path) -> None:
     """A store holding a four-player game with some play, open and with no timer running."""
-    settings = default_config().rules
+    settings = default_config().game
     s = 1_000_000_000
     inputs = [Press(p, p * s) for p in (1, 2, 3, 4)] + [Super(5 * s)]
     t = 10 * s

@@ -15,7 +15,6 @@ without waiting for the disk (docs/design.md, "The store").
 
 import contextlib
 import logging
-import os
 import sys
 import time
 from collections import deque
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 from . import rescue
 from .arbiter import Arbiter
 from .config import Config
-from .devices import open_devices
+from .devices import check_openable, open_devices, pick_display, pick_input
 from .edges import (
     Edge,
     Inbox,
@@ -45,11 +44,11 @@ from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
 from .outputs.terminal import TerminalScreen
-from .rules import NS_PER_S
 from .session import Outcome, Session
 from .store import Store
 from .store_watch import StoreWatch
 from .systemd import Notifier
+from .units import NS_PER_S
 from .view import Notice, Severity, View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened
@@ -65,7 +64,6 @@ FRAME_LEAD_MAX_NS = 20_000_000
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
 PRESS_AWAKE_NS = 2_000_000
-PI_MODEL = Path("/proc/device-tree/model")
 
 
 class Screen(Protocol):
@@ -84,35 +82,6 @@ class RunOptions:
     display: str = "auto"  # auto | window | terminal | none
 
 
-def is_raspberry_pi() -> bool:
-    try:
-        return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
-    except OSError:
-        return False
-
-
-def pick_display(requested: str, environ: dict[str, str] | None = None) -> list[str]:
-    """The displays to try, in order. `auto`: a window where there may be a screen (a
-    desktop session, or a Pi, whose KMS screen SDL finds by itself), then the terminal
-    where there is one, else none."""
-    if requested != "auto":
-        return [requested]
-    env = os.environ if environ is None else environ
-    desktop = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
-    candidates = []
-    if desktop or env.get("SDL_VIDEODRIVER") == "kmsdrm" or is_raspberry_pi():
-        candidates.append("window")
-    if sys.stdin.isatty() and sys.stdout.isatty():
-        candidates.append("terminal")
-    return [*candidates, "none"]
-
-
-def pick_input(requested: str) -> str:
-    if requested != "auto":
-        return requested
-    return "gpio" if is_raspberry_pi() else "keyboard"
-
-
 class App:
     def __init__(
         self,
@@ -129,7 +98,9 @@ class App:
         self.unsaved: UnsavedInputs | None = None  # at exit: where the waiting inputs went
         # Whatever opened is closed again if a later part cannot open (and by close()).
         with contextlib.ExitStack() as opened:
-            # The ledger first: a store that cannot be used (another referee's, not a
+            kind, displays = pick_input(options.input), pick_display(options.display)
+            check_openable(kind, displays, stdin_fd)
+            # The ledger next: a store that cannot be used (another referee's, not a
             # store) stops the box before any device is touched.
             self.store = Store.open(options.store_path)
             opened.callback(self.store.close)
@@ -138,14 +109,13 @@ class App:
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
             self.window: Window | None = None
-            displays = pick_display(options.display)
             self.screen, self.display = self._open_screen(displays, stdout)
             if self.screen is not None:
                 opened.callback(self.screen.close)
             started_ns = self.clock()  # before any edge the buttons can stamp
             devices = open_devices(
                 options.config,
-                pick_input(options.input),
+                kind,
                 self.inbox,
                 display=self.display,
                 window=self.window,
@@ -161,7 +131,7 @@ class App:
             self.arbiter = Arbiter(options.config.buttons)
             self.session = Session(
                 self.store,
-                options.config.rules,
+                options.config.game,
                 tie_floor_ns=self.inputs.resolution_ns,
                 now_ns=started_ns,
                 told=lambda: self.inbox.put(LedgerNews()),
@@ -360,6 +330,8 @@ class App:
             notices.append(Notice(f"{late} input{'s' if late > 1 else ''} came late: see the log"))
         if trouble := self.session.ledger.trouble:
             notices.append(Notice(trouble, Severity.ERROR))
+        if next_game := self.session.next_game:
+            notices.append(Notice(next_game, Severity.INFO))
         return tuple(notices)
 
     def close(self) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .edges import END, PLAYER_BUTTONS, UNDO, Edge
-from .rules import NS_PER_S
+from .units import NS_PER_S
 
 log = logging.getLogger(__name__)
 

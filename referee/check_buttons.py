@@ -19,7 +19,7 @@ from .devices import Devices
 from .edges import PLAYER_BUTTONS, Edge, LostTrack, Quit, SourceStatus, signals_to
 from .outputs.lights import LedMode
 from .outputs.sound import QueuedSpeaker, call_out
-from .rules import NS_PER_MS, NS_PER_S
+from .units import NS_PER_MS, NS_PER_S
 
 LED_STEP_S = 0.4
 
@@ -143,11 +143,11 @@ class ButtonCheck:
         if never:
             self.say(
                 f"never seen: {', '.join(never)}. Check that each one's COM lug goes to GND and"
-                " its NO lug to its pin (wiring.md, 'Troubleshooting')."
+                " its NO lug to its pin (wiring.md, 'When something is wrong')."
             )
         else:
             self.say("every button works.")
-        players = self.config.rules.players
+        players = self.config.game.players
         if self.seats > players:
             off = f"P{players + 1}" + (f"-P{self.seats}" if self.seats > players + 1 else "")
             self.say(

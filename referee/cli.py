@@ -189,16 +189,15 @@ def _config(args: argparse.Namespace) -> int:
         print(example_config(), end="")
         return 0
     config = load_config(args.config)
-    print(render_config(config), end="")
+    print(render_config(config, named=args.config is not None), end="")
     return 0
 
 
 def _check_buttons(args: argparse.Namespace) -> int:
-    from .app import pick_input
     from .check_buttons import ButtonCheck
-    from .devices import open_devices
+    from .devices import open_devices, pick_input
     from .edges import Inbox
-    from .rules.settings import MAX_SEATS
+    from .units import MAX_SEATS
 
     config = load_config(args.config)
     _log_to(logging.StreamHandler(sys.stderr))
@@ -209,7 +208,7 @@ def _check_buttons(args: argparse.Namespace) -> int:
             # Every buzzer the pin map wires, the seats the rules leave empty too.
             devices = open_devices(config, kind, inbox, display=display, seats=MAX_SEATS)
         except StartError as err:
-            if kind != "gpio" or config.rules.players == MAX_SEATS:
+            if kind != "gpio" or config.game.players == MAX_SEATS:
                 raise
             # A pin of an empty seat may serve something else (a HAT screen's touch).
             print(f"referee: not checking the empty seats: {err}", file=sys.stderr)

@@ -1,14 +1,19 @@
-"""The box's devices, opened from the settings in one place: the buttons, the LEDs, the sound.
+"""The box's devices, picked and opened from the settings in one place: the screen's kind,
+the buttons, the LEDs, the sound.
 
-`referee run` and `referee check-buttons` both open them here, with `open_devices`.
+`referee run` and `referee check-buttons` both pick them here (`pick_display`,
+`pick_input`) and open them (`open_devices`); `check_openable` refuses, before anything is
+opened or written, what cannot open at all.
 """
 
 import contextlib
 import logging
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpiozero import GPIOZeroError
@@ -17,7 +22,7 @@ from .config import Config, LedDriver, SoundOutput
 from .edges import Inbox, in_play
 from .errors import StartError
 from .inputs import InputSource
-from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys
+from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
 from .outputs.alsa import alsa_quiet
@@ -28,6 +33,61 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
+
+PI_MODEL = Path("/proc/device-tree/model")
+
+
+def is_raspberry_pi() -> bool:
+    try:
+        return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def _may_have_a_screen(env: Mapping[str, str]) -> bool:
+    """A desktop session, or a Pi's console, whose KMS screen SDL finds by itself."""
+    desktop = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
+    return bool(desktop or env.get("SDL_VIDEODRIVER") == "kmsdrm" or is_raspberry_pi())
+
+
+def pick_display(requested: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The displays to try, in order. `auto`: a window where there may be a screen (a
+    desktop session, or a Pi, whose KMS screen SDL finds by itself), then the terminal
+    where there is one, else none."""
+    if requested != "auto":
+        return [requested]
+    env = os.environ if environ is None else environ
+    candidates = []
+    if _may_have_a_screen(env):
+        candidates.append("window")
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        candidates.append("terminal")
+    return [*candidates, "none"]
+
+
+def pick_input(requested: str) -> str:
+    if requested != "auto":
+        return requested
+    return "gpio" if is_raspberry_pi() else "keyboard"
+
+
+def check_openable(kind: str, displays: list[str], stdin_fd: int | None = None) -> None:
+    """StartError, in one line, for an input or a display that cannot open whatever
+    happens: said before the store is created or the terminal is taken over."""
+    display = displays[0]
+    # SDL_VIDEODRIVER set: SDL is told where to draw, and says itself if it cannot.
+    if display == "window" and not (
+        _may_have_a_screen(os.environ) or os.environ.get("SDL_VIDEODRIVER")
+    ):
+        raise StartError(
+            "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY is set,"
+            " and this is not a Pi's console): use --display terminal or none"
+        )
+    if kind == "keyboard" and display == "terminal":
+        try:
+            readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
+        except NotATerminal as err:
+            raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
 
 
 @dataclass
@@ -98,7 +158,7 @@ def open_input(
 
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's).
-        buttons = in_play(config.rules.players if seats is None else seats)
+        buttons = in_play(config.game.players if seats is None else seats)
         pins = {button: config.pins[button] for button in buttons}
         return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from . import signals
-from .rules.settings import MAX_SEATS
+from .units import MAX_SEATS
 
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
 UNDO = "UNDO"

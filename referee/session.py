@@ -105,8 +105,15 @@ class Session:
         if game is None:
             self._new_game(now_ns)
             return
+        state = game.state()
+        if game.settings != self.rules and state.phase is Phase.LOBBY:
+            # Not started: it takes the settings in effect now, as a table expects of a
+            # box started after its settings were changed (its joins are pressed again).
+            log.info("game %d had not started: a new one takes the settings now", game.id)
+            self._new_game(now_ns)
+            return
         self.settings = game.settings
-        self.state = game.state()
+        self.state = state
         self.ledger = self._ledger(game.id)
         last_ns = game.inputs[-1].t_ns if game.inputs else 0
         self.origin_ns = now_ns - last_ns
@@ -131,10 +138,17 @@ class Session:
             how = " after a power cut or crash" if store.left_open else ""
             self.resumed = f"resumed{how}: {'; '.join(said)}"
             log.log(logging.WARNING if store.left_open else logging.INFO, "%s", self.resumed)
-        if self.settings != self.rules:  # the settings file, or the input's resolution
-            was, will = settings_values(self.settings), settings_values(self.rules)
-            differ = [f"{k} {was[k]} (the next game: {will[k]})" for k in was if was[k] != will[k]]
-            log.info("game %d keeps the rules it started with: %s", game.id, ", ".join(differ))
+        if self.next_game:
+            log.info("game %d keeps the rules it started with; %s", game.id, self.next_game)
+
+    @property
+    def next_game(self) -> str | None:
+        """What the next game will play by, where it differs from this one's settings (the
+        settings file changed, or the input's resolution): for the screen; else None."""
+        if self.settings == self.rules:
+            return None
+        was, will = settings_values(self.settings), settings_values(self.rules)
+        return "the next game: " + ", ".join(f"{k} {will[k]}" for k in will if will[k] != was[k])
 
     def _ledger(self, game_id: int) -> Ledger:
         ledger = Ledger(self.store, game_id)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .rules import NS_PER_S
+from .units import NS_PER_S
 
 log = logging.getLogger(__name__)
 

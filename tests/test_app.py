@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.app import App, RunOptions, pick_display
+from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.devices import pick_display
 from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
 from referee.keys import KEYMAP
@@ -66,7 +67,7 @@ def make_app(tmp_path):
 
     def make(**rules) -> Table:
         config = default_config()
-        config = replace(config, rules=replace(config.rules, **rules))
+        config = replace(config, game=replace(config.game, **rules))
         clock = Clock()
         read, write = os.pipe()
         options = RunOptions(config, tmp_path / "referee.db", input="keyboard", display="terminal")

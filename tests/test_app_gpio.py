@@ -122,7 +122,7 @@ def test_a_button_down_at_start_is_stuck_not_pressed(factory, requests, tmp_path
 def test_only_the_seats_in_play_take_their_pins(factory, requests, tmp_path):
     """A HAT screen's touch controller holds P8's pin: with 7 players the box still starts."""
     config = default_config()
-    config = replace(config, rules=replace(config.rules, players=7))
+    config = replace(config, game=replace(config.game, players=7))
     app = App(RunOptions(config, tmp_path / "referee.db", "gpio", "none"))
     try:
         [request] = requests[0]
@@ -139,7 +139,7 @@ def test_a_verdict_stamped_before_the_deadline_wins_however_late_it_is_read(
     +1.5 s. Read after the deadline, it is still decided before it: the SET is valid."""
     clock = Clock()
     config = default_config()
-    config = replace(config, rules=replace(config.rules, players=2, pointout_ns=2_000 * MS))
+    config = replace(config, game=replace(config.game, players=2, pointout_ns=2_000 * MS))
     app = App(RunOptions(config, tmp_path / "referee.db", "gpio", "none"), clock=clock)
     try:
         [request] = requests[0]

@@ -21,6 +21,7 @@ from referee.config import (
     example_config,
     load_config,
     render_config,
+    search_paths,
 )
 from referee.edges import BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
@@ -65,7 +66,7 @@ def without_path(config):
 
 def test_the_defaults():
     config = default_config()
-    assert config.rules == Settings()
+    assert config.game == Settings()
     assert config.buttons == ButtonTiming(
         debounce_ns=30_000_000,
         settle_ns=5_000_000,
@@ -113,18 +114,29 @@ def test_the_user_file_is_found(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("[rules]\nplayers = 3\n")
     config = load_config(None)
-    assert (config.path, config.rules.players) == (path, 3)
+    assert (config.path, config.game.players) == (path, 3)
 
 
 def test_the_system_file_is_found_last(tmp_path):
     path = tmp_path / "etc" / "referee.toml"
     path.parent.mkdir()
     path.write_text("[rules]\nplayers = 5\n")
-    assert load_config(None).rules.players == 5
+    assert load_config(None).game.players == 5
     user = tmp_path / "xdg" / "referee" / "referee.toml"
     user.parent.mkdir(parents=True)
     user.write_text("[rules]\nplayers = 6\n")
-    assert load_config(None).rules.players == 6
+    assert load_config(None).game.players == 6
+
+
+def test_the_file_in_the_current_folder_comes_before_the_users(tmp_path):
+    """Where `referee config --example > referee.toml` wrote it, as README.md says."""
+    user = tmp_path / "xdg" / "referee" / "referee.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[rules]\nplayers = 6\n")
+    here = write(Path.cwd(), "[rules]\nplayers = 7\n")
+    config = load_config(None)
+    assert (config.path, config.game.players) == (here, 7)
+    assert search_paths()[:2] == [here, user]
 
 
 def test_the_environment_variable_comes_first(tmp_path, monkeypatch):
@@ -191,7 +203,7 @@ baud = 9600
 path = "games.db"
 """,
     )
-    assert config.rules == Settings(
+    assert config.game == Settings(
         RuleSet.OFFICIAL, 6, pointout_ns=7_000_000_000, tie_ns=2_500_000, must_use_flipped=True
     )
     assert config.buttons == ButtonTiming(12_500_000, 0, 8_000_000, 20_000_000_000, 2_000_000_000)
@@ -209,8 +221,8 @@ def test_every_gpiozero_name_of_a_pin_becomes_gpio_n(tmp_path, name):
 
 
 def test_solo_in_either_order(tmp_path):
-    assert load(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n').rules.rules is RuleSet.SOLO
-    assert load(tmp_path, '[rules]\nplayers = 1\nrules = "solo"\n').rules.players == 1
+    assert load(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n').game.rules is RuleSet.SOLO
+    assert load(tmp_path, '[rules]\nplayers = 1\nrules = "solo"\n').game.players == 1
 
 
 def test_leds_on_their_own_pins(tmp_path):
@@ -378,7 +390,7 @@ MISTAKES = {
     ),
     "a tiny window": (
         "[display]\nwidth = 100\nheight = 100\n",
-        "referee.toml:2: [display] width: must be pixels, 320 to 7680, or 0 with height 0"
+        "referee.toml:2: [display] width: must be pixels, 480 to 7680, or 0 with height 0"
         " for the screen's own size; got 100",
     ),
     "a width without a height": (
@@ -516,8 +528,8 @@ def test_the_settings_in_effect_load_back_into_themselves(tmp_path):
         "[buttons]\nresolution_us = 8000\n[display]\nwidth = 480\nheight = 320\n"
         '[serial]\ndevice = "/dev/serial/by-id/usb-\\"pico\\""\n[store]\npath = "x.db"\n',
     )
-    rendered = render_config(config)
-    assert rendered.startswith(f"# The settings in effect, read from {tmp_path}/referee.toml.\n")
+    rendered = render_config(config, named=True)
+    assert rendered.startswith(f"# The settings in effect, read from {tmp_path}/referee.toml (")
     again = load_config(write(tmp_path, rendered, "again.toml"))
     assert without_path(again) == without_path(config)
     assert again.serial.device == '/dev/serial/by-id/usb-"pico"'
@@ -535,7 +547,8 @@ def test_cli_prints_the_settings_in_effect(tmp_path, capsys):
     path = write(tmp_path, "[rules]\nplayers = 3\n")
     assert main(["config", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert out == render_config(load_config(path))
+    assert out == render_config(load_config(path), named=True)
+    assert out.startswith(f"# The settings in effect, read from {path} (--config).\n")
     assert "\nplayers = 3\n" in out
 
 
@@ -543,6 +556,20 @@ def test_cli_says_when_it_found_no_file(capsys):
     assert main(["config"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# The settings in effect: the defaults, as no settings file was found")
+    looked = ", ".join(map(str, search_paths()))
+    assert f"\n# (looked for, in this order: {looked}).\n" in out
+
+
+def test_cli_names_the_file_it_read_and_where_it_looked(capsys):
+    here = write(Path.cwd(), "[rules]\nplayers = 3\n")
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# The settings in effect, read from {here}\n# (looked for, in this")
+
+
+def test_the_example_is_a_file_to_edit():
+    assert "do not edit" not in example_config().lower()
+    assert "A file to edit" in example_config()
     assert without_path(load_config(None)) == default_config()
 
 

@@ -65,3 +65,38 @@ def test_the_readme_gives_pips_only_to_the_countdown():
     for sentence in re.split(r"(?<=[.;:])\s", text):
         if "pips" in sentence:
             assert "countdown" in sentence or "super round" in sentence, sentence
+
+
+# `wiring.md, "When something is wrong"` or `docs/rules.md's "Decisions"`: a section
+# named where the program, a doc or a test sends the reader.
+SECTION_REF = re.compile(
+    r"""((?:[\w-]+/)*[\w-]+\.md)(?:'s)?,?\s*(?:#\s*)?["'“]([A-Z][^"'”\n]{1,80})["'”]"""
+)
+HEADING = re.compile(r"^#+\s+(.+?)\s*$", re.MULTILINE)
+NAMING = sorted(
+    {*ROOT.glob("referee/**/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("tests/**/*.py"), *DOCS}
+)
+
+
+def _has_section(doc: Path, name: str) -> bool:
+    """A heading named so, or so and then more words: "Event time: who pressed first"."""
+    return any(
+        re.fullmatch(re.escape(name) + r"(?:\W.*)?", heading.strip("`*"))
+        for heading in HEADING.findall(doc.read_text())
+    )
+
+
+@pytest.mark.parametrize("source", NAMING, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_section_named_exists(source):
+    for name, section in SECTION_REF.findall(source.read_text()):
+        doc = next((d for d in (ROOT / name, source.parent / name) if d.is_file()), None)
+        assert doc is not None, f"{source.name} names {name}, which does not exist"
+        assert _has_section(doc, section), (
+            f"{source.name} names {name}, {section!r}: no such section"
+        )
+
+
+def test_no_doc_tells_the_reader_to_type_a_placeholder():
+    """`git clone <this repository>` is not an address anyone can use."""
+    for doc in DOCS:
+        assert "<this repository" not in doc.read_text(), doc.name

@@ -31,9 +31,10 @@ class FakeWindow:
     def events_waiting(self) -> bool:
         return self.waiting
 
-    def take_events(self) -> None:
+    def take_events(self) -> list[tuple[str, bool]]:
         self.taken += 1
         self.waiting = False
+        return []
 
 
 def clock_at(now: list[int]):
@@ -43,7 +44,7 @@ def clock_at(now: list[int]):
 def test_window_keys_through_a_descriptor_are_waited_on_not_polled():
     now = [1_000 * MS]
     window = FakeWindow(fd=7)
-    keys = WindowKeys(window, clock_at(now))  # type: ignore[arg-type]
+    keys = WindowKeys(window, clock_at(now))
     assert keys.fileno() == 7
     assert keys.resolution_ns == KEYBOARD_RESOLUTION_NS  # taken as they come
     assert keys.wake_ns(None) is None  # nothing due: the descriptor brings news
@@ -58,7 +59,7 @@ def test_window_keys_through_a_descriptor_are_waited_on_not_polled():
 
 def test_window_keys_without_a_descriptor_are_polled():
     now = [1_000 * MS]
-    keys = WindowKeys(FakeWindow(fd=None), clock_at(now))  # type: ignore[arg-type]
+    keys = WindowKeys(FakeWindow(fd=None), clock_at(now))
     assert keys.fileno() is None
     assert keys.resolution_ns == KEY_POLL_NS
     assert keys.wake_ns(None) == now[0] + KEY_POLL_NS

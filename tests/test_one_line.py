@@ -18,7 +18,7 @@ from referee.store import Store
 TIMEOUT_S = 20  # a hang fails the test instead of the suite
 
 
-def referee(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+def referee(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "referee", *args],
         capture_output=True,
@@ -26,6 +26,7 @@ def referee(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
         timeout=TIMEOUT_S,
         stdin=subprocess.DEVNULL,
         cwd=cwd,
+        env=env,
     )
 
 
@@ -158,3 +159,24 @@ def test_a_store_with_damaged_settings_is_one_line(tmp_path, capsys, column, why
     # The log says the board is missing first: the game is read once the devices are open.
     assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr
     assert done.stderr.splitlines()[-1].startswith(expected)
+
+
+NO_SCREEN = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")
+
+
+@pytest.mark.parametrize(
+    ("display", "said"),
+    [
+        ("terminal", "--input keyboard reads keys from a terminal: standard input is not a"),
+        ("window", "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY"),
+    ],
+)
+def test_a_display_that_cannot_open_is_one_line_before_anything_is_written(tmp_path, display, said):
+    """Nothing on standard output (no terminal's escape codes), no log lines, no store."""
+    env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"HOME": str(tmp_path)}
+    store = tmp_path / "store.db"
+    args = ("run", "--input", "keyboard", "--display", display, "--store", str(store))
+    done = referee(*args, env=env)
+    assert one_line(done).startswith(said)
+    assert done.stdout == ""
+    assert not store.exists()

@@ -2,7 +2,8 @@
 
 import logging
 
-from referee.rules import NS_PER_MS, Press, Settings
+from referee.arbiter import Decision
+from referee.rules import NS_PER_MS, Settings
 from referee.session import Session
 from referee.store import Store
 
@@ -11,9 +12,12 @@ GPIO_NS = 100_000
 
 
 def started(path, rules: Settings, floor_ns: int) -> None:
+    """A game out of its lobby: one not started takes the settings in effect instead."""
     with Store.open(path) as store:
         session = Session(store, rules, tie_floor_ns=floor_ns, now_ns=0)
-        session.ledger.append(Press(1, 0))
+        for button in ("P1", "P2", "SUPER"):
+            session.play(Decision(0, button))
+        session.close()
 
 
 def resumed_log(path, rules: Settings, floor_ns: int, caplog) -> str:
@@ -29,7 +33,7 @@ def test_only_another_input_is_no_change_of_the_settings(tmp_path, caplog):
     said = resumed_log(path, Settings(), GPIO_NS, caplog)
     assert "settings changed" not in said
     # What differs, and why, is named: the game keeps its own tie window.
-    assert "game 1 keeps the rules it started with: tie_ms 8.0 (the next game: 0.1)" in said
+    assert "game 1 keeps the rules it started with; the next game: tie_ms 0.1" in said
 
 
 def test_the_same_settings_say_nothing(tmp_path, caplog):
@@ -42,4 +46,4 @@ def test_changed_settings_are_named(tmp_path, caplog):
     path = tmp_path / "referee.db"
     started(path, Settings(players=4), GPIO_NS)
     said = resumed_log(path, Settings(players=3), GPIO_NS, caplog)
-    assert "game 1 keeps the rules it started with: players 4 (the next game: 3)" in said
+    assert "game 1 keeps the rules it started with; the next game: players 3" in said

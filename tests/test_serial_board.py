@@ -511,6 +511,29 @@ def test_a_board_that_restarts_with_undo_held_does_no_undo(board, clock, reader)
     assert arbiter.level(UNDO)[0] is False
 
 
+def test_a_device_missing_from_the_start_is_said_not_to_exist_and_waited_for(tmp_path, clock):
+    """A typo in `--input serial:...` must not look like a board merely unplugged."""
+    typo = tmp_path / "ttyACMO"
+    reader = SerialBoard(str(typo), settle_ns=SETTLE, clock=clock)
+    try:
+        [status] = reader.read()
+        assert not status.ok
+        assert status.text.startswith(f"button board {typo} does not exist (serial ports here: ")
+        assert status.text.endswith("): waiting for it")
+        with FakeBoard(tmp_path, "ttyACMO", synchronous=True) as board:  # plugged in at last
+            clock.now += RETRY_NS
+            assert reader.read() == []
+            clock.now += STALE_WAIT_NS
+            assert reader.read() == [SourceStatus(reader.name, CONNECTED, ok=True)]
+            board.unplug()  # now it is known to have been there
+            statuses = [item for item in reader.read() if isinstance(item, SourceStatus)]
+            assert statuses == [
+                SourceStatus(reader.name, f"button board unplugged: waiting for {typo}", ok=False)
+            ]
+    finally:
+        reader.close()
+
+
 def test_an_unplugged_board_is_reported_once_waited_for_and_reopened(board, clock, reader):
     board.hello()
     board.down_then_t("UNDO", 1_000)

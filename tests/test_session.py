@@ -3,7 +3,7 @@
 import pytest
 
 from referee.arbiter import Decision
-from referee.rules import Phase, Settings
+from referee.rules import Phase, RuleSet, Settings
 from referee.session import LateInput, Session
 from referee.store import Store
 
@@ -70,3 +70,27 @@ def test_a_tick_behind_what_is_decided_does_nothing(session):
     assert session.tick(T0 + 1 * S) == []
     assert session.tick(T0) == []
     assert session.last_ns == 1 * S
+
+
+def test_a_game_not_started_takes_the_settings_in_effect_and_a_started_one_says_the_next(
+    tmp_path,
+):
+    """The settings file changed while the box was off (issue 18: "changing the rule set
+    seems to do nothing")."""
+    path = tmp_path / "referee.db"
+    official = Settings(rules=RuleSet.OFFICIAL, players=3)
+    with Store.open(path) as store:
+        lobby = Session(store, Settings(players=4), tie_floor_ns=0, now_ns=T0)
+        lobby.play(Decision(T0, "P1"))  # a join: the game has not started
+        lobby.close()
+        again = Session(store, official, tie_floor_ns=0, now_ns=T0)
+        assert (again.settings, again.state.phase, again.next_game) == (official, Phase.LOBBY, None)
+        assert again.ledger.game_id == lobby.ledger.game_id + 1
+        for button in ("P1", "P2", "SUPER"):
+            again.play(Decision(T0, button))
+        assert again.state.phase is Phase.OPEN
+        again.close()
+        started = Session(store, Settings(players=4), tie_floor_ns=0, now_ns=T0)
+        assert (started.settings, started.ledger.game_id) == (official, again.ledger.game_id)
+        assert started.next_game == "the next game: rules super, players 4"
+        started.close()

@@ -92,4 +92,60 @@ def test_an_official_match_deal_by_deal():
 def test_solitaire_counts_the_cards_and_says_won_or_lost():
     text = picture("config players=1 rules=solitaire\n0 super\n")
     assert "deck 66 · table 15 · owed 1" in text and "SUPER IF THERE IS NONE" in text
-    assert "*** LOST ***" in picture("config players=1 rules=solitaire\n0 super\n1 end\n")
+    over = picture("config players=1 rules=solitaire\n0 super\n1 end\n")
+    # Said once, with what to do next, as every other game's end says it.
+    assert "GAME OVER: LOST · SUPER STARTS A NEW GAME" in over and "***" not in over
+
+
+def test_a_tie_under_the_official_rules_says_what_super_means():
+    tie = "config players=3 rules=official tie_ms=5\n0 press 2\n0.004 press 3\n"
+    assert "SUPER: their SETs share cards" in picture(tie, 1)
+    assert "share cards" not in picture(tie + "1 valid\n", 2)  # too late: a verdict came
+    assert "share cards" not in picture(tie.replace("official", "super"), 1)
+
+
+def test_one_player_has_no_photo_finish():
+    assert "photo finish" not in picture("config players=1 rules=solo\n1 press 1\n", 1)
+
+
+def test_a_judged_call_is_shown_as_the_last_one_until_the_next_step():
+    text = picture("config players=3\n0 press 2\n0.004 press 3\n1 valid\n", 1)
+    assert "FIND A SET" in text and "the last call's photo finish: P2 by 4.0 ms" in text
+
+
+def test_solos_end_shows_how_the_score_was_worked_out():
+    sets = "".join(f"{2 * n} press 1\n{2 * n + 1} valid\n" for n in range(3))
+    # 3 SETs: 9 cards won, 12 left on the table; each SET 96-98 points.
+    settings, state, _ = play(f"config players=1 rules=solo\n{sets}7 end\n")
+    text = render(View(settings, state, 8 * 10**9), colour_on=False)
+    before = state.previous.players[0].points
+    bonus = state.players[0].points - before
+    assert f"score: {before} + 12 cards x {before / 9:.1f} a card = {before + bonus}" in text
+    assert bonus == round(12 * before / 9)
+
+
+def test_a_short_terminal_drops_the_log_first_and_keeps_the_game():
+    """60x20 with eight seats scrolled the title, the scores and the caller off."""
+    script = "config players=8\n2 press 1\n3 invalid\n30 press 3\n30.004 press 5\n"
+    settings, state, effects = play(script)
+    view = View(
+        settings,
+        state,
+        31 * 10**9,
+        messages=(*(e.text for e in effects), "one", "two", "three", "four"),
+        notices=(Notice("P5's button is held down: ignored until released"),),
+        source="keyboard",
+    )
+    tall = render(view, colour_on=False, width=60)
+    assert len(tall.splitlines()) == 20 and "> one" in tall and "keys:" in tall
+    # Two lines short: the two oldest of the log go, and nothing else.
+    roomier = render(view, colour_on=False, width=60, height=18)
+    assert "> one" not in roomier and "> two" not in roomier
+    assert "> three" in roomier and "keys:" in roomier
+    short = render(view, colour_on=False, width=60, height=12)
+    lines = short.splitlines()
+    assert len(lines) <= 12, short
+    assert lines[0] == "SET referee · super rules · keyboard"
+    for kept in ("P1 ●", "P8 ♣", "[CALLING]", "P3: SHOW YOUR SET", "P5 ★  +4.0 ms", "! P5's"):
+        assert kept in short, (kept, short)
+    assert "> " not in short and "keys:" not in short  # the log, then the keys

@@ -25,14 +25,16 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def x_display(tmp_path):
-    """A private X server, on a display number no other process here is using."""
+def x_display(request):
+    """A private X server, on a display number no other process here is using; its screen
+    1280x720, or the size the test gives (indirect parametrization)."""
+    size = getattr(request, "param", "1280x720")
     for number in range(100 + os.getpid() % 500, 700):
         if Path(f"/tmp/.X11-unix/X{number}").exists():
             continue
         display = f":{number}"
         server = subprocess.Popen(
-            ["Xvfb", display, "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
+            ["Xvfb", display, "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
             stderr=subprocess.DEVNULL,
         )
         env = dict(os.environ, DISPLAY=display)
@@ -109,4 +111,24 @@ def test_a_game_in_an_x_window_and_sigterm_while_idle(x_display, tmp_path):
     daemon.keys("1")
     daemon.wait_for("P1 calls SET")  # and a key wakes it
     daemon.proc.send_signal(signal.SIGTERM)  # idle: asleep on its sources
+    assert daemon.proc.wait(timeout=5) == 0
+
+
+@pytest.mark.parametrize("x_display", ["800x480"], indirect=True)
+def test_the_window_fits_a_small_desktop(x_display, tmp_path):
+    """[display] width = 0 opened 1280x720 on an 800x480 screen, its corners off it."""
+    daemon = Daemon(x_display, tmp_path)
+    daemon.wait_for("display window (x11)")
+    tree = daemon.x("xwininfo", "-root", "-tree").splitlines()
+    window = next(line.split()[0] for line in tree if '"referee":' in line)
+    info = dict(
+        line.strip().split(": ", 1)
+        for line in daemon.x("xwininfo", "-id", window).splitlines()
+        if ": " in line
+    )
+    left, top = int(info["Absolute upper-left X"]), int(info["Absolute upper-left Y"])
+    width, height = int(info["Width"]), int(info["Height"])
+    assert (left, top) >= (0, 0) and left + width <= 800 and top + height <= 480, info
+    assert width / height == pytest.approx(1280 / 720, rel=0.01)  # its shape kept
+    daemon.proc.send_signal(signal.SIGTERM)
     assert daemon.proc.wait(timeout=5) == 0

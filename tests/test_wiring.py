@@ -1,4 +1,5 @@
 import copy
+import csv
 import random
 import re
 import subprocess
@@ -195,3 +196,31 @@ def test_every_pin_named_in_the_repository_comes_from_the_pin_map(pinmap):
                 if pin not in mapped and not free:
                     strays.append(f"{name}:{line_no}: {match.group()} is not in the pin map")
     assert not strays, "take pins from hardware/pinmap.toml:\n" + "\n".join(strays)
+
+
+# wiring.md's "Series resistors for bare LEDs": | 12 V | blue, white (3.0 V) | ... | 560 Ω |
+RESISTOR_ROW = re.compile(r"^\| (\d+) V \| ([a-z, ]+) \(.*\| (\d+) Ω \|$", re.MULTILINE)
+
+
+def test_the_parts_list_buys_the_resistors_wiring_md_says_to_use():
+    """The parts list said 680 Ohm for bare LEDs on 12 V where wiring.md said 560 Ohm for
+    blue and white: the list must name each of wiring.md's values for its lamps."""
+    with (ROOT / "hardware" / "bom.csv").open(newline="") as f:
+        [part] = [row for row in csv.DictReader(f) if row["part"] == "LED series resistors"]
+    said = part["description"]
+    rows = RESISTOR_ROW.findall((ROOT / "wiring.md").read_text())
+    assert len(rows) == 4, rows
+    for supply, colours, ohms in rows:
+        lamps = said.split(f"{supply} V lamps: ")[1].split(".")[0]
+        assert f"{ohms} Ohm {colours.replace(', ', '/').replace(' and ', '/')}" in lamps, (
+            supply,
+            colours,
+            ohms,
+            said,
+        )
+
+
+def test_every_row_of_the_parts_list_has_its_six_columns():
+    with (ROOT / "hardware" / "bom.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    assert all(len(row) == len(rows[0]) for row in rows), [r for r in rows if len(r) != 6]

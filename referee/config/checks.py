@@ -189,7 +189,7 @@ def check(source: Source) -> Config:
     used += [(("beeper", "pin"), beeper_pin)] if beeper_pin else []
     _distinct(used, source)
     return Config(
-        rules=rules,
+        game=rules,
         buttons=_timing(values["buttons"], source),
         pins=dict(values["pins"]),
         leds=leds,

@@ -23,10 +23,13 @@ _TOO_LONG = f"not TOML this box reads: a number of more than {_DIGITS_MAX} digit
 
 
 def search_paths() -> list[Path]:
-    """Where the settings file is looked for, first found first."""
+    """Where the settings file is looked for, first found first: the one the environment
+    names, the one beside the user (where `referee config --example > referee.toml`
+    wrote it), the user's, the box's."""
     env = os.environ.get(ENV_VAR)
+    here = Path.cwd() / "referee.toml"
     user = platformdirs.user_config_path("referee") / "referee.toml"
-    return [*([Path(env)] if env else []), user, SYSTEM_PATH]
+    return [*([Path(env)] if env else []), here, user, SYSTEM_PATH]
 
 
 def default_config() -> Config:

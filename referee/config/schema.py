@@ -17,7 +17,8 @@ from typing import Any
 
 from referee.edges import BUTTONS, PLAYER_BUTTONS
 from referee.pi_header import gpio_name, load_pinmap
-from referee.rules.settings import NS_PER_MS, NS_PER_S, RULE_KEYS, Key, Settings
+from referee.rules.settings import RULE_KEYS, Key, Settings
+from referee.units import NS_PER_MS, NS_PER_S
 
 NS_PER_US = 1_000
 NS_PER_UNIT = {"s": NS_PER_S, "ms": NS_PER_MS, "us": NS_PER_US}
@@ -75,7 +76,7 @@ class SerialConfig:
 
 @dataclass(frozen=True)
 class Config:
-    rules: Settings
+    game: Settings  # the [rules] table: what the next game plays by
     buttons: ButtonTiming
     pins: dict[str, str]  # every button of BUTTONS → its pin, as "GPIOn"
     leds: LedsConfig
@@ -256,14 +257,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         _setting(
             "width",
             0,
-            "pixels, 320 to 7680, or 0 with height 0 for the screen's own size",
-            _zero_or_within(320, 7680),
+            "pixels, 480 to 7680, or 0 with height 0 for the screen's own size",
+            _zero_or_within(480, 7680),
         ),
         _setting(
             "height",
             0,
-            "pixels, 240 to 4320, or 0 with width 0 for the screen's own size",
-            _zero_or_within(240, 4320),
+            "pixels, 320 to 4320, or 0 with width 0 for the screen's own size",
+            _zero_or_within(320, 4320),
         ),
         _setting("fps", 30, "frames a second, 1 to 60", _within(1, 60)),
     ),

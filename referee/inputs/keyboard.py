@@ -13,14 +13,11 @@ import termios
 import time
 import tty
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from referee.edges import BUTTONS, Edge, Quit
 from referee.inputs import SourceItem
 from referee.keys import KEYMAP, QUIT_KEY
-
-if TYPE_CHECKING:  # pygame is imported only when a window is opened
-    from referee.outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +52,7 @@ def typed(text: str) -> Iterator[str]:
             next(chars, "")
 
 
-def _readable_as_keys(fd: int) -> None:
+def readable_as_keys(fd: int) -> None:
     """A terminal, or a pipe or socket a test or a script types into; else NotATerminal."""
     try:
         mode = os.fstat(fd).st_mode
@@ -75,7 +72,7 @@ class TerminalKeys:
     buttons = BUTTONS
 
     def __init__(self, fd: int, clock: Callable[[], int] = time.monotonic_ns) -> None:
-        _readable_as_keys(fd)
+        readable_as_keys(fd)
         self._fd: int | None = fd
         self._clock = clock
         self._saved: list[object] | None = None
@@ -133,8 +130,16 @@ class TerminalKeys:
             termios.tcsetattr(fd, termios.TCSADRAIN, self._saved)  # type: ignore[arg-type]
 
 
+class KeyWindow(Protocol):
+    """What the keyboard input needs of a window (outputs/display.py's Window)."""
+
+    def events_fd(self) -> int | None: ...
+    def events_waiting(self) -> bool: ...
+    def take_events(self) -> list[tuple[str, bool]]: ...
+
+
 class WindowKeys:
-    """The window's keyboard as the input; the window stamps each key as it is taken.
+    """The window's keyboard as the input: each key stamped as it is taken from the window.
     Under X11 the main loop waits on the X server's connection and takes the keys as they
     come, as a terminal's; elsewhere it takes them every KEY_POLL_NS, so two keys closer
     than that may be stamped in either order."""
@@ -142,7 +147,7 @@ class WindowKeys:
     name = "keyboard (window)"
     buttons = BUTTONS
 
-    def __init__(self, window: "Window", clock: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(self, window: KeyWindow, clock: Callable[[], int] = time.monotonic_ns) -> None:
         self._window = window
         self._clock = clock
         self._fd = window.events_fd()
@@ -152,6 +157,7 @@ class WindowKeys:
             else max(KEYBOARD_RESOLUTION_NS, KEY_POLL_NS)
         )
         self._watermark = clock()
+        self._held: set[str] = set()  # buttons whose key is down
 
     def fileno(self) -> int | None:
         return self._fd
@@ -171,11 +177,20 @@ class WindowKeys:
         return ()
 
     def read(self) -> list[SourceItem]:
-        # The window puts its keys in the inbox, which the loop drains right after.
         t_ns = self._clock()
-        self._window.take_events()
+        edges: list[SourceItem] = []
+        for name, down in self._window.take_events():
+            button = KEYMAP.get(name)
+            # A second key-down without a key-up is the keyboard repeating a held key.
+            if button is None or down == (button in self._held):
+                continue
+            if down:
+                self._held.add(button)
+            else:
+                self._held.discard(button)
+            edges.append(Edge(button, self._clock(), down))
         self._watermark = t_ns
-        return []
+        return edges
 
     def close(self) -> None:
         pass

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from referee.edges import Inbox, InboxItem
 from referee.inputs import InputSource
-from referee.rules import NS_PER_S
+from referee.units import NS_PER_S
 
 
 class Inputs:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import serial
+from serial.tools import list_ports
 
 from referee.edges import BUTTONS, SourceStatus
 from referee.inputs import SourceItem
@@ -89,6 +90,7 @@ class SerialBoard:
         self._lag_ns = settle_ns + MARGIN_NS
         self._now = clock
         self._unplugged = f"button board unplugged: waiting for {device}"
+        self._seen = False  # opened once: a device missing since the start may be a typo
         self._lock = threading.Lock()  # guards _port between the main loop and the speaker
         self._port: serial.Serial | None = None  # open and listened to
         self._leds = dict.fromkeys(BUTTONS, "off")  # as the referee wants them; under _lock
@@ -206,7 +208,7 @@ class SerialBoard:
 
     def _open(self, now: int) -> None:
         if not Path(self.device).exists():
-            self._report(ok=False, text=self._unplugged)
+            self._report(ok=False, text=self._unplugged if self._seen else self._never_seen())
             return
         try:
             self._opening = serial.Serial(
@@ -221,9 +223,18 @@ class SerialBoard:
             return
         self._ready_at = now + STALE_WAIT_NS
 
+    def _never_seen(self) -> str:
+        """A device missing since the start: a board not plugged in yet, or a wrong name;
+        the ports there are tell which."""
+        ports = ", ".join(sorted(port.device for port in list_ports.comports())) or "none"
+        return (
+            f"button board {self.device} does not exist (serial ports here: {ports}):"
+            " waiting for it"
+        )
+
     def _open_failure(self, exc: OSError) -> str:
         if exc.errno == errno.ENOENT or not Path(self.device).exists():
-            return self._unplugged
+            return self._unplugged if self._seen else self._never_seen()
         if exc.errno in (errno.EACCES, errno.EPERM):
             return f"button board {self.device}: permission denied (is the user in dialout?)"
         if exc.errno == errno.EWOULDBLOCK:  # pyserial's exclusive lock is taken
@@ -233,6 +244,7 @@ class SerialBoard:
     def _listen(self, port: serial.Serial) -> None:
         """Drop what the board kept while unheard, then take its lines from now on."""
         self._opening = None
+        self._seen = True
         kept = b""
         try:
             for _ in range(MAX_READS):

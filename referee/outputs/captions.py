@@ -16,6 +16,7 @@ from referee.rules import (
     SuperMeans,
     match_deals,
     sitting_out,
+    solo_end_bonus,
     solo_increment,
 )
 from referee.rules.effects import ms, seat
@@ -160,14 +161,43 @@ def offsets(call: Call) -> list[tuple[int, str]]:
 
 def photo_finish_call(view: View) -> Call | None:
     """The call whose photo finish to show: the one being judged, or in open play the
-    one just judged, until the next step (never an old one after a super round)."""
+    one just judged, until the next step (never an old one after a super round). None
+    with one player: there is no one to be first over."""
     state = view.state
+    if view.settings.book.single_player:
+        return None
     if state.pending is not None:
         return state.pending
     before = state.previous
     if state.phase is Phase.OPEN and before is not None and before.pending is not None:
         return state.calls[-1]
     return None
+
+
+def shared_cards_hint(view: View) -> str | None:
+    """Official rules, tied callers before their first verdict: what SUPER means now."""
+    call = view.state.pending
+    if not view.settings.book.shared_cards or call is None or view.state.claim:
+        return None
+    if len(call.callers) < 2 or call.verdicts:
+        return None
+    return "SUPER: their SETs share cards"
+
+
+def solo_end(view: View) -> str | None:
+    """Solo's end bonus worked out: "152 + 12 cards x 16.9 a card = 355"."""
+    state, before = view.state, view.state.previous
+    if not view.settings.book.end_bonus or state.phase is not Phase.OVER or before is None:
+        return None
+    if before.solo is None or not before.solo.sets:
+        return None
+    base, total = before.players[0].points, state.players[0].points
+    if total == base:
+        return None
+    sets, cards = before.solo.sets, state.table
+    if solo_end_bonus(base, sets, cards) != total - base:  # a script's `end left=N`
+        return f"{base} + {total - base} for the cards left = {total}"
+    return f"{base} + {cards} cards x {base / (3 * sets):.1f} a card = {total}"
 
 
 def deal(view: View) -> str | None:
@@ -232,6 +262,6 @@ def headline(view: View) -> str:
             assert sr is not None
             return "super round: only " + ", ".join(seat(p) for p in sr.participants) + " may call"
         case Phase.OVER if state.result is not None:
-            return f"game over: {state.result}"
+            return f"game over: {state.result} · SUPER starts a new game"
         case Phase.OVER:
             return "game over: SUPER starts a new game"

@@ -1,7 +1,7 @@
 """The screen: pygame-ce draws each View; the Window also owns pygame's event loop.
 
     render(surface, view)      draw the screen for a view on any surface (tests, gallery)
-    Window(inbox)              the real display; take_events() puts its keys in the inbox
+    Window(inbox)              the real display; take_events() hands over its keys
 
 On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on a
 desktop the Window is a resizable window. Only the main thread may touch the Window
@@ -13,23 +13,29 @@ instead, under X11 on the X server's connection too (`events_fd`, x11.py), and c
 """
 
 import os
-import time
 
 import pygame
 
-from referee.edges import Edge, Inbox, Quit
+from referee.edges import Inbox, Quit
 from referee.errors import ScreenUnavailable
-from referee.keys import KEYMAP, QUIT_KEY
+from referee.keys import QUIT_KEY
 from referee.view import View
 
 from . import captions
 from .canvas import Canvas
 from .screens import draw_screen
+from .style import BACKGROUND
 from .x11 import x_connection
 
 __all__ = ["ScreenUnavailable", "Window", "render"]
 
 DEFAULT_SIZE = (1280, 720)
+# The smallest screen the layouts are made for (a 3.5" SPI panel): a smaller one is
+# shown this, shrunk.
+SMALLEST = (480, 320)
+# Of the desktop's width and height, what a window may take: the rest for its title bar
+# and the desktop's own panels.
+DESKTOP_SHARE = 0.9
 HEADLESS_DRIVERS = ("offscreen", "dummy")
 # The events take_events() acts on; the rest (mouse, text input...) are dropped by SDL.
 _WANTED = (
@@ -42,8 +48,23 @@ _WANTED = (
 
 
 def render(surface: pygame.Surface, view: View) -> None:
-    """Draw the whole screen for the view on the surface, whatever its size."""
-    draw_screen(Canvas(surface), view)
+    """Draw the whole screen for the view on the surface, whatever its size. Smaller than
+    the smallest laid out (a 2.8" panel's 320x240, a window shrunk by hand), the picture is
+    laid out at that size and shrunk to the surface, its shape kept: smaller text, but
+    none of it cut off."""
+    width, height = surface.get_size()
+    smallest_width, smallest_height = SMALLEST
+    if width >= smallest_width and height >= smallest_height:
+        draw_screen(Canvas(surface), view)
+        return
+    scale = min(width / smallest_width, height / smallest_height)
+    laid_out = pygame.Surface(SMALLEST, 0, surface)
+    draw_screen(Canvas(laid_out), view)
+    shrunk = pygame.transform.smoothscale(
+        laid_out, (round(smallest_width * scale), round(smallest_height * scale))
+    )
+    surface.fill(BACKGROUND)
+    surface.blit(shrunk, shrunk.get_rect(center=surface.get_rect().center))
 
 
 def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
@@ -57,6 +78,16 @@ def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.source,
         captions.shown_clocks(view),
     )
+
+
+def _within_desktop(size: tuple[int, int]) -> tuple[int, int]:
+    """The size, made smaller where the desktop is, keeping its shape: the window with its
+    title bar and the desktop's panels fits on the screen (the window manager centres it;
+    a 1280x720 one on an 800x480 screen showed its middle only)."""
+    width, height = size
+    desk_width, desk_height = pygame.display.get_desktop_sizes()[0]
+    scale = min(1.0, DESKTOP_SHARE * desk_width / width, DESKTOP_SHARE * desk_height / height)
+    return round(width * scale), round(height * scale)
 
 
 class Window:
@@ -90,7 +121,12 @@ class Window:
                 pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
                 pygame.mouse.set_visible(False)
             else:
-                pygame.display.set_mode(size or DEFAULT_SIZE, pygame.RESIZABLE)
+                # A headless driver's desktop is made up: a test's window keeps its size.
+                headless = self.driver in HEADLESS_DRIVERS
+                size = size or DEFAULT_SIZE
+                pygame.display.set_mode(
+                    size if headless else _within_desktop(size), pygame.RESIZABLE
+                )
         except pygame.error as err:
             pygame.display.quit()
             raise ScreenUnavailable(f"cannot open the {self.driver} screen: {err}") from None
@@ -99,9 +135,7 @@ class Window:
         pygame.key.set_repeat()  # no emulated key repeat: a held key is one press
         pygame.event.set_blocked(None)
         pygame.event.set_allowed(_WANTED)
-        self._keys = {pygame.key.key_code(name): button for name, button in KEYMAP.items()}
         self._quit_keys = {pygame.key.key_code(QUIT_KEY), pygame.K_ESCAPE}
-        self._held: set[int] = set()
         self._inbox = inbox
         self._last_key: tuple[object, ...] | None = None
         self.quit_requested = False
@@ -116,33 +150,23 @@ class Window:
         """Events already read from that descriptor, not taken yet: no sleeping on them."""
         return (self._x is not None and self._x.queued()) or pygame.event.peek(pump=False)
 
-    def take_events(self) -> None:
-        """Act on what SDL has queued: keys become edges in the inbox (stamped now), a
-        closed window, `q` or Escape a Quit, an uncovered or resized window a redraw."""
-        self._handle(pygame.event.get())
-
-    def _handle(self, events: list[pygame.event.Event]) -> None:
-        for event in events:
+    def take_events(self) -> list[tuple[str, bool]]:
+        """Act on what SDL has queued: a closed window, `q` or Escape a Quit, an uncovered
+        or resized window a redraw; the other keys are handed over as (name, down), in the
+        order they came, for the keyboard input (inputs/keyboard.py, WindowKeys)."""
+        keys = []
+        for event in pygame.event.get():
             if event.type == pygame.QUIT:
                 self._quit("the window was closed")
             elif event.type in (pygame.KEYDOWN, pygame.KEYUP):
-                self._key(event.type == pygame.KEYDOWN, event.key)
+                down = event.type == pygame.KEYDOWN
+                if down and event.key in self._quit_keys:
+                    self._quit(f"{pygame.key.name(event.key)} pressed")
+                else:
+                    keys.append((pygame.key.name(event.key), down))
             elif event.type in (pygame.WINDOWEXPOSED, pygame.WINDOWSIZECHANGED):
                 self._last_key = None  # the window's pixels are gone or resized: redraw
-
-    def _key(self, down: bool, key: int) -> None:
-        if down and key in self._quit_keys:
-            self._quit(f"{pygame.key.name(key)} pressed")
-            return
-        button = self._keys.get(key)
-        # A second key-down without a key-up is the keyboard repeating a held key.
-        if button is None or down == (key in self._held):
-            return
-        if down:
-            self._held.add(key)
-        else:
-            self._held.discard(key)
-        self._inbox.put(Edge(button, time.monotonic_ns(), down))
+        return keys
 
     def _quit(self, reason: str) -> None:
         self.quit_requested = True

@@ -124,6 +124,7 @@ def views() -> dict[str, View]:
     solo.play(Press(1, at(10)), Verdict(True, at(12)), Press(1, at(30)), Verdict(True, at(31)))
     out["solo"] = solo.view(38, source=KEYBOARD)
     out["solo-claim"] = solo.play(Super(at(40))).view(41, source=KEYBOARD)
+    out["solo-over"] = solo.play(Verdict(False, at(42)), End(at(50))).view(51, source=KEYBOARD)
 
     ended = Table(four).join(1, 2, 3, 4).call(1, 10, True).call(2, 20, True)
     ended.call(4, 30, True).call(1, 40, True).call(2, 50, True).play(End(at(60)))
@@ -135,7 +136,9 @@ def views() -> dict[str, View]:
     match = Table(official).join(1, 2, 3, 4).call(2, 10, True).call(3, 20, False)
     match.call(4, 30, True).play(Super(at(40)))  # deal 1 over: P2 deals and sits out
     match.call(1, 50, True).call(3, 60, True)
-    match.play(Press(1, at(70)), Press(4, at(70) + 1_300_000), Super(at(72)))
+    match.play(Press(1, at(70)), Press(4, at(70) + 1_300_000))
+    out["official-tie"] = match.view(71)  # SUPER now: their SETs share cards
+    match.play(Super(at(72)))
     out["official"] = match.view(73)
     match.call(4, 80, True).play(Super(at(90))).call(1, 100, True).call(4, 110, False)
     match.play(Super(at(120))).call(2, 130, True).call(3, 140, True).play(Super(at(150)))

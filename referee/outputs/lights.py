@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from gpiozero import LED, OutputDevice
 
 from referee.rules import Phase, sitting_out
-from referee.rules.settings import MAX_SEATS
+from referee.units import MAX_SEATS
 from referee.view import View
 
 

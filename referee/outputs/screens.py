@@ -12,8 +12,9 @@ from math import ceil
 
 from pygame import Rect
 
-from referee.rules import NS_PER_S, Call, Judgement, Phase, Result, sitting_out
+from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.engine import SOLO_HALF_LIFE_NS
+from referee.units import NS_PER_S
 from referee.view import Severity, View
 
 from . import captions
@@ -170,7 +171,11 @@ class Screen:
         for box, (colour, line) in zip(boxes[1 : 1 + len(shown)], shown, strict=True):
             self.text(self.panel(box, colour), line, ink_on(colour), max_lines=2)
         if legend:
-            self.text(boxes[-2], "keys:  " + "  ·  ".join(KEY_LEGEND), DIM, max_lines=2)
+            # One line where it fits, spaced out or tight: two would be larger, but a bar
+            # read in two halves.
+            wide, tight = ("keys:  " + "  ·  ".join(KEY_LEGEND), "keys: " + " · ".join(KEY_LEGEND))
+            one = next((k for k in (wide, tight) if self.canvas.fits(boxes[-2], k)), None)
+            self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
@@ -324,12 +329,13 @@ class Screen:
     def result(self, box: Rect) -> None:
         """Solitaire's end: won or lost, as big as it gets."""
         state = self.state
-        word, detail = rows(box, [0.7, 0.3], self.pad)
+        word, detail, again = rows(box, [0.6, 0.26, 0.14], self.pad, [0, 0, self.lines_px(1)])
         won = state.result is Result.WON
         self.text(word, "WON" if won else "LOST", GOOD if won else BAD)
         sets = state.players[0].points
         found = "1 SET found" if sets == 1 else f"{sets} SETs found"
         self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
+        self.text(again, "SUPER starts a new game", DIM)
 
     def claim(self, box: Rect) -> None:
         ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
@@ -349,11 +355,14 @@ class Screen:
         self.text(head, captions.margin(call), ATTENTION if tie else TEXT)
         left, right = columns(body, [0.54, 0.46], self.pad)
         paused = captions.countdown_left_ns(self.view)
-        weights = [0.5, 0.14, 0.36] + ([0.12] if paused is not None else [])
+        hint = captions.shared_cards_hint(self.view)
         line = self.lines_px(1)
-        caller, turn, timer, *rest = rows(
-            left, weights, self.pad, [0, line, line, line][: len(weights)]
-        )
+        weights, least = [0.5, 0.14, 0.36], [0, line, line]
+        if hint is not None:  # two lines: the left column is narrow on a small screen
+            weights, least = [*weights, 0.24], [*least, self.lines_px(2)]
+        if paused is not None:
+            weights, least = [*weights, 0.12], [*least, line]
+        caller, turn, timer, *rest = rows(left, weights, self.pad, least)
         self.badges([(_wide(caller, BADGE_RATIO), call.turn)])
         self.text(
             turn,
@@ -365,6 +374,8 @@ class Screen:
             self.timer(timer, pointout, self.view.settings.pointout_ns)
         else:
             self.text(timer, "no time limit", DIM)
+        if hint is not None:
+            self.text(rest.pop(0), hint, ATTENTION, max_lines=2)
         if paused is not None:
             self.text(rest[0], f"countdown paused: {captions.seconds(paused)} s", DIM)
         self.photo_finish(right, call)
@@ -437,6 +448,8 @@ class Screen:
             cells.append((place, mark, points))
             if entry.place == 1:
                 self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
+        if (worked_out := captions.solo_end(self.view)) is not None:
+            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
         on = list(zip(cells, ranking, strict=True))
         self.badges([(_wide(mark, 3), r.player) for (_, mark, _), r in on])
         self.texts(

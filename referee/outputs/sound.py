@@ -55,7 +55,7 @@ from typing import Any, Protocol
 from gpiozero import TonalBuzzer
 from gpiozero.tones import Tone
 
-from referee.rules import NS_PER_S, Phase
+from referee.rules import Phase
 from referee.rules.effects import (
     CallOpened,
     ClaimJudged,
@@ -79,6 +79,7 @@ from referee.rules.effects import (
     Undone,
 )
 from referee.rules.state import Judgement
+from referee.units import NS_PER_S
 from referee.view import View
 
 log = logging.getLogger(__name__)

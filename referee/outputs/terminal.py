@@ -38,21 +38,36 @@ def _paint(text: str, style: Style, colour_on: bool) -> str:
     return f"{start}{text}{RESET}" if start else text
 
 
-def render(view: View, *, colour_on: bool = True, width: int = 80) -> str:
+def render(
+    view: View, *, colour_on: bool = True, width: int = 80, height: int | None = None
+) -> str:
     """The whole picture as text (with ANSI colour when colour_on), no line wider than
-    width: lines break between words, never inside one."""
-    out: list[str] = []
-    for segments in _lines(view):
-        out += [_paint_line(line, colour_on) for line in _fit(segments, width)]
-    return "\n".join(out) + "\n"
+    width: lines break between words, never inside one. Taller than height, it loses
+    first the log, then the keys, the blank lines, the notices (the least severe first)
+    and the deal's line: the game itself (title, scores, what happens) stays on screen."""
+    fitted = [(drop, _fit(segments, width)) for drop, segments in _lines(view)]
+    if height is not None:
+        rows = sum(len(lines) for _, lines in fitted)
+        for i in sorted(range(len(fitted)), key=lambda i: -fitted[i][0]):
+            if rows <= height or fitted[i][0] == KEEP:
+                break
+            rows -= len(fitted[i][1])
+            fitted[i] = (KEEP, [])
+    out = [_paint_line(line, colour_on) for _, lines in fitted for line in lines]
+    return "\n".join(out[:height]) + "\n"
 
 
-def _lines(view: View) -> list[list[Segment]]:
-    """The picture, each line a list of segments (the players of a row, or one text)."""
+# What a short terminal drops first: the higher, the sooner (render).
+KEEP, DEAL, ERRORS, NOTICES, BLANK, KEYS, LOG = 0, 1, 2, 3, 4, 5, 6
+
+
+def _lines(view: View) -> list[tuple[int, list[Segment]]]:
+    """The picture, each line a list of segments (the players of a row, or one text),
+    with how soon a short terminal drops it."""
     state, settings = view.state, view.settings
-    lines: list[list[Segment]] = [
-        [(f"SET referee · {settings.rules} rules · {view.source}", (None, True))],
-        [],
+    lines: list[tuple[int, list[Segment]]] = [
+        (KEEP, [(f"SET referee · {settings.rules} rules · {view.source}", (None, True))]),
+        (BLANK, []),
     ]
     caller = state.pending.turn if state.pending else None
     sr = state.super_round
@@ -72,19 +87,23 @@ def _lines(view: View) -> list[list[Segment]]:
     if settings.book.bank and state.phase is not Phase.LOBBY:
         row.append((f"bank {state.bank}", PLAIN))
     # Four players a line at most, so that a row reads as one (and fits a narrow terminal).
-    lines += [row[i : i + 4] for i in range(0, len(row), 4)] or [[("nobody has joined yet", PLAIN)]]
-    lines += [[(line, PLAIN)] for line in (captions.deal(view), captions.cards(view)) if line]
-    lines.append([])
-    lines.append([(captions.headline(view).upper(), (None, True))])
-    lines += [[segment] for segment in _details(view)]
-    lines.append([])
+    rows = [row[i : i + 4] for i in range(0, len(row), 4)] or [[("nobody has joined yet", PLAIN)]]
+    lines += [(KEEP, r) for r in rows]
+    deal = (captions.deal(view), captions.cards(view))
+    lines += [(DEAL, [(line, PLAIN)]) for line in deal if line]
+    lines.append((BLANK, []))
+    lines.append((KEEP, [(captions.headline(view).upper(), (None, True))]))
+    lines += [(KEEP, [segment]) for segment in _details(view)]
+    lines.append((BLANK, []))
     for notice in view.notices:
         error = notice.severity is Severity.ERROR
         mark = "!!" if error else "!"
-        lines.append([(f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))])
-    lines += [[(f"> {m}", PLAIN)] for m in view.messages[-MESSAGES_SHOWN:]]
+        said = (f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))
+        lines.append((ERRORS if error else NOTICES, [said]))
+    lines += [(LOG, [(f"> {m}", PLAIN)]) for m in view.messages[-MESSAGES_SHOWN:]]
     if "keyboard" in view.source:
-        lines += [[], [(entry, (DIM, False)) for entry in ("keys:", *captions.KEY_LEGEND)]]
+        legend: list[Segment] = [(entry, (DIM, False)) for entry in ("keys:", *captions.KEY_LEGEND)]
+        lines += [(KEYS, []), (KEYS, legend)]
     return lines
 
 
@@ -141,12 +160,16 @@ def _details(view: View) -> list[Segment]:
         state.phase is Phase.OPEN or state.claim
     ):
         out.append((f"a SET now scores {value}", PLAIN))
+    if (hint := captions.shared_cards_hint(view)) is not None:
+        out.append((hint, (ATTENTION, True)))
     if (call := captions.photo_finish_call(view)) is not None:
-        out.append(("photo finish: " + captions.margin(call), PLAIN))
+        # Judged already, it stays until the next step: said so, under "find a SET".
+        which = "photo finish" if call is state.pending else "the last call's photo finish"
+        out.append((f"{which}: {captions.margin(call)}", PLAIN))
         out += [(f"   {label(p)}  {text}", PLAIN) for p, text in captions.offsets(call)]
-    if state.phase is Phase.OVER and state.result is not None:
-        out.append((f"*** {state.result.upper()} ***", (None, True)))
-    elif state.phase is Phase.OVER:
+    if (worked_out := captions.solo_end(view)) is not None:
+        out.append((f"score: {worked_out}", PLAIN))
+    if state.phase is Phase.OVER and state.result is None:
         by_deal = captions.deal_points(state)
         for r in state.ranking:
             deals = by_deal.get(r.player, [])
@@ -164,7 +187,8 @@ class TerminalScreen:
         stream.flush()
 
     def show(self, view: View) -> bool:
-        text = render(view, colour_on=self._colour, width=self._width())
+        width, height = self._size()
+        text = render(view, colour_on=self._colour, width=width, height=height)
         if text == self._last:
             return False
         self._stream.write(CLEAR + text.replace("\n", "\r\n"))
@@ -172,12 +196,15 @@ class TerminalScreen:
         self._last = text
         return True
 
-    def _width(self) -> int:
+    def _size(self) -> tuple[int, int | None]:
+        """Columns and lines; a size the terminal does not say: 80 columns, lines unbounded."""
         try:
-            columns = os.get_terminal_size(self._stream.fileno()).columns
+            size = os.get_terminal_size(self._stream.fileno())
         except (OSError, ValueError, AttributeError):  # not a terminal (a test's StringIO)
-            return DEFAULT_WIDTH
-        return columns or DEFAULT_WIDTH  # 0: a terminal that does not say (a bare pty)
+            return DEFAULT_WIDTH, None
+        # 0: a terminal that does not say (a bare pty). The last line is left empty: a
+        # line written there would scroll the picture's first one off.
+        return size.columns or DEFAULT_WIDTH, (size.lines - 1 if size.lines > 1 else None)
 
     def close(self) -> None:
         self._stream.write(ALT_SCREEN_OFF)

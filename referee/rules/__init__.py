@@ -1,7 +1,18 @@
 """The rules engine: pure, sans-IO. Inputs in, state and effects out (see engine.py)."""
 
+from referee.units import NS_PER_MS, NS_PER_S
+
 from .effects import Effect, Ignored
-from .engine import match_deals, new_game, rank, replay, sitting_out, solo_increment, step
+from .engine import (
+    match_deals,
+    new_game,
+    rank,
+    replay,
+    sitting_out,
+    solo_end_bonus,
+    solo_increment,
+    step,
+)
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
 from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
@@ -15,8 +26,6 @@ from .script import (
     read_script,
 )
 from .settings import (
-    NS_PER_MS,
-    NS_PER_S,
     RULE_KEYS,
     RuleSet,
     Settings,
@@ -68,6 +77,7 @@ __all__ = [
     "settings_typed",
     "settings_values",
     "sitting_out",
+    "solo_end_bonus",
     "solo_increment",
     "step",
     "words",

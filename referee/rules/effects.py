@@ -3,7 +3,8 @@
 Every effect has a `text` the table can read; outputs pick the ones they act on.
 """
 
-from .settings import NS_PER_MS
+from referee.units import NS_PER_MS
+
 from .state import Judgement, Place, Result
 from .values import value
 

@@ -21,6 +21,8 @@ the old pointer, so undo takes those back together with the step before them.
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
+from referee.units import MAX_SEATS, NS_PER_S
+
 from .effects import (
     CallOpened,
     ClaimJudged,
@@ -52,8 +54,8 @@ from .effects import (
     seat,
 )
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
-from .rulesets import MAX_SEATS, SuperMeans
-from .settings import DECK, NS_PER_S, Settings
+from .rulesets import SuperMeans
+from .settings import DECK, Settings
 from .state import (
     Call,
     Judgement,
@@ -441,6 +443,12 @@ def solo_increment(solo: Solo, t_ns: int) -> int:
     return max(1, int(value + 0.5))
 
 
+def solo_end_bonus(points: int, sets: int, cards: int) -> int:
+    """Solo's end: the cards left score the average per card won, points / (3 x sets),
+    rounded half up, in whole numbers."""
+    return (2 * cards * points + 3 * sets) // (6 * sets)
+
+
 def _call_super(settings: Settings, state: State, inp: Super) -> _Change:
     """Official: SUPER while tied callers wait for their first verdict says their SETs
     share cards: the cards go, nobody scores or pays."""
@@ -628,9 +636,7 @@ def _game_over(
     if book.end_bonus and state.solo and state.solo.sets and cards:
         sets = state.solo.sets
         players = tuple(
-            # score + cards * score / (3 * sets), rounded half up, in whole numbers.
-            evolve(p, points=p.points + (2 * cards * p.points + 3 * sets) // (6 * sets))
-            for p in players
+            evolve(p, points=p.points + solo_end_bonus(p.points, sets, cards)) for p in players
         )
     if book.owes and result is None:
         result = Result.LOST if state.owed else Result.WON

@@ -5,8 +5,10 @@ docs/rules.md, "Replay scripts and the state", says what each key means.
 
 from typing import Any
 
+from referee.units import NS_PER_MS
+
 from .engine import match_deals
-from .settings import NS_PER_MS, Settings
+from .settings import Settings
 from .state import State
 
 

@@ -7,6 +7,8 @@ is a row here, and a new rule set is a column.
 from dataclasses import dataclass
 from enum import StrEnum
 
+from referee.units import MAX_SEATS
+
 
 class RuleSet(StrEnum):
     SUPER = "super"
@@ -44,8 +46,6 @@ class RuleBook:
     def single_player(self) -> bool:
         return self.seats == (1, 1)
 
-
-MAX_SEATS = 8
 
 RULE_BOOKS: dict[RuleSet, RuleBook] = {
     RuleSet.SUPER: RuleBook(

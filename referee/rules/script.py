@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from itertools import chain
 
+from referee.units import MAX_SEATS, NS_PER_S
+
 from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
 from .numbers import scaled, shown, whole
-from .rulesets import MAX_SEATS
-from .settings import DECK, NS_PER_S, RULE_KEYS, SettingError, Settings, settings_from
+from .settings import DECK, RULE_KEYS, SettingError, Settings, settings_from
 
 _BARE: dict[str, Callable[[int], Input]] = {
     "valid": lambda t: Verdict(True, t),

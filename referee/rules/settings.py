@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeGuard, cast
 
+from referee.units import MAX_SEATS, NS_PER_MS, NS_PER_S
+
 from .numbers import scaled, whole
-from .rulesets import MAX_SEATS, RULE_BOOKS, RuleBook, RuleSet
+from .rulesets import RULE_BOOKS, RuleBook, RuleSet
 
 # The rule sets and their seats belong to rulesets.py; settings are read with them.
 __all__ = [
     "DECK",
     "MAX_SEATS",
-    "NS_PER_MS",
-    "NS_PER_S",
     "RULE_KEYS",
     "Key",
     "RuleSet",
@@ -28,8 +28,6 @@ __all__ = [
     "settings_values",
 ]
 
-NS_PER_S = 1_000_000_000
-NS_PER_MS = 1_000_000
 DECK = 81
 MAX_DEALS = 99
 # A timer's range: shorter than a millisecond it would be over before anyone saw it;
