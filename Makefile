@@ -40,7 +40,7 @@ uninstall:
 screens: $(STAMP)
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m referee.outputs.gallery docs/screens
 
-# wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml.
+# wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml; hardware/enclosure.svg.
 wiring: $(STAMP)
 	$(BIN)/python -m referee.wiring
 

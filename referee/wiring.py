@@ -1,5 +1,6 @@
 """The build documents made from the one pin map: the pin table in wiring.md and the
-diagram hardware/wiring.svg. `python -m referee.wiring` (or `make wiring`) rewrites both.
+diagram hardware/wiring.svg; and the enclosure's drilling template, hardware/enclosure.svg
+(enclosure.py). `python -m referee.wiring` (or `make wiring`) rewrites all three.
 """
 
 import argparse
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import enclosure
 from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS
 from .pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
 from .wiring_svg import PinLabel, draw
@@ -16,6 +18,7 @@ from .wiring_svg import PinLabel, draw
 TABLE_BEGIN = "<!-- pin-table:begin -->"
 TABLE_END = "<!-- pin-table:end -->"
 SVG_PATH = Path("hardware/wiring.svg")
+ENCLOSURE_PATH = Path("hardware/enclosure.svg")
 DOC_PATH = Path("wiring.md")
 
 JUDGE_COLOURS: Mapping[str, str] = dict(
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     doc.write_text(text, encoding="utf-8")
     (root / SVG_PATH).write_text(diagram(pinmap), encoding="utf-8")
-    print(f"wrote {root / SVG_PATH} and the pin table in {doc}")
+    (root / ENCLOSURE_PATH).write_text(enclosure.drawing(), encoding="utf-8")
+    print(f"wrote {root / SVG_PATH}, {root / ENCLOSURE_PATH} and the pin table in {doc}")
     return 0
 
 

@@ -43,7 +43,9 @@ class PinLabel:
     group: str  # a key of COLOURS other than the supplies, or "power"
 
 
-class _Canvas:
+class SvgCanvas:
+    """SVG drawn as text: shapes and labels in the order added, on a white card."""
+
     def __init__(self) -> None:
         self.parts: list[str] = []
 
@@ -56,7 +58,7 @@ class _Canvas:
         x: float,
         y: float,
         s: str,
-        size: int = 13,
+        size: float = 13,
         anchor: str = "start",
         weight: str = "normal",
         fill: str = INK,
@@ -101,12 +103,14 @@ class _Canvas:
         for i, half in enumerate((12, 8, 4)):
             self.line((x - half, y + 5 * i), (x + half, y + 5 * i))
 
-    def render(self, height: int) -> str:
+    def render(self, height: float, width: float = WIDTH, unit: str = "") -> str:
+        """The document; `unit` "mm" makes one unit a millimetre when printed at 100 %."""
         head = (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}"'
-            f' viewBox="0 0 {WIDTH} {height}" font-family={quoteattr(FONT)}>'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}{unit}"'
+            f' height="{height:g}{unit}" viewBox="0 0 {width:g} {height:g}"'
+            f" font-family={quoteattr(FONT)}>"
         )
-        card = f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="white"/>'
+        card = f'<rect x="0" y="0" width="{width:g}" height="{height:g}" fill="white"/>'
         return "\n".join(
             ['<?xml version="1.0" encoding="UTF-8"?>', head, card, *self.parts, "</svg>\n"]
         )
@@ -130,7 +134,7 @@ def _pin_y(pin: HeaderPin) -> int:
     return HEADER_TOP + (pin.row - 1) * PITCH
 
 
-def _header(c: _Canvas, labels: Sequence[PinLabel]) -> int:
+def _header(c: SvgCanvas, labels: Sequence[PinLabel]) -> int:
     c.text(40, 102, "1. The Pi's 40-pin header, seen from above", size=18, weight="bold")
     c.text(
         40,
@@ -204,7 +208,7 @@ def _header(c: _Canvas, labels: Sequence[PinLabel]) -> int:
     return y + 30
 
 
-def _buzzer(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
+def _buzzer(c: SvgCanvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     c.text(40, top + 30, "2. Every buzzer and judge button", size=18, weight="bold")
     c.text(
         40,
@@ -269,7 +273,7 @@ def _buzzer(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     return gnd_y + 70
 
 
-def _board(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
+def _board(c: SvgCanvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     board = COLOURS["board"]
     c.text(
         40, top + 30, "3. The LED board: 74HC595, ULN2803A and the lamps", size=18, weight="bold"
@@ -388,7 +392,7 @@ def _board(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     return note + 40
 
 
-def _beeper(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
+def _beeper(c: SvgCanvas, top: int, at: Mapping[str, HeaderPin]) -> int:
     board = COLOURS["board"]
     c.text(
         40,
@@ -444,7 +448,7 @@ def _beeper(c: _Canvas, top: int, at: Mapping[str, HeaderPin]) -> int:
 
 def draw(labels: Sequence[PinLabel], at: Mapping[str, HeaderPin]) -> str:
     """The whole diagram: `labels` for the 40 pins, `at` the header pin of each role."""
-    c = _Canvas()
+    c = SvgCanvas()
     c.text(40, 44, "referee: wiring the box", size=24, weight="bold")
     c.text(
         40,

@@ -1,5 +1,6 @@
 import copy
 import csv
+import itertools
 import random
 import re
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import wiring
+from referee import enclosure, wiring
 from referee.pi_header import RESERVED, header, header_pin, load_pinmap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,3 +225,37 @@ def test_every_row_of_the_parts_list_has_its_six_columns():
     with (ROOT / "hardware" / "bom.csv").open(newline="") as f:
         rows = list(csv.reader(f))
     assert all(len(row) == len(rows[0]) for row in rows), [r for r in rows if len(r) != 6]
+
+
+def test_the_committed_enclosure_template_is_the_one_drawn():
+    assert (ROOT / "hardware" / "enclosure.svg").read_text() == enclosure.drawing(), (
+        "hardware/enclosure.svg is out of date: run `make wiring`"
+    )
+
+
+def test_the_enclosure_template_prints_at_full_size():
+    svg = ET.fromstring(enclosure.drawing())
+    width, height = svg.get("width"), svg.get("height")
+    assert width and height and width.endswith("mm") and height.endswith("mm")
+    assert svg.get("viewBox") == f"0 0 {width[:-2]} {height[:-2]}"  # a unit is a millimetre
+
+
+@pytest.mark.parametrize("panel", enclosure.PANELS, ids=lambda p: p.name)
+def test_every_hole_keeps_clear_of_the_edges_and_of_the_others(panel):
+    for hole in panel.holes:
+        half_w, half_h = hole.half_extent
+        assert (
+            hole.x - half_w >= enclosure.EDGE_MM
+            and hole.x + half_w <= panel.width - enclosure.EDGE_MM
+        ), hole
+        assert (
+            hole.y - half_h >= enclosure.EDGE_MM
+            and hole.y + half_h <= panel.height - enclosure.EDGE_MM
+        ), hole
+    for a, b in itertools.combinations(panel.holes, 2):
+        if a.what == b.what == "speaker grille":
+            continue  # a pattern of its own, 3 mm between holes
+        (aw, ah), (bw, bh) = a.half_extent, b.half_extent
+        apart_x = abs(a.x - b.x) - aw - bw
+        apart_y = abs(a.y - b.y) - ah - bh
+        assert max(apart_x, apart_y) >= enclosure.GAP_MM, (a, b)
