@@ -108,10 +108,14 @@ class Session:
         state = game.state()
         if game.settings != self.rules and state.phase is Phase.LOBBY:
             # Not started: it takes the settings in effect now, as a table expects of a
-            # box started after its settings were changed (its joins are pressed again).
-            log.info("game %d had not started: a new one takes the settings now", game.id)
-            self._new_game(now_ns)
-            return
+            # box started after its settings were changed; its joins stay.
+            try:
+                store.settle_lobby(game.id, self.rules)
+                game = replace(game, settings=self.rules)
+                state = game.state()
+                log.info("game %d, not started yet, takes the settings now", game.id)
+            except StoreError as err:  # it keeps its own; the screen says what differs
+                log.warning("game %d keeps its settings: %s", game.id, err)
         self.settings = game.settings
         self.state = state
         self.ledger = self._ledger(game.id)

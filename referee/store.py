@@ -328,6 +328,15 @@ class Store:
             )
         return game_id
 
+    def settle_lobby(self, game_id: int, settings: Settings) -> None:
+        """A game still in its lobby takes other settings (its joins stay), or StoreError.
+        Only a game not started: its settings decide nothing until SUPER starts it."""
+        with self._writing() as conn:
+            conn.execute(
+                "UPDATE games SET rules = ?, settings = ? WHERE id = ?",
+                (settings.rules.value, json.dumps(settings_values(settings)), game_id),
+            )
+
     def append(self, game_id: int, inp: Input) -> None:
         """Add an input to a game; it is on the disk when this returns, or StoreError."""
         self._append(game_id, [Stored(inp.t_ns, _storable_words(inp))])

@@ -85,8 +85,9 @@ def test_a_game_not_started_takes_the_settings_in_effect_and_a_started_one_says_
         lobby.close()
         again = Session(store, official, tie_floor_ns=0, now_ns=T0)
         assert (again.settings, again.state.phase, again.next_game) == (official, Phase.LOBBY, None)
-        assert again.ledger.game_id == lobby.ledger.game_id + 1
-        for button in ("P1", "P2", "SUPER"):
+        assert again.ledger.game_id == lobby.ledger.game_id  # the same game, its join kept
+        assert store.latest_game().settings == official
+        for button in ("P2", "SUPER"):
             again.play(Decision(T0, button))
         assert again.state.phase is Phase.OPEN
         again.close()
