@@ -148,11 +148,16 @@ def _print_report(settings: Settings, state: State) -> None:
     print()
 
 
-def _state(args: argparse.Namespace) -> int:
-    # The store `run` would use with the same settings.
+def _store_of(args: argparse.Namespace) -> Path:
+    """The store `run` would use with the same settings."""
     path: Path = (
         args.store or load_config(args.config).store_path or default_store_path(reading=True)
     )
+    return path
+
+
+def _state(args: argparse.Namespace) -> int:
+    path = _store_of(args)
     with Store.open_readonly(path) as store:
         game = store.latest_game()
     if game is None:
@@ -181,6 +186,40 @@ def _listen(args: argparse.Namespace) -> int:
     print(f"{path}: {len(samples) / rate:.3f} s at {rate} Hz, {len(onsets)} voice onset(s)")
     for o in onsets:
         print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+    return 0
+
+
+def _clips(args: argparse.Namespace) -> int:
+    # Imported here: numpy is for the sound's commands alone.
+    from .audio.clips import ClipStore, clips_folder
+
+    folder = clips_folder(_store_of(args))
+    clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
+    if args.delete:
+        if args.game is None and not args.all:
+            print("clips --delete: name a game (--game N) or --all", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        gone = clips.delete(args.game)
+        print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
+        return 0
+    kept = clips.clips(args.game)
+    if not kept:
+        print(f"{folder}: no clips" + (f" of game {args.game}" if args.game is not None else ""))
+        return 0
+    for k in kept:
+        clip = k.clip
+        minutes, seconds = divmod(clip.call_ns / 1e9, 60)
+        first = clip.presses[0].sample if clip.presses else 0
+        presses = ", ".join(
+            f"P{m.player} {(m.sample - first) / clip.sample_rate * 1000:+.1f} ms"
+            for m in clip.presses
+        )
+        print(
+            f"game {clip.game}, call at {minutes:.0f}:{seconds:04.1f}: {k.sound.name},"
+            f" {k.samples / clip.sample_rate:.1f} s; presses {presses or 'none'};"
+            f" {len(clip.onsets)} voice onset(s)"
+            + (f"; {len(clip.gaps)} gap(s)" if clip.gaps else "")
+        )
     return 0
 
 
@@ -324,6 +363,21 @@ def parser() -> argparse.ArgumentParser:
         help='print {"sample_rate": N, "onsets": [{"t": SECONDS, ...}, ...]}, sorted by t',
     )
     lis.set_defaults(func=_listen)
+    cli = commands.add_parser(
+        "clips",
+        help="list the calls' clips (the microphone's), or delete them",
+        description="The clips of the calls, kept beside the store: each with its game, its"
+        " call's time in the game, its presses (their offset from the first) and its voice"
+        " onsets. --delete removes those of a game, or all of them.",
+    )
+    cli.add_argument(
+        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
+    )
+    cli.add_argument("--store", type=Path, metavar="FILE", help="default: as for run")
+    cli.add_argument("--game", type=int, metavar="N", help="only the clips of game N")
+    cli.add_argument("--all", action="store_true", help="with --delete: every game's clips")
+    cli.add_argument("--delete", action="store_true", help="delete them")
+    cli.set_defaults(func=_clips)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")

@@ -1,0 +1,183 @@
+"""The calls' clips on disk: the sound of each call, from the microphone, beside the store.
+
+    clips = ClipStore(clips_folder(store_path), max_bytes=200 * 2**20)
+    clips.save(clip, samples)     # a WAV and its JSON, whole or not at all; oldest go first
+    clips.clips(game=3)           # what is kept, oldest first
+    clips.delete(game=3)          # or every game's
+
+A clip is two files named after its call (`game00003-call000000012300000`): a mono 16-bit
+WAV, and a JSON file of what the clip shows: the game, the call (the game time of its
+first press, as the ledger keeps it, which is how a call is found again), the game time
+of the clip's first sample, each press as a marker (its player and its sample), the
+voice onsets found in it and the gaps an overrun left. The JSON is written last: a clip
+without one was cut short (a full disk, a power cut) and is not a clip. Nothing else is
+ever written here, and nothing of the ledger is: a full disk loses clips, never an input.
+"""
+
+import json
+import logging
+import os
+import wave
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+FOLDER = "clips"
+META = ".json"
+SOUND = ".wav"
+PART = ".part"  # a file being written; one left behind by a cut is deleted
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A press of the call: who, and the sample of the clip its stamp falls on."""
+
+    player: int
+    sample: int
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """What a clip shows, as its JSON file keeps it."""
+
+    game: int
+    call_ns: int  # the game time of the call's first press
+    sample_rate: int
+    first_ns: int  # the game time of the clip's first sample
+    presses: tuple[Marker, ...]
+    onsets: tuple[int, ...] = ()  # the samples where a voice starts
+    gaps: tuple[tuple[int, int], ...] = ()  # (the sample after which, samples lost)
+
+    @property
+    def name(self) -> str:
+        """Sorts as the calls came: the game, then the call's time."""
+        return f"game{self.game:05d}-call{self.call_ns:015d}"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Clip":
+        raw = json.loads(text)
+        return cls(
+            game=int(raw["game"]),
+            call_ns=int(raw["call_ns"]),
+            sample_rate=int(raw["sample_rate"]),
+            first_ns=int(raw["first_ns"]),
+            presses=tuple(Marker(int(m["player"]), int(m["sample"])) for m in raw["presses"]),
+            onsets=tuple(int(n) for n in raw["onsets"]),
+            gaps=tuple((int(at), int(lost)) for at, lost in raw["gaps"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A clip on the disk."""
+
+    clip: Clip
+    sound: Path
+    bytes: int
+    samples: int
+
+
+def clips_folder(store_path: Path) -> Path:
+    """Beside the store, so that whoever may read the games may hear their calls."""
+    return store_path.parent / FOLDER
+
+
+class ClipStore:
+    """The clips folder, at most `max_bytes` of clips: the oldest go first."""
+
+    def __init__(self, folder: Path, max_bytes: int) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+
+    def save(self, clip: Clip, samples: np.ndarray) -> Path:
+        """Write the clip (samples at full scale +-1), then make room by deleting the
+        oldest ones; OSError if the disk takes it not (nothing of it is left then)."""
+        self.folder.mkdir(mode=0o750, exist_ok=True)
+        sound, meta = self._paths(clip.name)
+        pcm = (np.clip(samples, -1.0, 1.0) * 32767).round().astype("<i2")
+        try:
+            _write_atomically(sound, lambda f: _write_wav(f, pcm, clip.sample_rate))
+            _write_atomically(meta, lambda f: f.write(clip.to_json().encode()))
+        except OSError:
+            for path in (sound, meta, *(p.with_name(p.name + PART) for p in (sound, meta))):
+                path.unlink(missing_ok=True)
+            raise
+        self.prune()
+        return sound
+
+    def clips(self, game: int | None = None) -> list[Kept]:
+        """The clips kept, oldest first; those of one game with `game`. A clip whose JSON
+        cannot be read is left out, and said in the log."""
+        kept = []
+        for meta in sorted(self._metas()):
+            try:
+                clip = Clip.from_json(meta.read_text(encoding="utf-8"))
+                sound = meta.with_suffix(SOUND)
+                size = sound.stat().st_size + meta.stat().st_size
+                with wave.open(str(sound), "rb") as wav:
+                    frames = wav.getnframes()
+            except (OSError, ValueError, KeyError, TypeError, EOFError, wave.Error) as err:
+                log.warning("%s: not a clip that can be read: %s", meta, err)
+                continue
+            if game is None or clip.game == game:
+                kept.append(Kept(clip, sound, size, frames))
+        return kept
+
+    def delete(self, game: int | None = None) -> int:
+        """Delete the clips of a game, or every clip: how many went."""
+        gone = 0
+        for kept in self.clips(game):
+            self._remove(kept.clip.name)
+            gone += 1
+        return gone
+
+    def prune(self) -> None:
+        """The oldest clips go until the rest fit in max_bytes; so do parts a cut left."""
+        for part in self.folder.glob(f"*{PART}"):
+            part.unlink(missing_ok=True)
+        kept = self.clips()
+        total = sum(k.bytes for k in kept)
+        for oldest in kept:
+            if total <= self.max_bytes:
+                break
+            self._remove(oldest.clip.name)
+            total -= oldest.bytes
+            log.info("clip %s deleted: the clips may take %d bytes", oldest.sound, self.max_bytes)
+
+    def _metas(self) -> Iterator[Path]:
+        if self.folder.is_dir():
+            yield from self.folder.glob(f"game*{META}")
+
+    def _paths(self, name: str) -> tuple[Path, Path]:
+        return self.folder / f"{name}{SOUND}", self.folder / f"{name}{META}"
+
+    def _remove(self, name: str) -> None:
+        sound, meta = self._paths(name)
+        meta.unlink(missing_ok=True)  # first: without it the sound is no clip
+        sound.unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Into a part file, synced, then renamed over the path: whole or not there."""
+    part = path.with_name(path.name + PART)
+    with part.open("wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    part.replace(path)
+
+
+def _write_wav(f: BinaryIO, pcm: np.ndarray, rate: int) -> None:
+    with wave.open(f, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(pcm.tobytes())
