@@ -253,7 +253,7 @@ def test_store_paths(tmp_path, monkeypatch):
 # Mistakes: each names the file, the line, the key, what was given and what is allowed
 
 KNOWN_SECTIONS = (
-    "[rules], [buttons], [pins], [leds], [beeper], [sound], [display], [serial], [store]"
+    "[rules], [buttons], [pins], [leds], [beeper], [sound], [audio], [display], [serial], [store]"
 )
 PIN_NAMES = "GPIO17 (BCM number), BCM17, BOARD11 (header pin), J8:11, WPI0 or 17"
 
@@ -586,3 +586,14 @@ def test_cli_refuses_a_bad_file_with_one_line(tmp_path, capsys):
 def test_cli_refuses_a_missing_file(tmp_path, capsys):
     assert main(["config", "--config", str(tmp_path / "nope.toml")]) == 2
     assert capsys.readouterr().err == f"{tmp_path}/nope.toml: no such settings file\n"
+
+
+def test_the_microphone_listens_where_there_is_one_and_clips_are_bounded(tmp_path):
+    audio = default_config().audio
+    assert (audio.microphone, audio.clip_before_s, audio.clip_after_s) == ("auto", 1.0, 2.0)
+    assert (audio.clips_mb, audio.replay_slowdown) == (200.0, 4.0)
+    assert load(tmp_path, '[audio]\nmicrophone = "off"\n').audio.microphone == "off"
+    assert error(tmp_path, "[audio]\nclips_mb = -1\n") == (
+        "referee.toml:2: [audio] clips_mb: must be megabytes the clips may take,"
+        " 0 (none kept) to 100000; got -1"
+    )

@@ -13,6 +13,7 @@ from .loading import ENV_VAR, SYSTEM_PATH, default_config, load_config, search_p
 from .rendering import example_config, render_config
 from .schema import (
     SECTIONS,
+    AudioConfig,
     ButtonTiming,
     Config,
     DisplayConfig,
@@ -27,6 +28,7 @@ __all__ = [
     "ENV_VAR",
     "SECTIONS",
     "SYSTEM_PATH",
+    "AudioConfig",
     "ButtonTiming",
     "Config",
     "ConfigError",

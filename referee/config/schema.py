@@ -62,6 +62,17 @@ class SoundConfig:
 
 
 @dataclass(frozen=True)
+class AudioConfig:
+    """The microphone and the calls' clips (the auditive photo finish)."""
+
+    microphone: str  # "auto", "off" or an ALSA capture device's name
+    clip_before_s: float
+    clip_after_s: float
+    clips_mb: float  # 0: no clip is kept
+    replay_slowdown: float  # 4: a replay lasts four times as long, two octaves lower
+
+
+@dataclass(frozen=True)
 class DisplayConfig:
     width: int  # 0 by 0: the screen's own size
     height: int
@@ -82,6 +93,7 @@ class Config:
     leds: LedsConfig
     beeper_pin: str | None
     sound: SoundConfig
+    audio: AudioConfig
     display: DisplayConfig
     serial: SerialConfig
     store_path: Path | None  # None: the store's own default place
@@ -187,6 +199,9 @@ SECTION_TEXT = {
     "leds": "The buzzers' LEDs.",
     "beeper": "The piezo beeper.",
     "sound": "Sounds.",
+    "audio": "The microphone: each call's sound kept as a clip, replayed slowed down.\n"
+    "While it listens the screen shows a microphone mark; only the last 30 s are in\n"
+    "memory, and only the calls' clips are written (beside the store).",
     "display": "The screen.",
     "serial": "The USB button board, when the buttons come from one.",
     "store": "The ledger of every accepted input (SQLite).",
@@ -252,6 +267,29 @@ SECTIONS: dict[str, dict[str, Setting]] = {
     "sound": _settings(
         _setting("output", "beeper", f"where sounds go: {_choices(SoundOutput)}", SoundOutput),
         _setting("volume", 0.5, "loudness, 0 to 1", _within(0, 1)),
+    ),
+    "audio": _settings(
+        _setting(
+            "microphone",
+            "auto",
+            'a capture device: "auto" (the first there is, if any), "off", or an ALSA name',
+            _not_empty,
+        ),
+        _setting(
+            "clip_before_s", 1.0, "seconds of a clip before its call, 0 to 10", _within(0, 10)
+        ),
+        _setting(
+            "clip_after_s", 2.0, "seconds of a clip after its call, 0.5 to 10", _within(0.5, 10)
+        ),
+        _setting(
+            "clips_mb",
+            200.0,
+            "megabytes the clips may take, 0 (none kept) to 100000",
+            _within(0, 100_000),
+        ),
+        _setting(
+            "replay_slowdown", 4.0, "how many times slower a replay plays, 1 to 8", _within(1, 8)
+        ),
     ),
     "display": _settings(
         _setting(
