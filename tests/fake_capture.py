@@ -6,19 +6,24 @@ crystal is `ppm` off the monotonic clock, its pointer's stamps are late by up to
 `jitter_ns` (a USB card's pointer moves a packet at a time, and the kernel stamps it after
 it read it), its buffer overruns when it is not read in time, and it captures silence with
 a click at chosen monotonic moments. Its clock is the test's: `advance` moves it, and no
-call ever sleeps.
+call ever sleeps. `scenario` runs one with clicks and overruns and finds each click in
+the ring by its known time. `RealTimeCard` runs on the monotonic clock itself, at a card's pace, for
+the benchmark of what capture costs (bench/capture.py).
 """
 
 import math
 import random
 import threading
+import time
 from collections.abc import Iterable
 
 import numpy as np
 
+from referee.audio.capture import Capture
 from referee.audio.pcm import Overrun, PcmStatus
 
 NS_PER_S = 1_000_000_000
+MS = 1_000_000
 CLICK = 20_000
 
 
@@ -132,3 +137,75 @@ class FakeCard:
 
     def close(self) -> None:
         self.closed = True
+
+
+def drive(card: FakeCard, capture: Capture, seconds: float, rng: random.Random, overruns=()):
+    """Run the card for `seconds`, the ring read at irregular moments (1 to 120 ms apart),
+    and overrun it (left unread past its buffer) at each of `overruns` (seconds from now)."""
+    start = card.now_ns
+    end = start + round(seconds * NS_PER_S)
+    pending = sorted(start + round(s * NS_PER_S) for s in overruns)
+    while card.now_ns < end:
+        if pending and card.now_ns >= pending[0]:
+            pending.pop(0)
+            stall = card.buffer * card.true_period_ns + rng.uniform(10, 500) * MS
+            card.advance(round(stall))
+        card.advance(rng.randint(1, 120) * MS)
+        capture.pump(0)
+
+
+def click_times(start_ns: int, seconds: float, rng: random.Random) -> list[int]:
+    """A click about every 0.3 s, from half a second in to half a second before the end."""
+    t = start_ns + NS_PER_S // 2
+    times = []
+    while t < start_ns + round((seconds - 0.5) * NS_PER_S):
+        times.append(t)
+        t += round(rng.uniform(0.2, 0.4) * NS_PER_S)
+    return times
+
+
+def marker_errors(capture: Capture, heard: list[int]) -> list[int]:
+    """Each click found in the ring by its known time: where the ring puts it, less that."""
+    errors = []
+    for t in heard:
+        sound = capture.sound(t - 20 * MS, t + 20 * MS)
+        assert sound.samples.max() > 0, "a click read from the card is missing from the ring"
+        errors.append(round(sound.ns(int(np.argmax(sound.samples)))) - t)
+    return errors
+
+
+def scenario(ppm, jitter_ns, late_only, overruns, seed, seconds=12.0):
+    rng = random.Random(seed)
+    start = 5_000 * NS_PER_S
+    card = FakeCard(
+        ppm=ppm,
+        jitter_ns=jitter_ns,
+        late_only=late_only,
+        clicks=click_times(start, seconds, rng),
+        start_ns=start,
+        seed=seed,
+    )
+    capture = Capture(card)
+    drive(card, capture, seconds, rng, overruns)
+    return card, capture, marker_errors(capture, card.heard)
+
+
+class RealTimeCard(FakeCard):
+    """A FakeCard whose clock is CLOCK_MONOTONIC: its periods come at a card's pace, and
+    `wait` sleeps until the next one, as snd_pcm_wait does."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(start_ns=time.monotonic_ns(), **kwargs)  # type: ignore[arg-type]
+
+    @property  # type: ignore[override]
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
+
+    @now_ns.setter
+    def now_ns(self, _: int) -> None:
+        pass  # the monotonic clock runs by itself
+
+    def wait(self, timeout_ms: int) -> None:
+        due = self.frame_ns(self._read + self.period - 1)
+        time.sleep(max(0.0, min(due - time.monotonic_ns(), timeout_ms * 1e6)) / 1e9)
+        self._check()

@@ -11,61 +11,9 @@ from hypothesis import strategies as st
 
 from referee.audio.capture import Capture
 from referee.audio.clock import SegmentClock
-from tests.fake_capture import NS_PER_S, FakeCard
+from tests.fake_capture import MS, NS_PER_S, FakeCard, click_times, drive, marker_errors, scenario
 
-MS = 1_000_000
 BUDGET_NS = 3 * MS  # a press's marker within 3 ms of its sound (issue 17)
-
-
-def drive(card: FakeCard, capture: Capture, seconds: float, rng: random.Random, overruns=()):
-    """Run the card for `seconds`, the ring read at irregular moments (1 to 120 ms apart),
-    and overrun it (left unread past its buffer) at each of `overruns` (seconds from now)."""
-    start = card.now_ns
-    end = start + round(seconds * NS_PER_S)
-    pending = sorted(start + round(s * NS_PER_S) for s in overruns)
-    while card.now_ns < end:
-        if pending and card.now_ns >= pending[0]:
-            pending.pop(0)
-            stall = card.buffer * card.true_period_ns + rng.uniform(10, 500) * MS
-            card.advance(round(stall))
-        card.advance(rng.randint(1, 120) * MS)
-        capture.pump(0)
-
-
-def click_times(start_ns: int, seconds: float, rng: random.Random) -> list[int]:
-    """A click about every 0.3 s, from half a second in to half a second before the end."""
-    t = start_ns + NS_PER_S // 2
-    times = []
-    while t < start_ns + round((seconds - 0.5) * NS_PER_S):
-        times.append(t)
-        t += round(rng.uniform(0.2, 0.4) * NS_PER_S)
-    return times
-
-
-def marker_errors(capture: Capture, heard: list[int]) -> list[int]:
-    """Each click found in the ring by its known time: where the ring puts it, less that."""
-    errors = []
-    for t in heard:
-        sound = capture.sound(t - 20 * MS, t + 20 * MS)
-        assert sound.samples.max() > 0, "a click read from the card is missing from the ring"
-        errors.append(round(sound.ns(int(np.argmax(sound.samples)))) - t)
-    return errors
-
-
-def scenario(ppm, jitter_ns, late_only, overruns, seed, seconds=12.0):
-    rng = random.Random(seed)
-    start = 5_000 * NS_PER_S
-    card = FakeCard(
-        ppm=ppm,
-        jitter_ns=jitter_ns,
-        late_only=late_only,
-        clicks=click_times(start, seconds, rng),
-        start_ns=start,
-        seed=seed,
-    )
-    capture = Capture(card)
-    drive(card, capture, seconds, rng, overruns)
-    return card, capture, marker_errors(capture, card.heard)
 
 
 @settings(max_examples=25, deadline=None)

@@ -30,6 +30,10 @@ _TSTAMP_ENABLE = 1
 _TSTAMP_TYPE_MONOTONIC = 1
 _STATE_RUNNING = 3
 
+# The reader wakes once a period: 20 times a second (bench/capture.py: a shorter period
+# costs more, and nothing waits for the ring sooner).
+PERIOD_US = 50_000
+
 
 class Overrun(Exception):
     """The card's buffer filled before it was read: samples were lost (an XRUN)."""
@@ -162,10 +166,18 @@ def find_capture_device() -> str | None:
 
 class AlsaCapture:
     """One ALSA capture stream: mono, 16 bits, near `rate`, the pointer stamped on
-    CLOCK_MONOTONIC at every status, running from the moment it is opened."""
+    CLOCK_MONOTONIC at every status, running from the moment it is opened.
+
+    A buffer of a second: the reader may be kept from the CPU that long before a sample
+    is lost."""
 
     def __init__(
-        self, name: str, *, rate: int = 48_000, period_us: int = 20_000, buffer_us: int = 1_000_000
+        self,
+        name: str,
+        *,
+        rate: int = 48_000,
+        period_us: int = PERIOD_US,
+        buffer_us: int = 1_000_000,
     ) -> None:
         lib = self._lib = libasound()
         self.name = name
