@@ -9,6 +9,7 @@ import contextlib
 import os
 import queue
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,16 +87,25 @@ class Inbox:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
+        # A thread may put while the loop closes: once closed, the pipe's numbers may be
+        # another file's, which a late wake-up byte would write into. Reentrant: a signal's
+        # handler puts from the main thread, which may be putting already.
+        self._closing = threading.RLock()
+        self._closed = False
 
     def fileno(self) -> int:
         """Readable while items wait: for the main loop's selector."""
         return self._wake_r
 
     def put(self, item: InboxItem) -> None:
-        self._queue.put(item)
-        # A full pipe holds wake-ups enough: the loop is surely woken.
-        with contextlib.suppress(BlockingIOError):
-            os.write(self._wake_w, b"!")
+        """Hand the loop an item, from any thread; after close() it goes nowhere."""
+        with self._closing:
+            if self._closed:
+                return
+            self._queue.put(item)
+            # A full pipe holds wake-ups enough: the loop is surely woken.
+            with contextlib.suppress(BlockingIOError):
+                os.write(self._wake_w, b"!")
 
     def drain(self) -> list[InboxItem]:
         with contextlib.suppress(BlockingIOError):
@@ -109,8 +119,10 @@ class Inbox:
                 return items
 
     def close(self) -> None:
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+        with self._closing:
+            self._closed = True
+            os.close(self._wake_r)
+            os.close(self._wake_w)
 
 
 @contextmanager

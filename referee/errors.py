@@ -16,6 +16,8 @@ that line and exits with it: never a traceback for something the user can fix.
      └── UnsavedInputs     inputs the disk refused, kept elsewhere (exit status 3)
 """
 
+import json
+import re
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2  # the user can fix what the message names
@@ -45,8 +47,15 @@ class ConfigError(RefereeError):
         self.section = section
         self.key = key
         place = "" if path is None else f"{path}:{line}: " if line else f"{path}: "
-        name = "" if section is None else f"[{section}] {key}: " if key else f"[{section}]: "
+        shown = _toml_name(section) if section is not None else None
+        name = "" if shown is None else f"[{shown}] {_toml_name(key)}: " if key else f"[{shown}]: "
         super().__init__(f"{place}{name}{what}")
+
+
+def _toml_name(name: str) -> str:
+    """A key as TOML writes it: bare, or quoted with its escapes ("pla\\nyers"), so that
+    a key with a line break in it still makes a one-line message."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
 class StoreError(RefereeError):

@@ -388,6 +388,12 @@ MISTAKES = {
         'referee.toml:2: [beeper] pin: the beeper needs a pin: [sound] output = "beeper"'
         ' with [beeper] pin = ""',
     ),
+    "a key with a line break in it": (
+        '[rules]\n"pla\\nyers" = 3\n',
+        'referee.toml:2: [rules] "pla\\nyers": unknown key; did you mean players? (known:'
+        " rules, players, pointout_s, tie_ms, super_s, must_use_flipped, deals,"
+        " dealer_plays, sudden_death)",
+    ),
     "a tiny window": (
         "[display]\nwidth = 100\nheight = 100\n",
         "referee.toml:2: [display] width: must be pixels, 480 to 7680, or 0 with height 0"

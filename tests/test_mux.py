@@ -69,3 +69,20 @@ def test_asleep_the_wait_blocks_in_the_kernel(inputs):
     before = wakeups(me)
     assert waiting.wait(0.002) == []
     assert wakeups(me) > before
+
+
+def test_an_item_put_after_the_inbox_closed_goes_nowhere(tmp_path):
+    """A sound's or the ledger's thread putting late must not write its wake-up byte into
+    whatever files took the pipe's numbers."""
+    inbox = Inbox()
+    numbers = {inbox.fileno(), inbox._wake_w}
+    inbox.close()
+    files = [tmp_path / "a", tmp_path / "b"]
+    reused = [os.open(f, os.O_WRONLY | os.O_CREAT) for f in files]
+    try:
+        assert set(reused) == numbers  # the lowest free numbers: the pipe's
+        inbox.put(Quit("late"))
+    finally:
+        for fd in reused:
+            os.close(fd)
+    assert [f.read_bytes() for f in files] == [b"", b""]

@@ -3,8 +3,10 @@
 tomllib says what a file holds, not where; the lines are found by scanning the text.
 """
 
+import json
 import re
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from .schema import toml_value
 
 _TABLE_LINE = re.compile(r"""\s*\[\[?\s*([\w.-]+)\s*\]""")
 _KEY_LINE = re.compile(r"""\s*["']?([\w.-]+)["']?\s*=""")
+# A quoted key with escapes in it ("pla\nyers" = 3): TOML's escapes are JSON's.
+_ESCAPED_KEY_LINE = re.compile(r"""\s*("(?:[^"\\]|\\.)*")\s*=""")
 
 
 def find_lines(text: str) -> dict[tuple[str, str], int]:
@@ -29,6 +33,9 @@ def find_lines(text: str) -> dict[tuple[str, str], int]:
             # A dotted key (`rules.players = 3`) says its section itself.
             names = [*table, *key[1].split(".")]
             lines.setdefault((names[0], names[1]) if len(names) > 1 else ("", names[0]), number)
+        elif (quoted := _ESCAPED_KEY_LINE.match(line)) and table:
+            with suppress(ValueError):
+                lines.setdefault((table[0], json.loads(quoted[1])), number)
     return lines
 
 

@@ -1,0 +1,207 @@
+"""The microphone's last 30 s, in memory only, every sample placed on CLOCK_MONOTONIC.
+
+A thread of its own reads the capture stream (docs/design.md, "The microphone"): it waits
+in libasound with the GIL released, and each time the card has a period for it, it copies
+the samples into a preallocated ring and learns one pair (the capture pointer's position,
+the kernel's monotonic stamp of it; clock.py). That is all it does: the main loop never
+waits on audio, and the samples' times come from the driver's stamps, so a thread that runs
+late (the GIL, a busy CPU) reads late and changes no time.
+
+An overrun (the card's buffer full before it was read) loses samples: it is counted, the
+capture restarts, and what comes after is a new segment with its own line, so the samples
+before the overrun keep their times and those after it get theirs from their own stamps.
+A window of the ring (`sound`) is one timeline: the samples lost in it are zeros, and each
+gap is reported.
+"""
+
+import logging
+import math
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
+from .pcm import CaptureError, CapturePcm, Overrun
+
+log = logging.getLogger(__name__)
+
+RING_S = 30
+# How long the reader waits in libasound at a time before it looks whether it should stop:
+# a stream runs a period at a time, so this is only ever reached by a stalled card.
+WAIT_MS = 200
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Samples lost to an overrun, between the one taken at start_ns and the one at end_ns."""
+
+    start_ns: int
+    end_ns: int
+    lost: int
+
+
+@dataclass(frozen=True)
+class Sound:
+    """Samples taken one period_ns apart from first_ns on (CLOCK_MONOTONIC); those lost in
+    a gap are zeros."""
+
+    samples: np.ndarray  # int16, mono
+    first_ns: int
+    period_ns: float
+    gaps: tuple[Gap, ...]
+
+    def ns(self, index: float) -> float:
+        """When the sample at index was taken."""
+        return self.first_ns + index * self.period_ns
+
+
+@dataclass
+class _Segment:
+    """A run of samples with no overrun in it: ring indices [first, end), one clock."""
+
+    first: int
+    end: int
+    clock: SegmentClock
+
+
+class Capture:
+    """The ring of one capture stream; `start` its reader, or turn `pump` yourself."""
+
+    def __init__(self, pcm: CapturePcm, *, seconds: float = RING_S) -> None:
+        self.pcm = pcm
+        self.nominal_period_ns = NS_PER_S / pcm.rate
+        self._ring = np.zeros(round(seconds * pcm.rate), np.int16)
+        self._keep_ns = round(seconds * NS_PER_S) + FIT_WINDOW_NS
+        self._block = np.empty(max(pcm.period, pcm.rate // 10), np.int16)
+        # Samples ever written: the ring's absolute index of the next one.
+        self._written = 0
+        self._segments = deque([_Segment(0, 0, SegmentClock(self.nominal_period_ns))])
+        self._lock = threading.Lock()  # the reader writes, `sound` copies
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.overruns = 0
+        self.error: CaptureError | None = None  # why the reader stopped, if it did
+
+    @property
+    def seconds(self) -> float:
+        return len(self._ring) / self.pcm.rate
+
+    def start(self) -> None:
+        """Read the stream on a thread of its own until `close`."""
+        self._thread = threading.Thread(target=self._read, name="microphone", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.pump(WAIT_MS)
+            except CaptureError as err:
+                log.error("the microphone stopped: %s", err)
+                self.error = err
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.pcm.close()
+
+    def pump(self, timeout_ms: int) -> int:
+        """Wait up to timeout_ms for the card, read what it holds into the ring, and learn
+        its pointer's stamp: the frames read."""
+        pcm, block = self.pcm, self._block
+        frames = 0
+        try:
+            pcm.wait(timeout_ms)
+            while (n := pcm.read(block)) > 0:
+                self._store(block[:n])
+                frames += n
+            status = pcm.status()
+        except Overrun:
+            self._overrun()
+            return frames
+        if status is not None:
+            with self._lock:
+                segment = self._segments[-1]
+                segment.clock.observe(segment.end + status.delay, status.stamp_ns)
+                segment.clock.forget_before(status.stamp_ns - self._keep_ns)
+        return frames
+
+    def _store(self, samples: np.ndarray) -> None:
+        ring, size = self._ring, len(self._ring)
+        with self._lock:
+            at = self._written % size
+            n = min(len(samples), size - at)
+            ring[at : at + n] = samples[:n]
+            ring[: len(samples) - n] = samples[n:]
+            self._written += len(samples)
+            self._segments[-1].end = self._written
+            oldest = self._written - size
+            while len(self._segments) > 1 and self._segments[0].end <= oldest:
+                self._segments.popleft()
+
+    def _overrun(self) -> None:
+        self.overruns += 1
+        last = self._segments[-1]
+        line = last.clock.line(-math.inf, math.inf)
+        log.warning("the microphone's buffer overran: a gap in the sound (%d)", self.overruns)
+        self.pcm.restart()
+        clock = SegmentClock(self.nominal_period_ns, line.period_ns if line else None)
+        with self._lock:
+            self._segments.append(_Segment(self._written, self._written, clock))
+
+    def gaps(self) -> list[Gap]:
+        """The overruns' gaps in the ring (those whose both sides it still holds)."""
+        with self._lock:
+            segments = list(self._segments)
+            lines = [s.clock.line(-math.inf, math.inf) for s in segments]
+        gaps = []
+        for before, after, line_before, line_after in zip(
+            segments, segments[1:], lines, lines[1:], strict=False
+        ):
+            if line_before is None or line_after is None or before.end == before.first:
+                continue
+            start_ns, end_ns = line_before.ns(before.end - 1), line_after.ns(after.first)
+            lost = max(0, round((end_ns - start_ns) / line_before.period_ns) - 1)
+            gaps.append(Gap(round(start_ns), round(end_ns), lost))
+        return gaps
+
+    def sound(self, from_ns: int, to_ns: int) -> Sound:
+        """The samples taken from from_ns to before to_ns that the ring still holds."""
+        with self._lock:
+            oldest = max(0, self._written - len(self._ring))
+            pieces = []
+            for segment in self._segments:
+                line = segment.clock.line(from_ns, to_ns)
+                if line is None:
+                    continue
+                lo = max(segment.first, oldest, math.ceil(line.index(from_ns)))
+                hi = min(segment.end, math.ceil(line.index(to_ns)))
+                if lo < hi:
+                    pieces.append((line, lo, self._copy(lo, hi)))
+        if not pieces:
+            return Sound(np.zeros(0, np.int16), from_ns, self.nominal_period_ns, ())
+        first_line, first, _ = pieces[0]
+        first_ns, period = first_line.ns(first), first_line.period_ns
+        last_line, last, last_samples = pieces[-1]
+        length = round((last_line.ns(last + len(last_samples) - 1) - first_ns) / period) + 1
+        out = np.zeros(length, np.int16)
+        gaps = []
+        end = 0  # where the piece before ends in out
+        for line, lo, samples in pieces:
+            start = max(0, min(length, round((line.ns(lo) - first_ns) / period)))
+            if end:
+                last_ns = first_ns + (end - 1) * period
+                gaps.append(Gap(round(last_ns), round(line.ns(lo)), max(0, start - end)))
+            n = min(len(samples), length - start)
+            out[start : start + n] = samples[:n]
+            end = start + n
+        return Sound(out, round(first_ns), period, tuple(gaps))
+
+    def _copy(self, lo: int, hi: int) -> np.ndarray:
+        size = len(self._ring)
+        at = lo % size
+        n = min(hi - lo, size - at)
+        return np.concatenate((self._ring[at : at + n], self._ring[: hi - lo - n]))

@@ -1,0 +1,169 @@
+"""The microphone's ring and its samples' times, on a fake card (tests/fake_capture.py)
+whose crystal drifts, whose stamps jitter and whose buffer overruns: clock.py's mapping and
+capture.py's ring are the real ones."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.audio.capture import Capture
+from referee.audio.clock import SegmentClock
+from tests.fake_capture import MS, NS_PER_S, FakeCard, click_times, drive, marker_errors, scenario
+
+BUDGET_NS = 3 * MS  # a press's marker within 3 ms of its sound (issue 17)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    ppm=st.floats(-200, 200),
+    jitter_ms=st.floats(0, 1),
+    late_only=st.booleans(),
+    overruns=st.lists(st.floats(1, 10), max_size=3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_click_is_found_at_its_time(ppm, jitter_ms, late_only, overruns, seed):
+    card, capture, errors = scenario(ppm, round(jitter_ms * MS), late_only, overruns, seed)
+    assert card.heard
+    assert max(abs(e) for e in errors) < BUDGET_NS, errors
+    assert capture.overruns == len(card.gaps)
+
+
+def test_marker_error_p95_over_many_cards():
+    """Drift, jitter and overruns drawn at random for many cards: p95 well inside 3 ms."""
+    rng = random.Random(17)
+    errors = []
+    for seed in range(40):
+        overruns = [rng.uniform(1, 10) for _ in range(rng.randint(0, 3))]
+        *_, found = scenario(
+            rng.uniform(-200, 200), rng.randint(0, MS), rng.random() < 0.5, overruns, seed, 8.0
+        )
+        errors += found
+    p95 = np.percentile(np.abs(errors), 95)
+    print(f"marker error over {len(errors)} clicks: p95 {p95 / 1e6:.3f} ms")
+    assert p95 < BUDGET_NS / 3
+
+
+def test_drift_is_tracked_across_the_ring():
+    """200 ppm over 30 s is 6 ms: the nominal rate would put the oldest click far off."""
+    rng = random.Random(1)
+    start = 5_000 * NS_PER_S
+    card = FakeCard(ppm=200, clicks=click_times(start, 31, rng), start_ns=start)
+    capture = Capture(card)
+    drive(card, capture, 31, rng)
+    kept = [t for t in card.heard if t > card.now_ns - 29 * NS_PER_S]
+    errors = marker_errors(capture, kept)
+    assert max(abs(e) for e in errors) < MS
+
+
+def test_an_overrun_never_shifts_what_comes_after():
+    rng = random.Random(2)
+    start = 5_000 * NS_PER_S
+    card = FakeCard(ppm=-150, clicks=click_times(start, 10, rng), start_ns=start)
+    capture = Capture(card)
+    drive(card, capture, 10, rng, overruns=[3.0, 6.0])
+    assert capture.overruns == 2
+    after = [t for t in card.heard if t > card.gaps[0][1]]
+    assert len(after) > 10
+    assert max(abs(e) for e in marker_errors(capture, after)) < 1.5 * MS
+
+
+def test_a_window_across_a_gap_reports_it():
+    rng = random.Random(3)
+    start = 5_000 * NS_PER_S
+    card = FakeCard(ppm=120, clicks=click_times(start, 8, rng), start_ns=start)
+    capture = Capture(card)
+    drive(card, capture, 8, rng, overruns=[4.0])
+    (before, after) = card.gaps[0]
+    sound = capture.sound(before - 500 * MS, after + 500 * MS)
+    (gap,) = sound.gaps
+    true_lost = round((after - before) / card.true_period_ns) - 1
+    assert abs(gap.lost - true_lost) * card.true_period_ns < 2 * MS
+    assert abs(gap.start_ns - before) < 2 * MS and abs(gap.end_ns - after) < 2 * MS
+    # The lost samples are zeros, and the timeline goes on through them.
+    first_lost = round((gap.start_ns - sound.first_ns) / sound.period_ns) + 1
+    assert not sound.samples[first_lost : first_lost + gap.lost].any()
+    assert abs(sound.ns(len(sound.samples) - 1) - (after + 500 * MS)) < 2 * MS
+    assert capture.gaps() == [gap]
+    # A window that holds no gap reports none.
+    assert capture.sound(after + 100 * MS, after + 400 * MS).gaps == ()
+
+
+def test_the_ring_keeps_exactly_the_last_30_s():
+    rng = random.Random(4)
+    card = FakeCard(rate=8_000, period=160, buffer=8_000, ramp=True)
+    capture = Capture(card)
+    assert capture.seconds == 30
+    drive(card, capture, 45, rng)
+    sound = capture.sound(0, card.now_ns + NS_PER_S)
+    size = 30 * 8_000
+    assert len(sound.samples) == size
+    # Each sample is the number of its frame: the oldest kept is exactly `size` back.
+    written = card.frames_read
+    expected = np.arange(written - size, written) % 2**15
+    assert np.array_equal(sound.samples, expected)
+    assert abs(sound.first_ns - card.frame_ns(written - size)) < MS
+
+
+def test_a_window_partly_outside_the_ring_is_what_it_holds():
+    rng = random.Random(5)
+    card = FakeCard(rate=8_000, period=160, buffer=8_000)
+    capture = Capture(card, seconds=2)
+    start = card.now_ns
+    drive(card, capture, 5, rng)
+    sound = capture.sound(start, card.now_ns + NS_PER_S)
+    assert len(sound.samples) == 2 * 8_000
+    assert capture.sound(start, start + NS_PER_S).samples.size == 0
+
+
+def test_times_come_from_the_stamps_not_from_when_the_ring_is_read():
+    """Read every 5 ms or every 400 ms: the same clicks at the same times."""
+    results = []
+    for most_ms in (5, 400):
+        start = 5_000 * NS_PER_S
+        card = FakeCard(ppm=80, clicks=click_times(start, 6, random.Random(6)), start_ns=start)
+        capture = Capture(card)
+        rng = random.Random(7)
+        while card.now_ns < start + 6 * NS_PER_S:
+            card.advance(rng.randint(1, most_ms) * MS)
+            capture.pump(0)
+        results.append(marker_errors(capture, card.heard))
+    assert all(abs(e) < MS for found in results for e in found)
+
+
+def test_the_reader_thread_fills_the_ring_and_stops():
+    card = FakeCard(rate=8_000, period=160, buffer=8_000, ramp=True)
+    capture = Capture(card)
+    capture.start()
+    try:
+        for _ in range(50):  # a second, 20 ms at a time, each read before the next
+            card.advance(20 * MS)
+            assert card.wait_read(card.frames_read + 160, timeout_s=10)
+    finally:
+        capture.close()
+    assert card.closed and capture.error is None
+    assert capture.sound(0, card.now_ns + NS_PER_S).samples.size == card.frames_read
+
+
+def test_a_stamp_far_off_or_backwards_is_kept_out():
+    clock = SegmentClock(NS_PER_S / 48_000)
+    t = 1_000 * NS_PER_S
+    for i in range(20):
+        assert clock.observe(i * 960, t + i * 20 * MS)
+    assert not clock.observe(20 * 960, t + 20 * 20 * MS + 50 * MS)  # 50 ms late: garbage
+    assert not clock.observe(20 * 960, t)  # back in time
+    assert clock.rejected == 2
+    line = clock.line(t, t)
+    assert line is not None and abs(line.ns(10 * 960) - (t + 10 * 20 * MS)) < 1_000
+
+
+@pytest.mark.parametrize("late_only", [True, False])
+def test_a_segment_too_short_to_fit_keeps_the_previous_slope(late_only):
+    period = NS_PER_S / 48_000 * (1 + 300e-6)
+    clock = SegmentClock(NS_PER_S / 48_000, period)
+    clock.observe(0, 10 * NS_PER_S)
+    clock.observe(960, 10 * NS_PER_S + 20 * MS)
+    line = clock.line(0, 0)
+    assert line is not None and line.period_ns == period
