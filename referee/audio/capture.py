@@ -88,6 +88,21 @@ class Capture:
     def seconds(self) -> float:
         return len(self._ring) / self.pcm.rate
 
+    @property
+    def sample_rate(self) -> int:
+        return self.pcm.rate
+
+    @property
+    def heard_ns(self) -> int | None:
+        """When the newest sample in the ring was taken; None before its line is known. A
+        window ending before it is whole in the ring (a clip may be cut from it)."""
+        with self._lock:
+            segment = self._segments[-1]
+            line = segment.clock.line(-math.inf, math.inf)
+        if line is None or segment.end == segment.first:
+            return None
+        return round(line.ns(segment.end - 1))
+
     def start(self) -> None:
         """Read the stream on a thread of its own until `close`."""
         self._thread = threading.Thread(target=self._read, name="microphone", daemon=True)
