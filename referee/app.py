@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from . import rescue
 from .arbiter import Arbiter
-from .config import Config
-from .devices import check_openable, open_devices, pick_display, pick_input
+from .config import AudioConfig, Config
+from .devices import check_openable, open_devices, open_microphone, pick_display, pick_input
 from .edges import (
     Edge,
     Inbox,
@@ -51,7 +51,8 @@ from .systemd import Notifier
 from .units import NS_PER_S
 from .view import Notice, Severity, View
 
-if TYPE_CHECKING:  # pygame is imported only when a window is opened
+if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
+    from .audio.clip_writer import ClipWriter
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,15 @@ class App:
             )
             opened.callback(devices.close)
             self.inputs, self.lights, self.speaker = devices.inputs, devices.lights, devices.speaker
+            self.microphone, trouble = open_microphone(options.config.audio)
+            if self.microphone is not None:
+                opened.callback(self.microphone.close)
+            if trouble is not None:
+                self.troubles[("microphone", "open")] = trouble
+            self.clips = self._clip_writer(options.config.audio)
+            if self.clips is not None:
+                opened.callback(self.clips.close)  # before the microphone it cuts from
+            self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
             if (watched := self.store_watch.fileno()) is not None:
@@ -145,6 +155,25 @@ class App:
         self._frame_lead_ns = 0  # how long the last frame took to draw and flip
         self._next_window_poll = 0
         self._plan: Plan = ()
+
+    def _clip_writer(self, audio: AudioConfig) -> "ClipWriter | None":
+        """Each call's clip, while the microphone listens and clips may be kept."""
+        if self.microphone is None or audio.clips_mb <= 0:
+            return None
+        # Imported here: numpy is for the microphone alone.
+        from .audio.clip_writer import ClipWriter
+        from .audio.clips import ClipStore, clips_folder
+
+        return ClipWriter(
+            self.microphone,
+            ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20)),
+            before_ns=round(audio.clip_before_s * NS_PER_S),
+            after_ns=round(audio.clip_after_s * NS_PER_S),
+            told=lambda text: self.inbox.put(
+                SourceStatus("clips", text, ok=False, condition="disk")
+            ),
+            clock=self.clock,
+        )
 
     def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
         """The first of the displays that opens, and its name."""
@@ -218,6 +247,8 @@ class App:
         decisions = self.arbiter.advance(watermark, tie_ns)
         for decision in decisions:
             outcomes += self.session.play(decision)
+        if decisions and self.clips is not None:
+            self._clip_presses(self.clips)
         outcomes += self.session.tick(self.arbiter.horizon(watermark))
         for outcome in outcomes:
             log.info("%s", outcome.text)
@@ -232,6 +263,18 @@ class App:
             self.notifier.watchdog()
             self._last_ping = now_ns
         return outcomes
+
+    def _clip_presses(self, clips: "ClipWriter") -> None:
+        """Every press of the call under way, or just judged, to the clips' writer, once."""
+        session = self.session
+        state, game = session.state, session.ledger.game_id
+        for call in filter(None, (state.pending, state.calls[-1] if state.calls else None)):
+            for player, t_ns in call.presses:
+                if (game, player, t_ns) not in self._clipped:
+                    self._clipped.add((game, player, t_ns))
+                    clips.press(
+                        game, call.first_ns, session.origin_ns, player, session.mono_ns(t_ns)
+                    )
 
     def present(self, view: View) -> None:
         """Show the view: the screen, the lights, and the timed sounds of its countdown."""
@@ -321,6 +364,7 @@ class App:
             messages=tuple(self.messages),
             notices=self.notices(),
             source=self.inputs.name,
+            listening=self.microphone is not None and self.microphone.error is None,
         )
 
     def notices(self) -> tuple[Notice, ...]:

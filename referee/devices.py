@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gpiozero import GPIOZeroError
 
-from .config import Config, LedDriver, SoundOutput
+from .config import AudioConfig, Config, LedDriver, SoundOutput
 from .edges import Inbox, in_play
 from .errors import StartError
 from .inputs import InputSource
@@ -29,7 +29,8 @@ from .outputs.alsa import alsa_quiet
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 
-if TYPE_CHECKING:  # pygame is imported only when a window is opened
+if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
+    from .audio.capture import Capture
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,31 @@ def open_input(
         pins = {button: config.pins[button] for button in buttons}
         return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
+
+
+def open_microphone(audio: AudioConfig) -> "tuple[Capture | None, str | None]":
+    """The microphone's ring, read by a thread of its own (the last 30 s, in memory), and
+    what to tell the table if one was named and cannot be opened. None when it is off or
+    there is none: a box without a microphone referees as well, without clips."""
+    if audio.microphone == "off":
+        return None, None
+    # Imported here: numpy and libasound are for the microphone alone.
+    from .audio.capture import Capture
+    from .audio.pcm import AlsaCapture, CaptureError, find_capture_device
+
+    try:
+        name = find_capture_device() if audio.microphone == "auto" else audio.microphone
+        if name is None:
+            log.info("no microphone: no sound card here captures")
+            return None, None
+        capture = Capture(AlsaCapture(name))
+    except CaptureError as err:
+        log.warning("no microphone: %s", err)
+        named = audio.microphone != "auto"
+        return None, (f"microphone {audio.microphone}: {err}" if named else None)
+    capture.start()
+    log.info("microphone %s: the last %.0f s kept in memory, no more", name, capture.seconds)
+    return capture, None
 
 
 def open_lights(config: Config, source: InputSource, *, on_gpio: bool) -> Leds | None:

@@ -32,3 +32,7 @@ class View:
     messages: tuple[str, ...] = ()  # the latest effects' texts, newest last
     notices: tuple[Notice, ...] = ()
     source: str = ""  # where the buttons come from, e.g. "GPIO (lgpio: kernel edge times)"
+    listening: bool = False  # the microphone keeps the last seconds: its mark is shown
+
+
+MIC_MARK = "● mic"  # while the microphone listens, on every screen (issue 17: privacy)

@@ -15,7 +15,7 @@ from pygame import Rect
 from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.units import NS_PER_S
-from referee.view import Severity, View
+from referee.view import MIC_MARK, Severity, View
 
 from . import captions
 from .canvas import MIN_SIZE, Align, Canvas, font
@@ -198,6 +198,8 @@ class Screen:
         said = self.view.source
         if not self.canvas.fits(source, said, max_lines=2):
             said = said.split(" (")[0]
+        if self.view.listening:
+            said = f"{MIC_MARK}  ·  {said}"
         self.text(source, said, DIM, align="right", max_lines=2, max_size=box.height * 2 // 5)
 
     def footer(self, box: Rect) -> None:

@@ -9,7 +9,7 @@ import textwrap
 from typing import TextIO
 
 from referee.rules import Phase, sitting_out
-from referee.view import Severity, View
+from referee.view import MIC_MARK, Severity, View
 
 from . import captions
 from .seats import Colour, colour, label
@@ -66,7 +66,7 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
     with how soon a short terminal drops it."""
     state, settings = view.state, view.settings
     lines: list[tuple[int, list[Segment]]] = [
-        (KEEP, [(f"SET referee · {settings.rules} rules · {view.source}", (None, True))]),
+        (KEEP, [(f"SET referee · {settings.rules} rules · {_source(view)}", (None, True))]),
         (BLANK, []),
     ]
     caller = state.pending.turn if state.pending else None
@@ -105,6 +105,10 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
         legend: list[Segment] = [(entry, (DIM, False)) for entry in ("keys:", *captions.KEY_LEGEND)]
         lines += [(KEYS, []), (KEYS, legend)]
     return lines
+
+
+def _source(view: View) -> str:
+    return f"{view.source} · {MIC_MARK}" if view.listening else view.source
 
 
 def _fit(segments: list[Segment], width: int) -> list[list[Segment]]:

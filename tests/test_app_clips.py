@@ -1,0 +1,112 @@
+"""The box with a microphone: each call's clip, its presses where their sound is, cut
+while the game goes on; the microphone's mark on the screen while it listens."""
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+from referee.app import App, RunOptions
+from referee.audio.capture import Capture
+from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.wav import read_mono
+from referee.config import default_config
+
+from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
+from .test_app import KEY_OF, Clock
+
+START_NS = 1_000 * NS_PER_S  # test_app's Clock starts here
+
+
+class Box:
+    """An App on the terminal keyboard, its microphone a fake card on the same clock."""
+
+    def __init__(self, tmp_path, monkeypatch) -> None:
+        self.clock = Clock()
+        self.card = FakeCard(start_ns=START_NS, seed=4)
+        self.capture = Capture(self.card)
+        monkeypatch.setattr("referee.app.open_microphone", lambda audio: (self.capture, None))
+        self.store = tmp_path / "referee.db"
+        self.keys_r, self.keys = os.pipe()
+        self.screen = io.StringIO()
+        options = RunOptions(default_config(), self.store, input="keyboard", display="terminal")
+        self.app = App(options, clock=self.clock, stdin_fd=self.keys_r, stdout=self.screen)
+
+    def at(self, t_ns: int) -> None:
+        """The card captures up to t_ns, read every 20 ms; then a pass of the loop."""
+        while self.card.now_ns < t_ns:
+            self.card.advance(min(20 * MS, t_ns - self.card.now_ns))
+            self.capture.pump(0)
+        self.clock.now = t_ns
+        for item in self.app.inputs.read():
+            self.app._take(item)
+        self.app.step(t_ns)
+
+    def tap(self, button: str, shout: bool = False) -> int:
+        """A key typed (stamped when read, 50 ms on); with shout, a sound at that moment."""
+        os.write(self.keys, KEY_OF[button].encode())
+        read_at = self.clock.now + 50 * MS
+        if shout:
+            self.card.clicks.append(read_at)
+        self.at(read_at)
+        self.at(self.clock.now + 40 * MS)  # past the tie and debounce windows
+        return read_at
+
+    def close(self) -> None:
+        self.app.close()
+        os.close(self.keys_r)
+        os.close(self.keys)
+
+
+@pytest.fixture
+def box(tmp_path, monkeypatch):
+    made = Box(tmp_path, monkeypatch)
+    yield made
+    made.close()
+
+
+def test_a_calls_clip_is_cut_with_its_press_where_its_shout_is(box):
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    pressed = box.tap("P2", shout=True)
+    assert box.app.session.state.pending is not None
+    box.tap("VALID")
+    box.at(pressed + 2 * NS_PER_S + 100 * MS)  # the clip's window is in the ring
+    assert box.app.clips is not None and box.app.clips.wait_cut(10)
+    [kept] = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
+    session = box.app.session
+    assert (kept.clip.game, kept.clip.call_ns) == (
+        session.ledger.game_id,
+        pressed - session.origin_ns,
+    )
+    samples, _ = read_mono(kept.sound)
+    [click] = np.flatnonzero(samples > 0.5 * CLICK / 32768)
+    [marker] = kept.clip.presses
+    assert marker.player == 2 and abs(marker.sample - click) <= 48  # 1 ms
+    assert session.state.players[1].points == 1  # the game went on meanwhile
+
+
+def test_the_microphones_mark_is_shown_while_it_listens(box):
+    box.app.present(box.app.view())
+    assert "● mic" in box.screen.getvalue()
+
+
+def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
+    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, None))
+    config = default_config()
+    read, write = os.pipe()
+    screen = io.StringIO()
+    app = App(
+        RunOptions(config, tmp_path / "referee.db", "keyboard", "terminal"),
+        stdin_fd=read,
+        stdout=screen,
+    )
+    try:
+        assert app.clips is None
+        app.present(app.view())
+        assert "● mic" not in screen.getvalue()
+    finally:
+        app.close()
+        os.close(read)
+        os.close(write)
