@@ -407,3 +407,23 @@ def test_a_flood_of_lines_waiting_for_a_t_is_bounded():
     assert take(stream, received, *lines) == []
     assert stream.impossible == 10
     assert len(take(stream, received, f"T {t_us + 1000 + MAX_WAITING + 10}")) == MAX_WAITING
+
+
+def test_a_slow_crystals_idle_t_lines_forget_a_floor_claimed_while_learning():
+    """Found by hypothesis: a crystal 70 ppm slow stamps the idle T lines 99.993 ms apart,
+    under the re-anchoring gap of 100 ms it had then, so a T 50 ms ahead, believed while the
+    clock was learned, held the watermark 56 ms back until a second's silence."""
+    stream = BoardStream("board")
+    lag = []
+    for n in range(40):
+        received = T0 + n * 100 * MS + 2 * MS  # each T 2 ms on its way
+        board_us = round(n * 100_000 * (1 - 70e-6))
+        lines = [b"T %d" % board_us]
+        if n == 6:  # a T 50 ms ahead of the board's clock, while it is learned
+            lines.insert(0, b"T %d" % (board_us + 50_000))
+        for raw in lines:
+            stream.take(raw, parse_line(raw), received)
+        if n >= 17:  # a second after the bad line
+            assert stream.watermark_ns is not None
+            lag.append(received - stream.watermark_ns)
+    assert max(lag) <= 3 * MS + MARGIN_NS + CLOCK_MARGIN_NS, lag

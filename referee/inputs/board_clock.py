@@ -63,7 +63,10 @@ QUIET_US = 1_000_000
 # A burst is re-anchored after this long even if edges keep coming (a busy game)...
 MAX_BURST_US = 10_000_000
 # ...at the next gap this wide: two presses closer than this keep the board's spacing.
-REANCHOR_GAP_US = 100_000
+# Under the idle T lines' 100 ms: a board whose crystal runs a little slow stamps them
+# 99.99 ms apart, and at 100 ms it was never re-anchored while idle, so a floor the board
+# claimed for a moment held its watermark back until a second's silence (hypothesis).
+REANCHOR_GAP_US = 90_000
 # Mapped times sit this far below the floor (see rule 3): the spread of latencies, from a
 # line that comes straight through to one whose reader waited out Python's 5 ms GIL switch.
 MARGIN_NS = 5_000_000
