@@ -511,11 +511,15 @@ class Screen:
         cells, deals = [], []
         for entry, slot in zip(ranking, slots, strict=False):
             inside = self.panel(slot)
-            if split:  # place and mark over the deals' points, the total beside them
+            said = " · ".join(str(n) for n in by_deal[entry.player])
+            if split and one:
+                place, mark, under, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
+                deals.append((under, said, DIM))
+            elif split:  # in two columns: place and mark over the deals, the total beside
                 left, points = columns(inside, [0.66, 0.34], self.pad)
                 top, under = rows(left, [0.5, 0.5], self.pad // 2)
                 place, mark = columns(top, [0.4, 0.6], self.pad)
-                deals.append((under, " · ".join(str(n) for n in by_deal[entry.player]), DIM))
+                deals.append((under, said, DIM))
             else:
                 place, mark, points = columns(inside, [0.28, 0.4, 0.32], self.pad)
             cells.append((place, mark, points))
