@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from itertools import combinations, pairwise
+from math import ceil
 from typing import Literal
 
 import pygame
@@ -20,9 +21,13 @@ from .seats import Colour
 Align = Literal["left", "center", "right"]
 
 FONT_FILE = "fonts/DejaVuSans-Bold.ttf"
-# No text is drawn smaller: at 3 m from a 3.5" screen (480x320) less does not read.
-# Text that does not fit even so is clipped, and the record says it was cut.
-MIN_SIZE = 18
+# Sizes are the font's size in pixels (its em; a line is about 1.17 of it). On a 3.5"
+# screen (480x320, 0.154 mm a pixel) 20 px is 3 mm: read 1.5 m away. No text is drawn
+# smaller; text that does not fit even so is clipped, and the record says it was cut.
+MIN_SIZE = 20
+# What the table watches from its seats (the caller, the timers, the scores) is drawn
+# at least this large, 7.4 mm on the 3.5" screen.
+WATCHED_SIZE = 48
 MEASURE_SIZE = 40  # size at which line breaks are chosen: widths scale with size
 
 
@@ -64,16 +69,17 @@ def _wrap(text: str, n: int) -> tuple[str, ...] | None:
 
 def _largest(lines: Sequence[str], width: int, height: int) -> int:
     """The largest font size at which the lines fit width x height, or 0."""
-    size = max(MIN_SIZE, int(height / len(lines) / 1.2))
+    # A line is about 1.17 times the size: start just above, then walk down.
+    size = max(MIN_SIZE, int(height / len(lines) / 1.1))
     while size >= MIN_SIZE:
         f = font(size)
         wide = max(f.size(line)[0] for line in lines)
         tall = f.get_linesize() * (len(lines) - 1) + f.get_height()
         if wide <= width and tall <= height:
             return size
-        # Widths grow about linearly with size: jump close, then walk down.
+        # Widths grow about linearly with size: jump close (not past), then walk down.
         shrink = min(width / max(wide, 1), height / max(tall, 1))
-        size = min(size - 1, int(size * shrink))
+        size = min(size - 1, ceil(size * shrink))
     return 0
 
 
@@ -102,8 +108,9 @@ def fit(
 class Drawn:
     text: str
     box: Rect  # where its pixels went
-    size: int
+    size: int  # the font's size in pixels
     cut: bool  # it did not fit even at MIN_SIZE, and was clipped to its box
+    watched: bool = False  # what the table watches: to be at least WATCHED_SIZE
 
 
 class Canvas:
@@ -146,8 +153,10 @@ class Canvas:
         align: Align = "center",
         max_lines: int = 1,
         max_size: int | None = None,
+        watched: bool = False,
     ) -> int:
-        """Draw the text as large as fits the box (and max_size); return its size (0: none)."""
+        """Draw the text as large as fits the box (and max_size); return its size (0: none).
+        A watched text is one the table watches (see WATCHED_SIZE), for the record."""
         if not text or box.width <= 0 or box.height <= 0:
             return 0
         fitted, lines = fit(text, box.width, box.height, max_lines, max_size)
@@ -172,5 +181,5 @@ class Canvas:
             self.surface.blit(image, where)
         self.surface.set_clip(clip)
         drawn = placed[0].unionall(placed[1:]).clip(box)
-        self.drawn.append(Drawn(text, drawn, size, cut=fitted == 0))
+        self.drawn.append(Drawn(text, drawn, size, cut=fitted == 0, watched=watched))
         return size

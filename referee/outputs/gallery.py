@@ -30,7 +30,7 @@ from referee.view import Notice, Severity, View
 
 from .display import render
 
-SIZES = ((480, 320), (1280, 720))
+SIZES = ((480, 320), (1280, 720), (720, 1280))  # the last: Touch Display 2, portrait
 GPIO = "GPIO (lgpio: kernel edge times)"
 KEYBOARD = "keyboard (8 ms resolution)"
 

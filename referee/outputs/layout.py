@@ -1,4 +1,6 @@
-"""Boxes cut from a screen by proportion, so every layout scales from 480x320 to 1920x1080.
+"""Boxes cut from a screen by proportion, so every layout scales from 480x320 to 1920x1080,
+and turns on a portrait screen (720x1280, 320x480): what stands side by side on a wide
+box is stacked on a tall one.
 
 Each helper splits a box into boxes that tile it exactly: edges are rounded once, shared
 by neighbours, so two boxes never overlap and no pixel is lost between them.
@@ -61,6 +63,30 @@ def rows(
 def columns(box: Rect, weights: Sequence[float], gap: int = 0) -> list[Rect]:
     """The box cut into vertical bands, left to right, as wide as their weights."""
     return [Rect(x, box.y, w, box.height) for x, w in _cuts(box.x, box.width, weights, gap)]
+
+
+def along(box: Rect, weights: Sequence[float], gap: int = 0) -> list[Rect]:
+    """The box cut along its longer side: columns on a wide box, rows on a tall one."""
+    return columns(box, weights, gap) if box.width >= box.height else rows(box, weights, gap)
+
+
+def fits_rows(box: Rect, least: Sequence[int], gap: int = 0) -> bool:
+    """Bands this tall, gap apart, fit in the box."""
+    return sum(least) + gap * (len(least) - 1) <= box.height
+
+
+def grid_columns(box: Rect, count: int, ratio: float, gap: int = 0) -> int:
+    """How many columns a grid of count cells should have for its cells to hold the
+    largest thing ratio times as wide as tall: four abreast on a wide screen, two on a
+    tall one."""
+
+    def side(cols: int) -> float:
+        n_rows = -(-count // cols)
+        width = (box.width - gap * (cols - 1)) / cols
+        height = (box.height - gap * (n_rows - 1)) / n_rows
+        return min(width / ratio, height)
+
+    return max(range(1, max(1, count) + 1), key=side)
 
 
 def grid(box: Rect, count: int, cols: int, gap: int = 0) -> list[Rect]:

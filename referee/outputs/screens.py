@@ -13,14 +13,15 @@ from math import ceil
 from pygame import Rect
 
 from referee.rules import Call, Judgement, Phase, Result, sitting_out
+from referee.rules.effects import seat as seat_name
 from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.units import NS_PER_S
 from referee.view import MIC_MARK, Severity, View
 
 from . import captions
-from .canvas import MIN_SIZE, Align, Canvas, font
+from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, font
 from .captions import KEY_LEGEND
-from .layout import columns, grid, inset, rows, square
+from .layout import along, columns, fits_rows, grid, grid_columns, inset, rows, square
 from .seats import Colour, label
 from .seats import colour as seat_colour
 from .style import (
@@ -54,6 +55,8 @@ JUDGED: dict[Judgement, tuple[str, Colour]] = {
     Judgement.SHARED: ("shared", ATTENTION),
 }
 BADGE_RATIO = 2.6  # a seat's mark, "P3 ■", is this many times as wide as tall
+TILE_RATIO = 1.2  # a tile of the scores or the lobby: a seat's mark over a number or a word
+PLACE_RATIO = 3.0  # a place in the ranking: place, mark and points side by side
 
 # Rows of the photo finish: more would not be legible on a 3.5" screen.
 PHOTO_ROWS = 4
@@ -81,24 +84,49 @@ class Screen:
         align: Align = "center",
         max_lines: int = 1,
         max_size: int | None = None,
+        watched: bool = False,
     ) -> int:
-        """Draw the text as large as fits (up to max_size); return the size it got."""
+        """Draw the text as large as fits (up to max_size); return the size it got.
+        Watched: the table watches it from its seats (the canvas's WATCHED_SIZE)."""
         return self.canvas.text(
-            box, text, colour, align=align, max_lines=max_lines, max_size=max_size
+            box, text, colour, align=align, max_lines=max_lines, max_size=max_size, watched=watched
         )
 
-    def texts(self, lines: Sequence[tuple[Rect, str, Colour]], align: Align = "center") -> None:
+    def either(
+        self,
+        box: Rect,
+        said: Sequence[str],
+        colour: Colour = TEXT,
+        *,
+        align: Align = "center",
+        max_lines: int = 1,
+        max_size: int | None = None,
+    ) -> None:
+        """The first of the texts (in full, then shorter) that fits legibly; else the
+        last: fewer words on a small screen rather than smaller ones."""
+        text = next((t for t in said if self.canvas.fits(box, t, max_lines)), said[-1])
+        self.text(box, text, colour, align=align, max_lines=max_lines, max_size=max_size)
+
+    def texts(
+        self,
+        lines: Sequence[tuple[Rect, str, Colour]],
+        align: Align = "center",
+        watched: bool = False,
+    ) -> None:
         """Texts that belong together, all one size."""
         size = self.canvas.common_size([box for box, _, _ in lines], [t for _, t, _ in lines])
         for box, text, colour in lines:
-            self.text(box, text, colour, align=align, max_size=size)
+            self.text(box, text, colour, align=align, max_size=size, watched=watched)
 
-    def panel(self, box: Rect, colour: Colour = PANEL) -> Rect:
-        """A rounded panel; returns the box inside it that is safe for text."""
+    def panel(self, box: Rect, colour: Colour = PANEL, margin: int | None = None) -> Rect:
+        """A rounded panel; returns the box inside it that is safe for text, margin (else
+        the pad) in from its edges."""
         self.canvas.fill(box, colour, self.radius)
-        return inset(box, self.pad)
+        return inset(box, self.pad if margin is None else margin)
 
-    def badges(self, marks: Sequence[tuple[Rect, int]], unlit: Container[int] = ()) -> None:
+    def badges(
+        self, marks: Sequence[tuple[Rect, int]], unlit: Container[int] = (), watched: bool = False
+    ) -> None:
         """Seats' marks, all one size: number and symbol on the seat's colour, or only
         outlined in it when unlit (out of the game, locked)."""
         inner = [inset(box, max(1, min(box.height // 8, box.width // 12))) for box, _ in marks]
@@ -112,11 +140,11 @@ class Screen:
             else:
                 self.canvas.fill(box, colour, radius)
                 ink = ink_on(colour)
-            self.text(text_box, label(seat), ink, max_size=size)
+            self.text(text_box, label(seat), ink, max_size=size, watched=watched)
 
     def seat_row(self, box: Rect, said: str, seats: Sequence[int]) -> None:
         """A label and seats' marks in one row, centred as a group."""
-        weights = [3.0] + [BADGE_RATIO] * len(seats)
+        weights = [3.6] + [BADGE_RATIO] * len(seats)
         width = min(box.width, round(box.height * sum(weights)) + self.pad * len(seats))
         group = Rect(box.centerx - width // 2, box.y, width, box.height)
         first, *marks = columns(group, weights, self.pad)
@@ -127,9 +155,11 @@ class Screen:
         """A timer's digits over a bar that drains with them; red for the last 3 s."""
         shown = captions.shown_ns(left_ns)
         colour = URGENT if captions.urgent(shown) else TEXT
-        digits, bar = rows(box, [0.75, 0.25], self.pad)
-        self.text(digits, f"{captions.seconds(left_ns)} s", colour)
+        digits, bar = rows(box, [0.75, 0.25], self.pad, [self.big_px(), self.pad])
+        self.text(digits, f"{captions.seconds(left_ns)} s", colour, watched=True)
+        # A thin bar, however tall its box: a thick one reads as a switch.
         bar = inset(bar, self.pad // 2)
+        bar = Rect(bar.x, bar.y, bar.width, min(bar.height, self.pad * 2))
         self.canvas.fill(bar, FAINT, bar.height // 2)
         if width := round(bar.width * min(1.0, shown / full_ns)):
             self.canvas.fill(Rect(bar.x, bar.y, width, bar.height), colour, bar.height // 2)
@@ -150,9 +180,14 @@ class Screen:
         f = font(MIN_SIZE)
         return f.get_linesize() * (lines - 1) + f.get_height()
 
-    def badge_px(self) -> int:
-        """How tall a seat's mark must be for its text to be legible."""
-        return self.lines_px(1) * 4 // 3  # the text, and the inset around it
+    def badge_px(self, watched: bool = False) -> int:
+        """How tall a seat's mark must be for its text to be legible (or watched)."""
+        text = self.big_px() if watched else self.lines_px(1)
+        return text * 4 // 3  # the text, and the inset around it
+
+    def big_px(self) -> int:
+        """How tall a line of watched text is at its smallest."""
+        return font(WATCHED_SIZE).get_height()
 
     def draw(self) -> None:
         self.canvas.fill(self.canvas.rect, BACKGROUND)
@@ -160,7 +195,7 @@ class Screen:
         shown = self.notices(area.height)
         legend = KEYBOARD in self.view.source
         two = self.lines_px(2) + 2 * self.pad  # a panel of two lines
-        weights = [0.1] + [0.08] * len(shown) + [0.75 - 0.08 * len(shown)]
+        weights = [0.08] + [0.08] * len(shown) + [0.77 - 0.08 * len(shown)]
         least = [self.lines_px(1)] + [two] * len(shown) + [0]
         if legend:
             weights, least = [*weights, 0.08], [*least, self.lines_px(2)]
@@ -173,8 +208,10 @@ class Screen:
         if legend:
             # One line where it fits, spaced out or tight: two would be larger, but a bar
             # read in two halves.
+            # Without its "keys:" where that makes it one line (800x480).
             wide, tight = ("keys:  " + "  ·  ".join(KEY_LEGEND), "keys: " + " · ".join(KEY_LEGEND))
-            one = next((k for k in (wide, tight) if self.canvas.fits(boxes[-2], k)), None)
+            bare = tight.removeprefix("keys: ")
+            one = next((k for k in (wide, tight, bare) if self.canvas.fits(boxes[-2], k)), None)
             self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
         self.footer(footer)
         SCREENS[self.name()](self, main)
@@ -196,11 +233,11 @@ class Screen:
         self.text(title, TITLES[self.name()], align="left")
         # Where the buttons come from, small: in full where it fits, else its first word.
         said = self.view.source
-        if not self.canvas.fits(source, said, max_lines=2):
-            said = said.split(" (")[0]
+        first = said.split(" (")[0]
         if self.view.listening:
-            said = f"{MIC_MARK}  ·  {said}"
-        self.text(source, said, DIM, align="right", max_lines=2, max_size=box.height * 2 // 5)
+            said, first = f"{MIC_MARK}  ·  {said}", f"{MIC_MARK}  ·  {first}"
+        small = box.height * 2 // 5
+        self.either(source, [said, first], DIM, align="right", max_lines=2, max_size=small)
 
     def footer(self, box: Rect) -> None:
         if not self.view.messages:
@@ -227,7 +264,7 @@ class Screen:
 
     def roster(self, box: Rect, seats: Sequence[int], joined: set[int], locked: set[int]) -> None:
         """A tile per seat: lit when in, with IN or LOCKED written under it."""
-        cols = len(seats) if len(seats) <= 4 else ceil(len(seats) / 2)
+        cols = grid_columns(box, len(seats), TILE_RATIO, self.pad)
         cells = [rows(c, [0.6, 0.4], self.pad // 2) for c in grid(box, len(seats), cols, self.pad)]
         self.badges(
             [(mark, s) for (mark, _), s in zip(cells, seats, strict=True)], set(seats) - joined
@@ -267,58 +304,80 @@ class Screen:
     # --- open play ----------------------------------------------------------------------
 
     def scores(self, box: Rect) -> None:
+        """A tile per player: the seat's mark, the points large, and LOCKED or DEALS under
+        them; where the tiles are too low for that (eight players on a 3.5" screen), the
+        locked are said under the scores instead."""
         players = self.state.players
-        line = self.lines_px(1)
+        line, gap = self.lines_px(1), self.pad // 2
         tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, line])
-        badge = self.badge_px()
-        cols = len(players) if len(players) <= 4 else ceil(len(players) / 2)
-        cells = [
-            rows(self.panel(cell), [0.34, 0.48, 0.18], self.pad // 2, [badge, line, line])
-            for cell in grid(tiles, len(players), cols, self.pad)
-        ]
+        cols = grid_columns(tiles, len(players), TILE_RATIO, self.pad)
+        boxes = grid(tiles, len(players), cols, self.pad)
+        inside = inset(boxes[0], self.pad)
+        least, weights = [self.badge_px(), self.big_px(), line], [0.34, 0.48, 0.18]
+        status = fits_rows(inside, least, gap)
+        if not status:
+            least, weights = least[:2], [0.4, 0.6]
+        # The panel's margin gives way before the points do.
+        margin = self.pad if fits_rows(inside, least, gap) else gap
+        cells = [rows(self.panel(cell, margin=margin), weights, gap, least) for cell in boxes]
         on = list(zip(cells, players, strict=True))
         out = sitting_out(self.view.settings, self.state)
         unlit = {*self.state.locked, *([out] if out else [])}
-        self.badges([(mark, p.id) for (mark, _, _), p in on], unlit)
-        self.texts([(points, str(p.points), DIM if p.locked else TEXT) for (_, points, _), p in on])
-        for (_, _, status), p in on:
-            if p.locked:
-                self.text(status, "LOCKED", BAD)
-            elif p.id == self.state.dealer:
-                self.text(status, "SITS OUT" if p.id == out else "DEALS", ATTENTION)
-        self.bottom_line(bottom)
+        self.badges([(mark, p.id) for (mark, *_), p in on], unlit)
+        self.texts(
+            [(points, str(p.points), DIM if p.locked else TEXT) for (_, points, *_), p in on],
+            watched=True,
+        )
+        for (_, _, *under), p in on:
+            if under and p.locked:
+                self.text(under[0], "LOCKED", BAD)
+            elif under and p.id == self.state.dealer:
+                self.text(under[0], "SITS OUT" if p.id == out else "DEALS", ATTENTION)
+        locked = [seat_name(p.id) for p in players if p.locked and not status]
+        self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
 
-    def bottom_line(self, box: Rect) -> None:
-        """Under the scores: the bank, or the match's deal and dealer."""
-        if self.view.settings.book.bank:
-            self.text(box, f"bank {self.state.bank}", DIM)
-        elif deal := captions.deal(self.view):
-            self.text(box, deal, DIM)
+    def bottom_line(self, box: Rect, before: str = "") -> None:
+        """Under the scores: the bank, or the match's deal and dealer; after what the
+        tiles had no room for."""
+        said = (
+            f"bank {self.state.bank}" if self.view.settings.book.bank else captions.deal(self.view)
+        )
+        full = "  ·  ".join(filter(None, [before, said]))
+        self.either(box, [full, said or ""], DIM)
 
     def solo(self, box: Rect) -> None:
         solo = self.state.solo
         value = captions.increment(self.view)
         assert solo is not None and value is not None
-        line = self.lines_px(1)
-        what, worth, note, score = rows(
-            box, [0.14, 0.46, 0.12, 0.28], self.pad, [line, line, line, line + 2 * self.pad]
-        )
-        self.text(what, "a SET now scores")
-        self.text(worth, f"+{value}", BAD if solo.zeroed else TEXT)
+        line, big = self.lines_px(1), self.big_px()
+        least = [line, big, line, big + 2 * self.pad]
+        if fits_rows(box, least, self.pad):
+            what, worth, note, score = rows(box, [0.14, 0.46, 0.12, 0.28], self.pad, least)
+            self.text(what, "a SET now scores")
+            self.text(worth, f"+{value}", BAD if solo.zeroed else TEXT, watched=True)
+        else:  # under the key bar on a 3.5" screen: the words beside the number
+            now, note, score = rows(box, [0.5, 0.15, 0.35], self.pad, least[1:])
+            what, worth = columns(now, [0.55, 0.45], self.pad)
+            self.text(what, "a SET now scores", align="right", max_size=big)
+            self.text(worth, f"+{value}", BAD if solo.zeroed else TEXT, align="left", watched=True)
         if solo.zeroed:
             self.text(note, "after a wrong no-SET claim", BAD)
         else:
             halves = f"halves every {SOLO_HALF_LIFE_NS // NS_PER_S} s"
             self.text(note, "  ·  ".join(filter(None, [halves, captions.cards(self.view)])), DIM)
         sets = "1 SET" if solo.sets == 1 else f"{solo.sets} SETs"
-        self.text(self.panel(score), f"score {self.state.players[0].points}  ·  {sets}")
+        said, points, found = columns(self.panel(score), [0.3, 0.4, 0.3], self.pad)
+        self.texts([(said, "score", DIM), (found, sets, DIM)])
+        self.text(points, str(self.state.players[0].points), watched=True)
 
     def solitaire(self, box: Rect) -> None:
         """The SETs found, large; what is owed and where the cards are, under them."""
         state = self.state
-        what, found, counts = rows(box, [0.14, 0.5, 0.36], self.pad)
+        line = self.lines_px(1)
+        least = [line, self.big_px(), line + 2 * self.pad]
+        what, found, counts = rows(box, [0.14, 0.5, 0.36], self.pad, least)
         self.text(what, "SETs found")
-        self.text(found, str(state.players[0].points))
+        self.text(found, str(state.players[0].points), watched=True)
         owed, deck, table = (self.panel(cell) for cell in columns(counts, [1, 1, 1], self.pad))
         self.texts(
             [
@@ -331,9 +390,11 @@ class Screen:
     def result(self, box: Rect) -> None:
         """Solitaire's end: won or lost, as big as it gets."""
         state = self.state
-        word, detail, again = rows(box, [0.6, 0.26, 0.14], self.pad, [0, 0, self.lines_px(1)])
+        line = self.lines_px(1)
+        least = [self.big_px(), line + 2 * self.pad, line]
+        word, detail, again = rows(box, [0.6, 0.26, 0.14], self.pad, least)
         won = state.result is Result.WON
-        self.text(word, "WON" if won else "LOST", GOOD if won else BAD)
+        self.text(word, "WON" if won else "LOST", GOOD if won else BAD, watched=True)
         sets = state.players[0].points
         found = "1 SET found" if sets == 1 else f"{sets} SETs found"
         self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
@@ -350,37 +411,42 @@ class Screen:
     # --- a call -------------------------------------------------------------------------
 
     def call(self, box: Rect) -> None:
+        """The margin over the caller, the point-out timer and the photo finish, side by
+        side (stacked on a portrait screen): the timer has its own column, so that both
+        it and the caller are large even under a notice on a 3.5" screen."""
         call = self.state.pending
         assert call is not None and call.turn is not None
-        head, body = rows(box, [0.16, 0.84], self.pad)
+        line = self.lines_px(1)
+        head, body = rows(box, [0.16, 0.84], self.pad, [line, 0])
         tie = len(call.callers) > 1
         self.text(head, captions.margin(call), ATTENTION if tie else TEXT)
-        left, right = columns(body, [0.54, 0.46], self.pad)
-        paused = captions.countdown_left_ns(self.view)
-        hint = captions.shared_cards_hint(self.view)
-        line = self.lines_px(1)
-        weights, least = [0.5, 0.14, 0.36], [0, line, line]
-        if hint is not None:  # two lines: the left column is narrow on a small screen
-            weights, least = [*weights, 0.24], [*least, self.lines_px(2)]
-        if paused is not None:
-            weights, least = [*weights, 0.12], [*least, line]
-        caller, turn, timer, *rest = rows(left, weights, self.pad, least)
-        self.badges([(_wide(caller, BADGE_RATIO), call.turn)])
+        who, timer, finish = along(body, [0.4, 0.18, 0.42], self.pad)
+        asides: list[tuple[list[str], Colour]] = []
+        if (hint := captions.shared_cards_hint(self.view)) is not None:
+            asides.append(([hint, "SUPER: shared cards"], ATTENTION))
+        if (paused := captions.countdown_left_ns(self.view)) is not None:
+            asides.append(([f"countdown paused: {captions.seconds(paused)} s"], DIM))
+        caller, turn, *under = rows(
+            who,
+            [0.6, 0.16] + [0.24] * len(asides),
+            self.pad,
+            [self.badge_px(watched=True), line] + [self.lines_px(2)] * len(asides),
+        )
+        # Less wide than other marks: the column is narrow on a 3.5" screen.
+        self.badges([(_wide(caller, BADGE_RATIO * 0.85), call.turn)], watched=True)
         self.text(
             turn,
             f"co-caller {len(call.verdicts) + 1} of {len(call.callers)}"
             if tie
             else "show your SET",
         )
+        for aside, (said, colour) in zip(under, asides, strict=True):
+            self.either(aside, said, colour, max_lines=2)
         if (pointout := captions.pointout_left_ns(self.view)) is not None:
             self.timer(timer, pointout, self.view.settings.pointout_ns)
         else:
-            self.text(timer, "no time limit", DIM)
-        if hint is not None:
-            self.text(rest.pop(0), hint, ATTENTION, max_lines=2)
-        if paused is not None:
-            self.text(rest[0], f"countdown paused: {captions.seconds(paused)} s", DIM)
-        self.photo_finish(right, call)
+            self.text(timer, "no time limit", DIM, max_lines=2)
+        self.photo_finish(finish, call)
 
     def photo_finish(self, box: Rect, call: Call) -> None:
         inside = self.panel(box)
@@ -394,8 +460,8 @@ class Screen:
         if len(presses) > len(slots):
             later = len(presses) - (len(slots) - 1)
             presses = presses[: len(slots) - 1]
-            self.text(slots[-1], f"and {later} later", DIM)
-        cells = [columns(slot, [0.46, 0.54], self.pad) for slot in slots[: len(presses)]]
+            self.text(slots[-1], f"+{later} more", DIM)
+        cells = [columns(slot, [0.4, 0.6], self.pad) for slot in slots[: len(presses)]]
         on = list(zip(cells, presses, strict=True))
         self.badges([(mark, seat) for (mark, _), (seat, _) in on])
         self.texts(
@@ -411,12 +477,12 @@ class Screen:
         remind = self.view.settings.must_use_flipped
         weights = [0.15, 0.62, 0.1] + ([0.13] if remind else [])
         line = self.lines_px(1)
-        least = [line, line, 0] + ([line + 2 * self.pad] if remind else [])
+        least = [self.badge_px(), self.big_px(), 0] + ([line + 2 * self.pad] if remind else [])
         who, digits, pips, *reminder = rows(box, weights, self.pad, least)
         self.seat_row(who, "may call:", sr.participants)
         shown = captions.shown_ns(left)
         urgent = captions.urgent(shown)
-        self.text(digits, captions.seconds(left), URGENT if urgent else TEXT)
+        self.text(digits, captions.seconds(left), URGENT if urgent else TEXT, watched=True)
         self.pips(pips, ceil(shown / NS_PER_S) if urgent else 0)
         if reminder:
             self.text(self.panel(reminder[0], ATTENTION), "the SET must use the flipped card", INK)
@@ -424,36 +490,47 @@ class Screen:
     # --- the end ------------------------------------------------------------------------
 
     def over(self, box: Rect) -> None:
+        """The ranking, a place a row: in one column while the rows are tall enough for
+        the points, else in two."""
         ranking = self.state.ranking
-        listing, bank = rows(box, [0.88, 0.12], self.pad, [0, self.lines_px(1)])
-        cols = 1 if len(ranking) <= 4 else 2
-        per_col = ceil(len(ranking) / cols)
+        line = self.lines_px(1)
+        listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, line])
+        need = self.big_px() + 2 * self.pad
+        one = len(ranking) == 1 or fits_rows(listing, [need] * len(ranking), self.pad)
+        cols = 1 if one else 2
+        per_col = max(ceil(len(ranking) / cols), min(3, (listing.height + self.pad) // need))
         # Rows stretched across a TV would leave each place far from its player.
-        listing = _wide(listing, 2.4 * cols)
+        width = min(listing.width, round(listing.height * 2.4 * cols))
+        listing = Rect(listing.centerx - width // 2, listing.y, width, listing.height)
         slots = [
             slot
             for col in columns(listing, [1] * cols, self.pad * 2)
-            for slot in rows(col, [1] * max(per_col, 3), self.pad)
+            for slot in rows(col, [1] * per_col, self.pad)
         ]
         places = [r.place for r in ranking]
         by_deal = captions.deal_points(self.state)
         split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
-        cells = []
+        cells, deals = [], []
         for entry, slot in zip(ranking, slots, strict=False):
             inside = self.panel(slot)
-            if split:
-                place, mark, deals, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
-                said = " · ".join(str(n) for n in by_deal[entry.player])
-                self.text(deals, said, DIM, max_size=place.height * 3 // 5)
+            said = " · ".join(str(n) for n in by_deal[entry.player])
+            if split and one:
+                place, mark, under, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
+                deals.append((under, said, DIM))
+            elif split:  # in two columns: place and mark over the deals, the total beside
+                left, points = columns(inside, [0.66, 0.34], self.pad)
+                top, under = rows(left, [0.5, 0.5], self.pad // 2)
+                place, mark = columns(top, [0.4, 0.6], self.pad)
+                deals.append((under, said, DIM))
             else:
-                place, mark, points = columns(inside, [0.3, 0.42, 0.28], self.pad)
+                place, mark, points = columns(inside, [0.28, 0.4, 0.32], self.pad)
             cells.append((place, mark, points))
             if entry.place == 1:
                 self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
         if (worked_out := captions.solo_end(self.view)) is not None:
             self.text(slots[1], worked_out, max_lines=2)  # one player: room below
         on = list(zip(cells, ranking, strict=True))
-        self.badges([(_wide(mark, 3), r.player) for (_, mark, _), r in on])
+        self.badges([(_wide(mark, BADGE_RATIO), r.player) for (_, mark, _), r in on])
         self.texts(
             [
                 (
@@ -464,13 +541,15 @@ class Screen:
                 for (place, _, _), r in on
             ]
         )
-        self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right")
+        self.texts(deals, "left")
+        self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right", True)
         again = "SUPER starts a new game"
         if split:
-            again = f"deals, then total  ·  {again}"
+            self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
         elif self.view.settings.book.bank:
-            again = f"bank {self.state.bank}  ·  {again}"
-        self.text(bank, again, DIM)
+            self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
+        else:
+            self.text(bottom, again, DIM)
 
 
 SCREENS: dict[str, Callable[[Screen, Rect], None]] = {
