@@ -60,7 +60,14 @@ class Table:
     def call(self, seat: int, t: float, valid: bool) -> "Table":
         return self.play(Press(seat, at(t)), Verdict(valid, at(t + 2)))
 
-    def view(self, now: float, notices: Sequence[Notice] = (), source: str = GPIO) -> View:
+    def view(
+        self,
+        now: float,
+        notices: Sequence[Notice] = (),
+        source: str = GPIO,
+        *,
+        listening: bool = False,
+    ) -> View:
         return View(
             settings=self.settings,
             state=self.state,
@@ -68,6 +75,7 @@ class Table:
             messages=tuple(self.messages[-3:]),
             notices=tuple(notices),
             source=source,
+            listening=listening,
         )
 
 
@@ -96,7 +104,7 @@ def views() -> dict[str, View]:
     photo = _midgame(four).play(
         Press(2, at(60)), Press(4, at(60) + 4_200_000), Press(1, at(60) + 37_000_000)
     )
-    out["call"] = photo.view(62.4)
+    out["call"] = photo.view(62.4, listening=True)  # a box with a microphone: its mark
 
     tied = _midgame(replace(four, tie_ns=2 * NS_PER_MS)).play(
         Press(2, at(60)),
