@@ -28,6 +28,7 @@ from .arbiter import Arbiter
 from .config import AudioConfig, Config
 from .devices import check_openable, open_devices, open_microphone, pick_display, pick_input
 from .edges import (
+    REPLAY,
     Edge,
     Inbox,
     InboxItem,
@@ -53,6 +54,7 @@ from .view import Notice, Severity, View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.clip_writer import ClipWriter
+    from .audio.replays import Replays
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
@@ -134,6 +136,7 @@ class App:
             if self.clips is not None:
                 opened.callback(self.clips.close)  # before the microphone it cuts from
             self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
+            self._replays: Replays | None = None  # made at the first REPLAY
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
             if (watched := self.store_watch.fileno()) is not None:
@@ -246,6 +249,9 @@ class App:
         tie_ns = self.session.settings.tie_ns
         decisions = self.arbiter.advance(watermark, tie_ns)
         for decision in decisions:
+            if decision.button == REPLAY:  # no input of the rules: nothing of it is kept
+                self.messages.append(self._replay(decision.t_ns, now_ns))
+                continue
             outcomes += self.session.play(decision)
         if decisions and self.clips is not None:
             self._clip_presses(self.clips)
@@ -263,6 +269,33 @@ class App:
             self.notifier.watchdog()
             self._last_ping = now_ns
         return outcomes
+
+    def _replay(self, t_ns: int, now_ns: int) -> str:
+        """REPLAY: a call's sound again, slowed down (audio/replays.py); what to say."""
+        if self._replays is None:
+            # Imported here: numpy is for the microphone and its clips alone.
+            from .audio.clips import ClipStore, clips_folder
+            from .audio.pcm import AlsaPlayback
+            from .audio.replay_player import ReplayPlayer
+            from .audio.replays import Replays
+
+            audio = self.options.config.audio
+            player = ReplayPlayer(lambda rate: AlsaPlayback("default", rate=rate))
+            self._replays = Replays(
+                self.microphone,
+                ClipStore(clips_folder(self.store.path), max_bytes=0),
+                player,
+                before_ns=round(audio.clip_before_s * NS_PER_S),
+                after_ns=round(audio.clip_after_s * NS_PER_S),
+                slowdown=audio.replay_slowdown,
+            )
+            self._close.callback(player.stop)
+        session = self.session
+        said = self._replays.pressed(
+            t_ns, session.ledger.game_id, session.origin_ns, session.state.calls, now_ns
+        )
+        log.info("%s", said)
+        return said
 
     def _clip_presses(self, clips: "ClipWriter") -> None:
         """Every press of the call under way, or just judged, to the clips' writer, once."""
@@ -365,6 +398,7 @@ class App:
             notices=self.notices(),
             source=self.inputs.name,
             listening=self.microphone is not None and self.microphone.error is None,
+            replay=None if self._replays is None else self._replays.view(self.clock()),
         )
 
     def notices(self) -> tuple[Notice, ...]:

@@ -12,7 +12,8 @@ but never change one.
   it has passed the press plus the tie window, so that every press that ties with it
   is known, and whatever came first has been read whatever order it was read in.
 - UNDO: released before `end_hold` it is an undo at its release; held that long it is
-  END (the end of the game) at the moment the hold completes.
+  END (the end of the game) at the moment the hold completes. Let go after
+  `replay_hold` but before `end_hold`, it is REPLAY, no input of the rules.
 - A button down longer than `stuck` is stuck: it is ignored and reported until it is
   released; a button already down when the box starts is stuck from the start.
 - A source that loses track of a button (a board unplugged or restarted) makes up its
@@ -24,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .edges import END, PLAYER_BUTTONS, UNDO, Edge
+from .edges import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
 from .units import NS_PER_S
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,13 @@ class Timing(Protocol):
     @property
     def end_hold_ns(self) -> int: ...
 
+    @property
+    def replay_hold_ns(self) -> int: ...
+
 
 @dataclass(frozen=True, order=True)
 class Decision:
-    """A decided press: P1..P8, VALID, INVALID, SUPER, UNDO (a short press) or END."""
+    """A decided press: P1..P8, VALID, INVALID, SUPER, UNDO (a short press), END or REPLAY."""
 
     t_ns: int
     button: str
@@ -164,6 +168,7 @@ class Arbiter:
         self._change(name, b, b.raw_ns, decided_ns=b.quiet_until)
 
     def _change(self, name: str, b: _Button, t_ns: int, decided_ns: int | None = None) -> None:
+        held_since = b.since_ns
         b.down = not b.down
         b.since_ns = t_ns
         b.quiet_until = t_ns + self.timing.debounce_ns
@@ -177,6 +182,14 @@ class Arbiter:
             b.stuck = False
             log.info("%s released: no longer stuck", name)
         elif name == UNDO and not b.held_to_end:
+            held_ns = t_ns - held_since
+            replay = self.timing.replay_hold_ns
+            if held_ns >= self.timing.end_hold_ns:
+                # Held to the end, though the watermark only passed it with the release (a
+                # stall): END when the hold completed, as if it had been seen then.
+                decision = Decision(held_since + self.timing.end_hold_ns, END)
+            elif replay and held_ns >= replay:
+                decision = Decision(decision.t_ns, REPLAY)
             heapq.heappush(self._pending, decision)
         b.held_to_end = False
 

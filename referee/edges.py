@@ -23,6 +23,9 @@ JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", UNDO)
 BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS
 # No button of the box: UNDO held down (or the keyboard's `e`) ends the game.
 END = "END"
+# Nor an input of the rules: UNDO held a while and let go (or the keyboard's `r`) replays
+# the last call's sound (docs/rules.md, "Replay").
+REPLAY = "REPLAY"
 
 
 def in_play(players: int) -> tuple[str, ...]:

@@ -25,6 +25,22 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class ReplayView:
+    """A call's sound replayed slowed down, as the screen draws it: positions are shares
+    of the clip's length, 0 to 1."""
+
+    title: str  # "P2's call at 4:07.3, 4x slower"
+    lows: tuple[float, ...]  # the span's waveform: each column's lowest and highest, +-1
+    highs: tuple[float, ...]
+    presses: tuple[tuple[int, float], ...]  # (player, where)
+    onsets: tuple[float, ...]  # where a voice starts
+    gaps: tuple[float, ...]  # where samples were lost
+    cursor: float  # what is heard now
+    span: tuple[float, float] = (0.0, 1.0)  # the part the waveform shows: around the presses
+    heard: bool = True  # False: no speaker, the replay is only seen
+
+
+@dataclass(frozen=True)
 class View:
     settings: Settings
     state: State
@@ -33,6 +49,7 @@ class View:
     notices: tuple[Notice, ...] = ()
     source: str = ""  # where the buttons come from, e.g. "GPIO (lgpio: kernel edge times)"
     listening: bool = False  # the microphone keeps the last seconds: its mark is shown
+    replay: ReplayView | None = None  # a call's sound played again, slowed down
 
 
 MIC_MARK = "● mic"  # while the microphone listens, on every screen (issue 17: privacy)

@@ -110,3 +110,38 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
         app.close()
         os.close(read)
         os.close(write)
+
+
+def test_replay_shows_the_call_and_a_second_replay_stops_it(box):
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    pressed = box.tap("P2", shout=True)
+    box.tap("VALID")
+    box.at(pressed + 500 * MS)
+    box.tap("REPLAY")
+    said = box.app.view().messages[-1]
+    assert said.startswith("replay: P2's call at ") and ", 4x slower" in said
+    # No sound card here: seen, not heard, and said so.
+    assert "not heard: playback device 'default'" in said
+    replay = box.app.view().replay
+    assert replay is not None and not replay.heard
+    assert [seat for seat, _ in replay.presses] == [2]
+    first, last = replay.span
+    assert first < replay.presses[0][1] < last
+    box.at(box.clock.now + 2 * NS_PER_S)
+    later = box.app.view().replay
+    assert later is not None and later.cursor > replay.cursor  # it moves, a quarter as fast
+    box.tap("REPLAY")
+    assert box.app.view().replay is None
+    assert box.app.view().messages[-1] == "replay stopped: REPLAY again for the call before"
+    assert box.app.session.state.players[1].points == 1  # nothing of it reached the game
+    box.tap("REPLAY")  # soon after: the call before, and there is none
+    assert box.app.view().messages[-1] == "no earlier call to replay"
+
+
+def test_replay_with_no_call_plays_the_last_seconds(box):
+    box.at(START_NS + 5 * NS_PER_S)
+    box.tap("REPLAY")
+    assert box.app.view().messages[-1].startswith("replay: the last 3 s, 4x slower")
+    replay = box.app.view().replay
+    assert replay is not None and replay.presses == () and replay.span == (0.0, 1.0)

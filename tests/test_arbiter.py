@@ -19,6 +19,7 @@ class Timing:
     debounce_ns: int = 30 * MS
     stuck_ns: int = 10 * S
     end_hold_ns: int = 3 * S
+    replay_hold_ns: int = 0  # no REPLAY gesture, but where a test asks for it
 
 
 def down(button: str, t: int) -> Edge:
@@ -228,3 +229,27 @@ def test_decisions_come_out_in_edge_order_whatever_order_edges_are_read_in(press
     decided += arbiter.advance(10 * S, TIE)
     want = sorted((t, b) for (t, _), b in zip(presses, buttons, strict=True))
     assert [(d.t_ns, d.button) for d in decided] == want
+
+
+def test_undo_held_a_while_and_let_go_is_replay_no_undo_and_no_end():
+    """The gesture for boxes without a REPLAY button: UNDO let go after replay_hold and
+    before end_hold (docs/rules.md, "Replay")."""
+    arbiter = Arbiter(Timing(replay_hold_ns=S))
+    for edge in (down("UNDO", 0), up("UNDO", 300 * MS), down("UNDO", S), up("UNDO", S + 1500 * MS)):
+        arbiter.take(edge)
+    assert arbiter.advance(5 * S, 0) == [
+        Decision(300 * MS, "UNDO"),
+        Decision(S + 1500 * MS, "REPLAY"),
+    ]
+    arbiter.take(down("UNDO", 6 * S))
+    arbiter.take(up("UNDO", 9 * S + 500 * MS))
+    assert arbiter.advance(12 * S, 0) == [Decision(9 * S, "END")]  # held to the end: no REPLAY
+
+
+def test_undo_held_to_the_end_through_a_stall_is_end_not_undo():
+    """Event time: UNDO held 3.5 s whose release was read before the watermark passed its
+    hold's end (the daemon stalled) is END when the hold completed, not an undo."""
+    arbiter = Arbiter(Timing())
+    arbiter.take(down("UNDO", 6 * S))
+    arbiter.take(up("UNDO", 9 * S + 500 * MS))
+    assert arbiter.advance(12 * S, 0) == [Decision(9 * S, "END")]

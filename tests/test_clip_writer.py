@@ -1,6 +1,8 @@
 """Each call's clip, cut from the microphone's ring by a thread of its own once the ring
 holds its window: the presses where their sound is, a stall or a full disk no trouble."""
 
+import threading
+
 import numpy as np
 
 from referee.audio.capture import Capture
@@ -95,3 +97,18 @@ def test_a_disk_that_refuses_loses_the_clip_and_says_so(tmp_path):
         clips.close()
     assert clips.lost == 1 and len(told) == 1 and told[0].startswith("clips: 1 lost (")
     assert told[0].endswith("the ledger is whole")
+
+
+def test_closing_while_a_clip_is_cut_does_not_hang(tmp_path):
+    """close() while the last clip was being cut used to be missed: the thread then waited
+    for a press for ever, and the daemon's exit with it."""
+    call = START_NS + 2 * NS_PER_S
+    card = FakeCard(seed=5)
+    capture = Capture(card)
+    clips = writer(tmp_path, card, capture, [])
+    run(card, capture, call + 3 * NS_PER_S)  # the ring holds the window already
+    clips.press(1, call - ORIGIN_NS, ORIGIN_NS, 1, call)  # due at once: cut now...
+    closing = threading.Thread(target=clips.close)  # ...while the box stops
+    closing.start()
+    closing.join(10)
+    assert not closing.is_alive()

@@ -73,6 +73,7 @@ def test_the_defaults():
         resolution_ns=100_000,
         stuck_ns=10_000_000_000,
         end_hold_ns=3_000_000_000,
+        replay_hold_ns=1_000_000_000,
     )
     assert config.sound == SoundConfig(SoundOutput.BEEPER, 0.5)
     assert config.display == DisplayConfig(0, 0, 30)
@@ -206,7 +207,9 @@ path = "games.db"
     assert config.game == Settings(
         RuleSet.OFFICIAL, 6, pointout_ns=7_000_000_000, tie_ns=2_500_000, must_use_flipped=True
     )
-    assert config.buttons == ButtonTiming(12_500_000, 0, 8_000_000, 20_000_000_000, 2_000_000_000)
+    assert config.buttons == ButtonTiming(
+        12_500_000, 0, 8_000_000, 20_000_000_000, 2_000_000_000, 1_000_000_000
+    )
     assert config.sound == SoundConfig(SoundOutput.SOUNDCARD, 1.0)
     assert config.display == DisplayConfig(480, 320, 60)
     assert config.serial == SerialConfig("/dev/ttyUSB0", 9600)
@@ -270,7 +273,7 @@ MISTAKES = {
     "unknown key": (
         "[buttons]\nsettle_ms = 4\ndebounce = 20\n",
         "referee.toml:3: [buttons] debounce: unknown key; did you mean debounce_ms?"
-        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s)",
+        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s, replay_hold_s)",
     ),
     "unknown key in another case": (
         '[pins]\np1 = "GPIO4"\n',
@@ -280,7 +283,7 @@ MISTAKES = {
     "a key in the wrong section": (
         "[buttons]\nplayers = 3\n",
         "referee.toml:2: [buttons] players: unknown key; it belongs in [rules]"
-        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s)",
+        " (known: debounce_ms, settle_ms, resolution_us, stuck_s, end_hold_s, replay_hold_s)",
     ),
     "a key outside any section": (
         "# settings\nplayers = 3\n",

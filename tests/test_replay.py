@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from referee.audio.clips import Clip, Marker
+from referee.audio.pcm import AlsaPlayback
 from referee.audio.replay import Replay, slowed, waveform
+from referee.audio.replay_player import ReplayPlayer
 from referee.units import NS_PER_S
 
 RATE = 48_000
@@ -61,3 +63,15 @@ def test_the_waveform_shows_every_peak(samples, columns):
     assert np.all(lows <= highs)
     if len(samples):
         assert highs.max() == samples.max() and lows.min() == samples.min()
+
+
+def test_the_player_plays_through_alsa_and_a_missing_speaker_is_said():
+    """ALSA's null device runs the real ctypes path on any machine."""
+    player = ReplayPlayer(lambda rate: AlsaPlayback("null", rate=rate))
+    assert player.play(np.zeros(RATE, np.float32), RATE, 4) is None
+    player.stop()  # waits until the device is closed
+    assert not player.playing
+    missing = ReplayPlayer(lambda rate: AlsaPlayback("no-such-speaker", rate=rate))
+    said = missing.play(np.zeros(RATE, np.float32), RATE, 4)
+    assert said is not None and said.startswith("playback device 'no-such-speaker'")
+    assert not missing.playing

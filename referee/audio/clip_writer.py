@@ -119,10 +119,12 @@ class ClipWriter:
 
     def _next_due(self) -> _Call | None:
         """The oldest call once its window is in the ring (or the microphone stalled past
-        it), taken out of the waiting ones; else None after waiting a while. Called with
-        the lock held."""
-        if not self._calls:
-            self._news.wait()
+        it), taken out of the waiting ones; else None after waiting a while, or at once
+        when stopping. Called with the lock held."""
+        # Stopping is looked at under the lock before any wait: a close() that came while
+        # a clip was being cut is not missed.
+        self._news.wait_for(lambda: self._stopping or bool(self._calls))
+        if self._stopping:
             return None
         key, call = next(iter(self._calls.items()))
         end_ns = call.first_ns + self._after_ns

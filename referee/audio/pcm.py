@@ -22,6 +22,7 @@ import numpy as np
 NS_PER_S = 1_000_000_000
 
 # alsa/pcm.h
+_STREAM_PLAYBACK = 0
 _STREAM_CAPTURE = 1
 _NONBLOCK = 1
 _ACCESS_RW_INTERLEAVED = 3
@@ -122,6 +123,14 @@ _SIGNATURES: dict[str, tuple[type | None, tuple[type, ...]]] = {
     "snd_pcm_status_get_state": (ctypes.c_int, (_P,)),
     "snd_pcm_status_get_htstamp": (None, (_P, ctypes.POINTER(_Timespec))),
     "snd_pcm_status_get_delay": (ctypes.c_long, (_P,)),
+    "snd_pcm_set_params": (
+        ctypes.c_int,
+        (_P, ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_int, ctypes.c_uint),
+    ),
+    "snd_pcm_writei": (ctypes.c_long, (_P, _P, ctypes.c_ulong)),
+    "snd_pcm_recover": (ctypes.c_int, (_P, ctypes.c_int, ctypes.c_int)),
+    "snd_pcm_drain": (ctypes.c_int, (_P,)),
+    "snd_pcm_drop": (ctypes.c_int, (_P,)),
 }
 
 _lib: ctypes.CDLL | None = None
@@ -288,4 +297,59 @@ class AlsaCapture:
 
     def close(self) -> None:
         self._lib.snd_pcm_status_free(self._status)
+        self._lib.snd_pcm_close(self._pcm)
+
+
+class AlsaPlayback:
+    """One ALSA playback stream, mono 16 bits at `rate`: a replay on the box's speaker. The
+    "default" device is what the system plays to (a USB speaker, HDMI, the jack: wiring.md,
+    "A speaker instead of the beeper"), shared through dmix with the beeps' mixer."""
+
+    def __init__(self, name: str = "default", *, rate: int = 48_000) -> None:
+        lib = self._lib = libasound()
+        self.name = name
+        self.rate = rate
+        pcm = ctypes.c_void_p()
+        _check(
+            lib,
+            lib.snd_pcm_open(ctypes.byref(pcm), name.encode(), _STREAM_PLAYBACK, 0),
+            f"playback device {name!r}",
+        )
+        self._pcm = pcm
+        try:
+            # 100 ms of latency: a replay starts that much after its press, and a busy
+            # CPU does not make it stutter.
+            _check(
+                lib,
+                lib.snd_pcm_set_params(
+                    pcm, _FORMAT_S16_LE, _ACCESS_RW_INTERLEAVED, 1, rate, 1, 100_000
+                ),
+                f"{name}: mono, 16 bits, {rate} Hz",
+            )
+        except BaseException:
+            lib.snd_pcm_close(pcm)
+            raise
+
+    def write(self, samples: np.ndarray) -> None:
+        """Play the int16 samples, waiting while the device's buffer is full; an underrun
+        (the writer kept from the CPU) is recovered and playing goes on."""
+        lib, pcm = self._lib, self._pcm
+        done = 0
+        while done < len(samples):
+            rest = samples[done:]
+            result = lib.snd_pcm_writei(pcm, rest.ctypes.data, len(rest))
+            if result < 0:
+                _check(lib, lib.snd_pcm_recover(pcm, result, 1), f"{self.name}: write")
+                continue
+            done += result
+
+    def drain(self) -> None:
+        """Until what was written has been heard."""
+        self._lib.snd_pcm_drain(self._pcm)
+
+    def stop(self) -> None:
+        """Silence now: what was written and not yet heard is dropped."""
+        self._lib.snd_pcm_drop(self._pcm)
+
+    def close(self) -> None:
         self._lib.snd_pcm_close(self._pcm)

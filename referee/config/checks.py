@@ -103,6 +103,14 @@ def _timing(values: dict[str, Any], source: Source) -> ButtonTiming:
             section,
             key,
         )
+    if values["replay_hold_s"] >= values["end_hold_s"]:
+        section, key = source.blame(("buttons", "replay_hold_s"), ("buttons", "end_hold_s"))
+        raise source.error(
+            f"replay_hold_s ({values['replay_hold_s']}) must be less than end_hold_s"
+            f" ({values['end_hold_s']})",
+            section,
+            key,
+        )
     return ButtonTiming(
         **{field: round(values[name] * unit) for name, (field, unit) in TIMES.items()}
     )

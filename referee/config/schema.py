@@ -45,6 +45,7 @@ class ButtonTiming:
     resolution_ns: int
     stuck_ns: int
     end_hold_ns: int
+    replay_hold_ns: int  # 0: no gesture
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,13 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             3.0,
             "seconds UNDO is held down to end the game, 0.5 to 30",
             _within(0.5, 30),
+        ),
+        _setting(
+            "replay_hold_s",
+            1.0,
+            "seconds UNDO is held down, and let go before end_hold_s, for REPLAY;"
+            " 0 for none, else less than end_hold_s",
+            _within(0, 30),
         ),
     ),
     "pins": _pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),

@@ -114,6 +114,8 @@ def next_change_ns(view: View) -> int | None:
     ]
     if state.pending is None:  # during a call the increment stands still at the press
         times.append(_increment_drop(view))
+    if view.replay is not None:  # its cursor moves: a frame as often as the screen draws
+        times.append(view.now_ns + 1)
     return min((t for t in times if t is not None), default=None)
 
 

@@ -76,6 +76,8 @@ def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.messages[-1:],
         view.notices,
         view.source,
+        view.listening,
+        view.replay,
         captions.shown_clocks(view),
     )
 

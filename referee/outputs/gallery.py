@@ -5,6 +5,8 @@ so the pictures show what a table would see. `make screens` fills docs/screens/.
 """
 
 import argparse
+import math
+import random
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,7 +28,7 @@ from referee.rules import (
     new_game,
     step,
 )
-from referee.view import Notice, Severity, View
+from referee.view import Notice, ReplayView, Severity, View
 
 from .display import render
 
@@ -91,6 +93,34 @@ def _midgame(settings: Settings) -> Table:
     )
 
 
+def _replay_of_the_call() -> ReplayView:
+    """The call's 3 s clip replayed, a third of the way through: P2's "Set!" and P4's 4.2 ms
+    later over a room's murmur, shown from 150 ms before the first to 350 ms after the last
+    (made up here: the gallery needs no microphone)."""
+    noise = random.Random(7)
+    clip_s, first_s, last_s = 3.0, 0.85, 1.4
+    lows, highs = [], []
+    for i in range(600):
+        t = first_s + (last_s - first_s) * i / 600
+        level = 0.03
+        for start, loud in ((0.995, 0.8), (1.0034, 0.6)):  # the shouts' onsets
+            if t >= start:
+                fall = math.exp(-(t - start) / 0.25) * (0.6 + 0.4 * math.sin(t * 900) ** 2)
+                level += loud * fall
+        lows.append(-level * noise.uniform(0.7, 1.0))
+        highs.append(level * noise.uniform(0.7, 1.0))
+    return ReplayView(
+        title="P2's call at 1:00.0, 4x slower",
+        lows=tuple(lows),
+        highs=tuple(highs),
+        presses=((2, 1.0 / clip_s), (4, 1.0042 / clip_s), (1, 1.037 / clip_s)),
+        onsets=(0.995 / clip_s, 1.0034 / clip_s),
+        gaps=(),
+        cursor=1.02 / clip_s,
+        span=(first_s / clip_s, last_s / clip_s),
+    )
+
+
 def views() -> dict[str, View]:
     """The gallery's screens by name, each the state a real game passes through."""
     four = Settings(players=4)
@@ -105,6 +135,7 @@ def views() -> dict[str, View]:
         Press(2, at(60)), Press(4, at(60) + 4_200_000), Press(1, at(60) + 37_000_000)
     )
     out["call"] = photo.view(62.4, listening=True)  # a box with a microphone: its mark
+    out["replay"] = replace(out["call"], replay=_replay_of_the_call())
 
     tied = _midgame(replace(four, tie_ns=2 * NS_PER_MS)).play(
         Press(2, at(60)),

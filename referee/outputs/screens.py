@@ -10,6 +10,7 @@ with the terminal, so both screens say the same.
 from collections.abc import Callable, Container, Sequence
 from math import ceil
 
+import pygame
 from pygame import Rect
 
 from referee.rules import Call, Judgement, Phase, Result, sitting_out
@@ -250,6 +251,8 @@ class Screen:
 
     def name(self) -> str:
         state = self.state
+        if self.view.replay is not None:
+            return "replay"
         if state.claim:
             return "claim"
         if state.solo is not None and state.phase is Phase.OPEN:
@@ -552,7 +555,72 @@ class Screen:
             self.text(bottom, again, DIM)
 
 
+def _replay(screen: Screen, box: Rect) -> None:
+    """A call's sound again, slowed down: the waveform around its presses, each press a line
+    in its seat's colour under its seat's mark, each voice onset a tick below, a cursor
+    where it is heard when it is there, and the whole clip's progress as a bar."""
+    replay = screen.view.replay
+    assert replay is not None
+    canvas, pad = screen.canvas, screen.pad
+    line = screen.lines_px(1)
+    title, marks, wave, ticks, progress, legend = rows(
+        box,
+        [0.12, 0.14, 0.5, 0.06, 0.02, 0.1],
+        pad // 2,
+        [line, screen.badge_px(), 0, pad * 2, pad, line],
+    )
+    screen.text(title, replay.title)
+    mid, half = wave.centery, wave.height * 0.45
+    count = len(replay.lows)
+    width = max(1, wave.width // max(1, count))
+    for i, (low, high) in enumerate(zip(replay.lows, replay.highs, strict=True)):
+        x = wave.left + i * wave.width // count
+        top, bottom = round(mid - high * half), round(mid - low * half)
+        canvas.fill(Rect(x, top, width, max(1, bottom - top)), DIM)
+    stroke = max(2, pad // 2)
+    first, last = replay.span
+
+    def at(share: float) -> int | None:
+        """Where a point of the clip is drawn; None outside the span."""
+        if not first <= share <= last or last <= first:
+            return None
+        return wave.left + round((share - first) / (last - first) * (wave.width - 1))
+
+    for x in filter(None, map(at, replay.gaps)):
+        canvas.fill(Rect(x, wave.top, stroke, wave.height), ERROR)
+    spike = min(ticks.height, 3 * stroke)
+    for x in filter(None, map(at, replay.onsets)):
+        tip = (x, ticks.bottom - spike)
+        pygame.draw.polygon(
+            canvas.surface,
+            ATTENTION,
+            [tip, (x - spike, ticks.bottom), (x + spike, ticks.bottom)],
+        )
+    shown = [(seat, where) for seat, share in replay.presses if (where := at(share)) is not None]
+    for seat, where in shown:
+        line_box = Rect(where - stroke // 2, marks.bottom, stroke, wave.bottom - marks.bottom)
+        canvas.fill(line_box, seat_colour(seat))
+    # The marks side by side in press order, the first caller's leftmost: the lines below
+    # are ms apart, no room to stand a mark over each.
+    slots = columns(marks, [1] * len(shown), pad) if shown else []
+    badge_w = min([marks.height * 3, *(slot.width for slot in slots)])
+    placed = []
+    for slot, (seat, _) in zip(slots, shown, strict=True):
+        mark = Rect(0, marks.top, badge_w, marks.height)
+        mark.centerx = slot.centerx
+        placed.append((mark, seat))
+    screen.badges(placed)
+    if (cursor := at(replay.cursor)) is not None:
+        canvas.fill(Rect(cursor - stroke // 2, wave.top, stroke, wave.height), TEXT)
+    canvas.fill(progress, FAINT, progress.height // 2)
+    done = Rect(progress.left, progress.top, round(progress.width * replay.cursor), progress.height)
+    canvas.fill(done, TEXT, progress.height // 2)
+    said = "│ a press  ·  ▲ a voice" if replay.heard else "not heard: no speaker"
+    screen.either(legend, [f"{said}  ·  REPLAY again stops", said], DIM)
+
+
 SCREENS: dict[str, Callable[[Screen, Rect], None]] = {
+    "replay": _replay,
     "lobby": Screen.lobby,
     "open": Screen.scores,
     "solo": Screen.solo,
@@ -566,6 +634,7 @@ SCREENS: dict[str, Callable[[Screen, Rect], None]] = {
     "over": Screen.over,
 }
 TITLES = {
+    "replay": "REPLAY",
     "lobby": "NEW GAME",
     "open": "SCORES",
     "solo": "SOLO",

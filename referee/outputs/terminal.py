@@ -20,6 +20,7 @@ BOLD = "\x1b[1m"
 CLEAR = "\x1b[H\x1b[2J"
 ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
 MESSAGES_SHOWN = 4
+REPLAY_BAR = 20  # characters of the replay's progress
 DEFAULT_WIDTH = 80
 
 
@@ -93,6 +94,18 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
     lines += [(DEAL, [(line, PLAIN)]) for line in deal if line]
     lines.append((BLANK, []))
     lines.append((KEEP, [(captions.headline(view).upper(), (None, True))]))
+    if (replay := view.replay) is not None:
+        bar = round(REPLAY_BAR * replay.cursor)
+        heard = "" if replay.heard else " (not heard: no speaker)"
+        playing = f"REPLAY: {replay.title}{heard} [{'#' * bar}{'.' * (REPLAY_BAR - bar)}]"
+        presses = " ".join(label(seat) for seat, _ in replay.presses)
+        lines.append((KEEP, [(playing, (ATTENTION, True))]))
+        lines.append(
+            (
+                KEEP,
+                [(f"   presses {presses or 'none'}; {len(replay.onsets)} voice onset(s)", PLAIN)],
+            )
+        )
     lines += [(KEEP, [segment]) for segment in _details(view)]
     lines.append((BLANK, []))
     for notice in view.notices:
