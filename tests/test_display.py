@@ -131,7 +131,9 @@ def test_game_over_says_how_to_start_again(size):
 
 @pytest.mark.parametrize("size", [(480, 320), (1280, 720)])
 def test_the_keys_are_shown_when_the_keyboard_is_the_buttons(size):
-    legend = "keys: 1-8 buzzers · v valid · x invalid · s super · u undo · e end · q quit"
+    legend = (
+        "keys: 1-8 buzzers · v valid · x invalid · s super · u undo · e end · r replay · q quit"
+    )
     shown = [" ".join(t.split()) for t in texts(VIEWS["lobby"], size)]  # spaced out or tight
     assert legend in shown  # its source is the keyboard
     assert not any(t.startswith("keys:") for t in texts(VIEWS["scoreboard"], size))  # GPIO
@@ -396,5 +398,5 @@ def test_events_waiting_without_a_descriptor(window):
 def test_the_key_bar_is_one_line_where_it_can_be():
     """At 800x480 it wrapped into two halves although one line fitted, tighter."""
     for size in ((800, 480), (1280, 720)):
-        [keys] = [d for d in drawn(VIEWS["solo"], size).drawn if "v valid" in d.text]
+        [keys] = [d for d in drawn(VIEWS["solo"], size).drawn if "q\u00a0quit" in d.text]
         assert keys.box.height < 2 * keys.size, (size, keys)

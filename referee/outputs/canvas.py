@@ -55,7 +55,8 @@ def _lines(words: Sequence[str], breaks: Sequence[int]) -> list[str]:
 @lru_cache(maxsize=256)
 def _wrap(text: str, n: int) -> tuple[str, ...] | None:
     """The text in n lines, broken between words so that the widest line is narrowest."""
-    words = text.split()
+    # Only a plain space breaks a line: a no-break space keeps "s super" whole.
+    words = [word for word in text.split(" ") if word]
     if n == 1:
         return (text,)
     if len(words) < n:

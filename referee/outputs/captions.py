@@ -29,6 +29,7 @@ _KEY_NAMES = {
     "SUPER": "super",
     "UNDO": "undo",
     "END": "end",
+    "REPLAY": "replay",
 }
 # What each key does, where the keyboard is the buttons: "v valid", a key then its name.
 KEY_LEGEND = (

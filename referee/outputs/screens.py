@@ -210,9 +210,14 @@ class Screen:
             # One line where it fits, spaced out or tight: two would be larger, but a bar
             # read in two halves.
             # Without its "keys:" where that makes it one line (800x480).
-            wide, tight = ("keys:  " + "  ·  ".join(KEY_LEGEND), "keys: " + " · ".join(KEY_LEGEND))
+            # In two lines, a line breaks between two keys, never inside one.
+            keys = [key.replace(" ", "\u00a0") for key in KEY_LEGEND]
+            wide = "keys:\u00a0 " + "\u00a0 · ".join(keys)
+            tight = "keys: " + "\u00a0· ".join(keys)
             bare = tight.removeprefix("keys: ")
-            one = next((k for k in (wide, tight, bare) if self.canvas.fits(boxes[-2], k)), None)
+            barest = "  ".join(keys)
+            candidates = (wide, tight, bare, barest)
+            one = next((k for k in candidates if self.canvas.fits(boxes[-2], k)), None)
             self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
         self.footer(footer)
         SCREENS[self.name()](self, main)
