@@ -463,7 +463,7 @@ def _read_exactly(settings: Settings, given: dict) -> None:
             assert type(read[name]) is type(value) and read[name] == value, name
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(column=RULE_OBJECTS.map(json.dumps) | st.text(max_size=20))
 def test_any_settings_column_is_read_exactly_or_refused_in_one_line(shared_store, column):
     game = shared_store.new_game(Settings(), lobby=True)

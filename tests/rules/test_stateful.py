@@ -191,7 +191,7 @@ class Game(RuleBasedStateMachine):
             assert self.state.pointout_deadline is None and self.state.super_round is None
 
 
-Game.TestCase.settings = hyp_settings(max_examples=150, stateful_step_count=50, deadline=None)
+Game.TestCase.settings = hyp_settings(max_examples=100, stateful_step_count=50, deadline=None)
 test_random_games = Game.TestCase
 
 
@@ -222,5 +222,5 @@ class StoredGame(Game):
             self.folder.cleanup()
 
 
-StoredGame.TestCase.settings = hyp_settings(max_examples=20, stateful_step_count=40, deadline=None)
+StoredGame.TestCase.settings = hyp_settings(max_examples=12, stateful_step_count=40, deadline=None)
 test_random_games_through_the_store = StoredGame.TestCase
