@@ -169,7 +169,7 @@ def _state(args: argparse.Namespace) -> int:
 
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
-    from .devices import is_raspberry_pi
+    from .pi_header import is_raspberry_pi
     from .web.pin import ensure_pin, pin_path
     from .web.serve import resolve_listen, serve
 

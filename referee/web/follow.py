@@ -28,9 +28,19 @@ from referee.files import open_regular
 from referee.rules import State, replay, report
 from referee.store import Store
 from referee.store_watch import StoreWatch
-from referee.units import NS_PER_MS
+from referee.units import NS_PER_MS, NS_PER_S
 
 log = logging.getLogger(__name__)
+
+# A write to the -wal is seen before readers can see it: the writer syncs the -wal, and only
+# then publishes its commit in the -shm's wal-index header, which no inotify event tells.
+# After a wake whose read found nothing new, that header is looked at this often (a read
+# of 48 bytes), for as long as an SD card's slowest syncs, and the store read once it moves.
+COMMIT_POLL_S = 0.005
+COMMIT_WAIT_NS = 2 * NS_PER_S
+# SQLite's wal-index header, the first 48 bytes of the -shm (sqlite.org/walformat.html):
+# its change counter and last frame move at every commit.
+WAL_INDEX_HEADER = 48
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,15 @@ class Snapshot:
             gone_ms = (now_ns - self.read_ns) / NS_PER_MS
             left = {k: round(max(0.0, v - gone_ms), 1) for k, v in left.items()}
         return {**self.body, "timers": {**timers, "left_ms": left, "running": self.running}}
+
+
+def wal_index(path: Path) -> bytes | None:
+    """The store's wal-index header as it is now; None without one (no daemon has it)."""
+    try:
+        with path.with_name(path.name + "-shm").open("rb") as shm:
+            return shm.read(WAL_INDEX_HEADER)
+    except OSError:
+        return None
 
 
 def read_latest(path: Path) -> tuple[int, dict[str, Any] | str, bool]:
@@ -115,6 +134,7 @@ class Follower:
         self.snapshot = Snapshot(0, 503, error="not read yet")
         self._news = asyncio.Event()  # set, and replaced, at every new version
         self._wake = asyncio.Event()
+        self._index: bytes | None = None  # the wal-index header before the last read
 
     async def changed(self, since: int) -> Snapshot:
         """The first snapshot after version `since`."""
@@ -135,7 +155,7 @@ class Follower:
             await self._read()
             while True:
                 if await self._noticed(watch):
-                    await self._read()
+                    await self._read_news()
         finally:
             if fd is not None:
                 loop.remove_reader(fd)
@@ -156,7 +176,22 @@ class Follower:
         self._wake.clear()
         return True
 
+    async def _read_news(self) -> None:
+        """Read now; if nothing is new, again once a commit is published (COMMIT_POLL_S),
+        until COMMIT_WAIT_NS or the next wake."""
+        version = self.snapshot.version
+        await self._read()
+        until_ns = self._clock() + COMMIT_WAIT_NS
+        while self.snapshot.version == version and not self._wake.is_set():
+            if self._clock() > until_ns:
+                return
+            await asyncio.sleep(COMMIT_POLL_S)
+            if wal_index(self.store) != self._index:
+                await self._read()
+
     async def _read(self) -> None:
+        # The header first: what is read after it is at least as new.
+        self._index = wal_index(self.store)
         status, got, running = await asyncio.to_thread(read_latest, self.store)
         now = self._clock()
         before = self.snapshot

@@ -4,6 +4,7 @@ The socket is bound here, before uvicorn starts, so that an address in use or no
 computer's is one line naming it, as every mistake a user can fix is.
 """
 
+import asyncio
 import errno
 import logging
 import socket
@@ -60,11 +61,25 @@ def bind(listen: str) -> socket.socket:
     return sock
 
 
+class _Server(uvicorn.Server):
+    """uvicorn, which ends the event streams when it stops: else it waits for them until
+    its graceful shutdown's timeout, and then cuts them off with an error in the log."""
+
+    def __init__(self, config: uvicorn.Config, closing: asyncio.Event) -> None:
+        super().__init__(config)
+        self._closing = closing
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._closing.set()
+        await super().shutdown(sockets)
+
+
 def serve(store: Path, pin: Path, listen: str) -> None:
     """Serve the page at `listen` until SIGTERM or SIGINT."""
     sock = bind(listen)
+    closing = asyncio.Event()
     config = uvicorn.Config(
-        create_app(store, pin),
+        create_app(store, pin, closing=closing),
         lifespan="on",
         log_config=None,  # the referee's own logging, to the journal
         access_log=False,  # a phone's every request would fill the journal
@@ -73,4 +88,4 @@ def serve(store: Path, pin: Path, listen: str) -> None:
         timeout_graceful_shutdown=GRACEFUL_S,
     )
     log.info("the page at http://%s/ (store %s)", listen, store)
-    uvicorn.Server(config).run(sockets=[sock])
+    _Server(config, closing).run(sockets=[sock])

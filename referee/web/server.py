@@ -52,7 +52,10 @@ def create_app(
     *,
     clock: Callable[[], int] = time.monotonic_ns,
     keep_alive_s: float = KEEP_ALIVE_S,
+    closing: asyncio.Event | None = None,
 ) -> ASGIApp:
+    """The app; `closing`, once set, ends every event stream (the server stops)."""
+    closing = closing or asyncio.Event()
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
     page = _Page(PAGE)
@@ -68,7 +71,7 @@ def create_app(
 
     async def events(request: Request) -> Response:
         return StreamingResponse(
-            _stream(follower, clock, keep_alive_s),
+            _stream(follower, clock, keep_alive_s, closing),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -148,22 +151,30 @@ async def _running(follower: Follower) -> AsyncIterator[None]:
 
 
 async def _stream(
-    follower: Follower, clock: Callable[[], int], keep_alive_s: float
+    follower: Follower, clock: Callable[[], int], keep_alive_s: float, closing: asyncio.Event
 ) -> AsyncIterator[str]:
-    """The state now, then each new one; a comment when nothing came for keep_alive_s."""
+    """The state now, then each new one; a comment when nothing came for keep_alive_s.
+    Ends when the server stops: a stream never ends by itself, and one cut off at the
+    graceful shutdown's timeout is an error in the log."""
     snapshot = follower.snapshot
     yield _event(snapshot, clock())
+    closed = asyncio.ensure_future(closing.wait())
     waiting: asyncio.Task[Snapshot] | None = None
     try:
         while True:
             waiting = waiting or asyncio.ensure_future(follower.changed(snapshot.version))
-            done, _ = await asyncio.wait({waiting}, timeout=keep_alive_s)
+            done, _ = await asyncio.wait(
+                {waiting, closed}, timeout=keep_alive_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            if closed in done:
+                return
             if not done:
                 yield ": keep-alive\n\n"
                 continue
             snapshot, waiting = waiting.result(), None
             yield _event(snapshot, clock())
     finally:
+        closed.cancel()
         if waiting is not None:
             waiting.cancel()
 
