@@ -91,10 +91,11 @@ def main() -> None:
         try:
             for _ in range(200):
                 try:
-                    socket.create_connection(("127.0.0.1", port)).close()
+                    Stream(port).sock.close()  # served: started, the store read
                     break
                 except ConnectionRefusedError:
                     time.sleep(0.05)
+            time.sleep(1)  # and settled, before its rest is measured
             rows = [("0 streams", *at_rest(server.pid, seconds))]
             streams = [Stream(port) for _ in range(STREAMS)]
             rows.append((f"{STREAMS} streams", *at_rest(server.pid, seconds)))

@@ -8,6 +8,7 @@ import socket
 import stat
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx2 as httpx
 import pytest
@@ -463,3 +464,27 @@ def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
     elsewhere = tmp_path / "off" / "referee.db"
     assert cli.main(["web", "--store", str(elsewhere), "--listen", "off"]) == 0
     assert not elsewhere.parent.exists()  # off: nothing made
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
+    (host, port), stop = served(store)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(f"http://{host}:{port}/")
+            page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
+            with Store.open(store) as daemon:
+                daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
+                page.wait_for_selector("#call >> text=valid", timeout=5000)
+            browser.close()
+    finally:
+        stop()
