@@ -167,6 +167,32 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _web(args: argparse.Namespace) -> int:
+    # Imported here: only `web` needs the server.
+    from .pi_header import is_raspberry_pi
+    from .web.pin import ensure_pin, pin_path
+    from .web.serve import resolve_listen, serve
+
+    config = load_config(args.config)
+    listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
+    _log_to(logging.StreamHandler(sys.stderr))
+    if listen == "off":
+        log.info("[web] listen is off: no page served")
+        return 0
+    store = _store_of(args)
+    ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
+    serve(store, pin_path(store), listen)
+    return 0
+
+
+def _pin(args: argparse.Namespace) -> int:
+    from .web.pin import ensure_pin, new_pin, pin_path
+
+    path = pin_path(_store_of(args))
+    print(new_pin(path) if args.new else ensure_pin(path))
+    return 0
+
+
 def _listen(args: argparse.Namespace) -> int:
     # Imported here: numpy is for this command alone.
     from .audio.onsets import find_onsets
@@ -378,6 +404,31 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--all", action="store_true", help="with --delete: every game's clips")
     cli.add_argument("--delete", action="store_true", help="delete them")
     cli.set_defaults(func=_clips)
+    web = commands.add_parser(
+        "web",
+        help="serve the page on the table's phones (read-only beside the daemon)",
+        description="Serve the live page (docs/web.md): the latest game of the store, read"
+        " as `referee state` reads it, beside the daemon or without it. Writes need the"
+        " PIN (`referee pin`). SIGTERM or Ctrl-C ends it.",
+    )
+    web.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
+    web.add_argument("--store", type=_absolute, metavar="FILE", help="default: as for run")
+    web.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help='default: the settings\' [web] listen; "off" serves nothing',
+    )
+    web.set_defaults(func=_web)
+    pin = commands.add_parser(
+        "pin",
+        help="print the PIN a phone needs to write (made the first time)",
+        description="Print the box's PIN, kept beside the store, readable only by its owner;"
+        " made the first time. --new makes another: the sessions the old one opened end.",
+    )
+    pin.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
+    pin.add_argument("--store", type=_absolute, metavar="FILE", help="default: as for run")
+    pin.add_argument("--new", action="store_true", help="replace the PIN with a new one")
+    pin.set_defaults(func=_pin)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")

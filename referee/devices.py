@@ -13,7 +13,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpiozero import GPIOZeroError
@@ -28,21 +27,13 @@ from .inputs.serial_board import SerialBoard
 from .outputs.alsa import alsa_quiet
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+from .pi_header import is_raspberry_pi
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.capture import Capture
     from .outputs.display import Window
 
 log = logging.getLogger(__name__)
-
-PI_MODEL = Path("/proc/device-tree/model")
-
-
-def is_raspberry_pi() -> bool:
-    try:
-        return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
-    except OSError:
-        return False
 
 
 def _may_have_a_screen(env: Mapping[str, str]) -> bool:

@@ -11,9 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from gpiozero.pins.pi import PiBoardInfo
+
+PI_MODEL = Path("/proc/device-tree/model")
+
+
+def is_raspberry_pi() -> bool:
+    try:
+        return "Raspberry Pi" in PI_MODEL.read_text(errors="replace")
+    except OSError:
+        return False
+
 
 # Every Pi with the 40-pin header (the B+ onwards) shares its layout: the Pi 5's table
 # stands for all, and gpiozero reads it without a Pi.

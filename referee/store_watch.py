@@ -6,12 +6,16 @@ and lose them all at the exit (store.Store.follow_path writes it anew). inotify 
 store's folder wakes the main loop the moment a name there is created, deleted or moved,
 or the folder itself goes: nothing to do at idle. Where there is no inotify (not Linux,
 its limits reached) or the folder is gone, the loop looks once a second instead.
+
+The page's server (`referee web`, referee/web/) watches the same way for what the daemon
+writes: given `written` (the store's -wal), a write to one of those names counts too.
 """
 
 import ctypes
 import logging
 import os
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from .units import NS_PER_S
@@ -21,10 +25,11 @@ log = logging.getLogger(__name__)
 LOOK_NS = NS_PER_S  # without inotify: how often to look
 # inotify(7): a name in the folder created, deleted, moved from or to; the folder itself
 # deleted or moved.
-_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
+_IN_MODIFY, _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x2, 0x40, 0x80, 0x100, 0x200
 _IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
 _CHANGES = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF
 _CHANGES |= _IN_MOVE_SELF
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then the name
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -37,8 +42,14 @@ def _libc() -> ctypes.CDLL | None:
 
 
 class StoreWatch:
-    def __init__(self, store: Path, clock: Callable[[], int]) -> None:
+    def __init__(
+        self, store: Path, clock: Callable[[], int], *, written: Collection[str] = ()
+    ) -> None:
         self._folder = os.fsencode(store.parent)
+        # Only these names' writes count: the folder holds others written all the time (a
+        # log), and the store file's own are SQLite's checkpoints, which change nothing.
+        self._written = {os.fsencode(name) for name in written}
+        self._mask = _CHANGES | (_IN_MODIFY if written else 0)
         self._libc = _libc()
         fd = -1 if self._libc is None else self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         self._fd = fd if fd >= 0 else None
@@ -62,8 +73,10 @@ class StoreWatch:
         second has gone by."""
         if self._watching and self._fd is not None:
             try:
-                os.read(self._fd, 65536)  # what changed matters not: the path is looked at
+                events = os.read(self._fd, 65536)
             except BlockingIOError:
+                return False
+            if not self._counts(events):
                 return False
         elif now_ns < self._next_ns:
             return False
@@ -72,12 +85,24 @@ class StoreWatch:
         self._watch(now_ns + LOOK_NS)
         return True
 
+    def _counts(self, events: bytes) -> bool:
+        """Whether the events read hold a change that counts: any but a write, or a write
+        to a name in `written`."""
+        at = 0
+        while at + _EVENT.size <= len(events):
+            _, mask, _, size = _EVENT.unpack_from(events, at)
+            name = events[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
+            at += _EVENT.size + size
+            if not mask & _IN_MODIFY or name in self._written:
+                return True
+        return False
+
     def _watch(self, next_ns: int) -> None:
         self._next_ns = next_ns
         self._watching = (
             self._libc is not None
             and self._fd is not None
-            and self._libc.inotify_add_watch(self._fd, self._folder, _CHANGES) >= 0
+            and self._libc.inotify_add_watch(self._fd, self._folder, self._mask) >= 0
         )
 
     def close(self) -> None:

@@ -256,7 +256,8 @@ def test_store_paths(tmp_path, monkeypatch):
 # Mistakes: each names the file, the line, the key, what was given and what is allowed
 
 KNOWN_SECTIONS = (
-    "[rules], [buttons], [pins], [leds], [beeper], [sound], [audio], [display], [serial], [store]"
+    "[rules], [buttons], [pins], [leds], [beeper], [sound], [audio], [display], [serial], [store],"
+    " [web]"
 )
 PIN_NAMES = "GPIO17 (BCM number), BCM17, BOARD11 (header pin), J8:11, WPI0 or 17"
 

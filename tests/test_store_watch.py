@@ -45,3 +45,26 @@ def test_without_inotify_the_store_is_looked_at_every_second(tmp_path, monkeypat
     assert not watch.due(NOW + LOOK_NS - 1)
     assert watch.due(NOW + LOOK_NS) and watch.wake_ns == NOW + 2 * LOOK_NS
     watch.close()
+
+
+def test_a_write_counts_only_to_a_name_watched_for_it(tmp_path):
+    wal, log = tmp_path / "referee.db-wal", tmp_path / "referee.log"
+    wal.write_bytes(b""), log.write_bytes(b"")
+    watch = StoreWatch(tmp_path / "referee.db", lambda: NOW, written=[wal.name])
+    try:
+        with log.open("ab") as file:
+            file.write(b"a line\n")
+        assert not watch.due(NOW)  # the daemon's log, written at every input
+        with wal.open("ab") as file:
+            file.write(b"frames")
+        assert watch.due(NOW)
+        assert not watch.due(NOW)
+    finally:
+        watch.close()
+    unwritten = StoreWatch(tmp_path / "referee.db", lambda: NOW)
+    try:
+        with wal.open("ab") as file:
+            file.write(b"frames")
+        assert not unwritten.due(NOW)  # the main loop's watch: names alone
+    finally:
+        unwritten.close()

@@ -22,6 +22,8 @@ from .schema import (
     SerialConfig,
     SoundConfig,
     SoundOutput,
+    WebConfig,
+    listen_address,
 )
 
 __all__ = [
@@ -38,8 +40,10 @@ __all__ = [
     "SerialConfig",
     "SoundConfig",
     "SoundOutput",
+    "WebConfig",
     "default_config",
     "example_config",
+    "listen_address",
     "load_config",
     "render_config",
     "search_paths",

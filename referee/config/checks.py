@@ -27,6 +27,7 @@ from .schema import (
     SoundConfig,
     SoundOutput,
     Unmet,
+    WebConfig,
     toml_value,
 )
 
@@ -208,5 +209,6 @@ def check(source: Source) -> Config:
         display=display,
         serial=SerialConfig(**values["serial"]),
         store_path=_store_path(values["store"]["path"], source),
+        web=WebConfig(**values["web"]),
         path=source.path,
     )

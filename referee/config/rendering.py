@@ -31,6 +31,7 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
         "display": asdict(config.display),
         "serial": asdict(config.serial),
         "store": {"path": str(config.store_path or "")},
+        "web": asdict(config.web),
     }
 
 

@@ -87,6 +87,11 @@ class SerialConfig:
 
 
 @dataclass(frozen=True)
+class WebConfig:
+    listen: str  # "auto", "off" or HOST:PORT (listen_address)
+
+
+@dataclass(frozen=True)
 class Config:
     game: Settings  # the [rules] table: what the next game plays by
     buttons: ButtonTiming
@@ -98,6 +103,7 @@ class Config:
     display: DisplayConfig
     serial: SerialConfig
     store_path: Path | None  # None: the store's own default place
+    web: WebConfig
     path: Path | None  # the file read; None when there was none
 
 
@@ -125,6 +131,23 @@ def _within(low: float, high: float) -> Callable[[Any], Any]:
 def _zero_or_within(low: int, high: int) -> Callable[[Any], Any]:
     within = _within(low, high)
     return lambda value: value and within(value)
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """HOST:PORT (an IPv6 address in brackets: [::]:8080) as the host and the port;
+    ValueError if it is not one."""
+    host, colon, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not (colon and host and port.isdigit() and port.isascii() and int(port) <= 65535):
+        raise ValueError(f"not HOST:PORT: {text!r}")
+    return host, int(port)
+
+
+def _listen(value: str) -> str:
+    if value not in ("auto", "off"):
+        listen_address(value)
+    return value
 
 
 class Unmet(ValueError):
@@ -206,6 +229,7 @@ SECTION_TEXT = {
     "display": "The screen.",
     "serial": "The USB button board, when the buttons come from one.",
     "store": "The ledger of every accepted input (SQLite).",
+    "web": "The page on the table's phones (`referee web`, docs/web.md).",
 }
 SECTIONS: dict[str, dict[str, Setting]] = {
     "rules": {name: Setting(key) for name, key in RULE_KEYS.items()},
@@ -325,6 +349,15 @@ SECTIONS: dict[str, dict[str, Setting]] = {
     ),
     "store": _settings(
         _setting("path", "", 'the ledger\'s file, or "" for the default place', _no_nul)
+    ),
+    "web": _settings(
+        _setting(
+            "listen",
+            "auto",
+            'HOST:PORT to serve the page on, "off", or "auto" (on a Pi 0.0.0.0:8080, else'
+            " 127.0.0.1:8080)",
+            _listen,
+        )
     ),
 }
 # A timing key's ButtonTiming field and unit: debounce_ms → debounce_ns, in ms.

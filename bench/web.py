@@ -1,0 +1,138 @@
+"""`referee web` at rest and at a press: its memory and CPU with 0 and 10 event streams,
+and how long an input written to the store takes to reach every stream.
+
+    .venv/bin/python bench/web.py [SECONDS]     # each case's rest, 60 s by default
+
+The server runs as `referee web` does (its own process, uvicorn); the streams are plain
+sockets in this process, reading. Its RSS is /proc's VmRSS at the end of each case, its
+CPU the process's user and system time over the case. Then 20 inputs are written to the
+store by another connection, as the daemon writes them, each 0.5 s after the one before,
+and the time from its commit to its event on each of the 10 streams is taken.
+"""
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from referee.rules import Press, Settings, Verdict
+from referee.store import Store
+from referee.web.serve import bind
+
+STREAMS = 10
+INPUTS = 20
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Stream:
+    """An event stream read from a plain socket: the state events counted as they come."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: bench\r\n\r\n")
+        self.sock.settimeout(10)
+        self.seen = self.got = 0
+        self.buffer = b""  # what came after the last whole line
+        self.next_state()  # the state now
+
+    def next_state(self) -> None:
+        """Wait for the next state event (its whole line)."""
+        while self.got <= self.seen:
+            self.buffer += self.sock.recv(65536)
+            lines = self.buffer.rfind(b"\n") + 1
+            self.got += self.buffer[:lines].count(b"event: state\n")
+            self.buffer = self.buffer[lines:]
+        self.seen += 1
+
+
+def at_rest(pid: int, seconds: float) -> tuple[float, float]:
+    before, start = cpu_s(pid), time.monotonic()
+    time.sleep(seconds)
+    return rss_mb(pid), (cpu_s(pid) - before) / (time.monotonic() - start) * 100
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    with tempfile.TemporaryDirectory() as folder:
+        store = Path(folder) / "referee.db"
+        with Store.open(store) as opened:
+            game = opened.new_game(Settings(players=4), lobby=False)
+        probe = bind("127.0.0.1:0")
+        port = probe.getsockname()[1]
+        probe.close()
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "web",
+                "--store",
+                str(store),
+                "--listen",
+                f"127.0.0.1:{port}",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(200):
+                try:
+                    Stream(port).sock.close()  # served: started, the store read
+                    break
+                except ConnectionRefusedError:
+                    time.sleep(0.05)
+            time.sleep(1)  # and settled, before its rest is measured
+            rows = [("0 streams", *at_rest(server.pid, seconds))]
+            streams = [Stream(port) for _ in range(STREAMS)]
+            rows.append((f"{STREAMS} streams", *at_rest(server.pid, seconds)))
+            delays = press_to_streams(store, game, streams)
+            rows.append((f"{STREAMS} streams, {INPUTS} inputs", rss_mb(server.pid), float("nan")))
+            for one in streams:
+                one.sock.close()
+        finally:
+            server.terminate()
+            server.wait(10)
+    print(f"`referee web` at rest, {seconds:.0f} s a case ({os.cpu_count()} cores)\n")
+    print("| case | RSS (MB) | CPU (% of a core) |")
+    print("|---|---|---|")
+    for name, rss, cpu in rows:
+        print(f"| {name} | {rss:.1f} | {'' if cpu != cpu else f'{cpu:.2f}'} |")
+    delays.sort()
+    p95 = delays[int(0.95 * (len(delays) - 1))]
+    print(f"\nAn input's commit to its event on each of {STREAMS} streams ({len(delays)} events):")
+    print(f"median {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms, max {delays[-1]:.1f} ms")
+
+
+def press_to_streams(store: Path, game: int, streams: list[Stream]) -> list[float]:
+    delays = []
+    with Store.open(store) as daemon:
+        for one in streams:
+            one.next_state()  # the daemon holds the store now: its timers run
+        for n in range(INPUTS):
+            inp = Press(player=1 + n % 4, t_ns=(n + 1) * 10**9) if n % 2 == 0 else None
+            inp = inp or Verdict(valid=True, t_ns=(n + 1) * 10**9)
+            time.sleep(0.5)
+            daemon.append(game, inp)
+            committed = time.monotonic()
+            for one in streams:
+                one.next_state()
+                delays.append((time.monotonic() - committed) * 1000)
+    return delays
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+"""The page on the table's phones: `referee web`, a process of its own beside the daemon
+(docs/design.md, "The page"; its contract is docs/web.md).
+
+pin       the PIN, its file, the sessions it opens and the wait after wrong ones
+follow    the latest game, read from the store each time the daemon writes it
+server    the routes (Starlette): the state, its events, the login; every refusal JSON
+serve     the address, its socket, and uvicorn
+page/     the page itself: one HTML file, its style and script inline
+"""

@@ -1,0 +1,310 @@
+"""The page's server: the routes of docs/web.md, and nothing else.
+
+Every answer but the page is JSON, every refusal a 4xx with `{"error": "..."}`: a request
+can never make a traceback, a file outside the page's folder, nor a write without both
+the PIN's session and a same-origin request.
+"""
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+import time
+from base64 import b64encode
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from referee.errors import PinError
+from referee.outputs.seats import colour, symbol
+from referee.units import MAX_SEATS, NS_PER_S
+
+from .follow import Follower, Snapshot
+from .pin import DIGITS, SESSION_NS, Judges
+
+log = logging.getLogger(__name__)
+
+PAGE = Path(__file__).parent / "page"
+BODY_MAX = 4096  # bytes: a PIN, a name, a few settings
+KEEP_ALIVE_S = 15.0  # a comment on an idle stream, under what proxies and phones drop
+COOKIE = "referee_session"
+METHODS = ("GET", "HEAD", "POST")
+# A write's data names what it changes; anything else is refused before it is parsed.
+JSON_TYPE = re.compile(r"application/json\s*(;\s*charset\s*=\s*\"?utf-8\"?\s*)?", re.IGNORECASE)
+
+
+class Refused(HTTPException):
+    """A request turned away: its status and the one line that says why."""
+
+
+def create_app(
+    store: Path,
+    pin: Path,
+    *,
+    clock: Callable[[], int] = time.monotonic_ns,
+    keep_alive_s: float = KEEP_ALIVE_S,
+    closing: asyncio.Event | None = None,
+) -> ASGIApp:
+    """The app; `closing`, once set, ends every event stream (the server stops)."""
+    closing = closing or asyncio.Event()
+    judges = Judges(pin, clock)
+    follower = Follower(store, clock)
+    page = _Page(PAGE)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with _running(follower):
+            yield
+
+    async def state(request: Request) -> Response:
+        snapshot = follower.snapshot
+        return JSONResponse(snapshot.json(clock()), snapshot.status)
+
+    async def events(request: Request) -> Response:
+        return StreamingResponse(
+            _stream(follower, clock, keep_alive_s, closing),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def login(request: Request) -> Response:
+        _same_origin(request)
+        body = await _json_object(request)
+        given = body.get("pin")
+        if not isinstance(given, str) or len(given) > 4 * DIGITS:
+            raise Refused(400, f'"pin" must be the {DIGITS} digits the box shows')
+        if wait := judges.wait_s():
+            raise _wait(wait)
+        try:
+            token = judges.login(given)
+        except PinError as err:
+            log.error("%s", err)
+            raise Refused(503, "the box has no PIN it can read: see its log") from None
+        if token is None:
+            if wait := judges.wait_s():
+                raise _wait(wait)
+            raise Refused(401, "wrong PIN")
+        response = JSONResponse({"session": True})
+        response.set_cookie(
+            COOKIE,
+            token,
+            max_age=SESSION_NS // NS_PER_S,
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    async def logout(request: Request) -> Response:
+        token = _session(request, judges)
+        judges.logout(token)
+        response = JSONResponse({"session": False})
+        response.delete_cookie(COOKIE, httponly=True, samesite="strict")
+        return response
+
+    async def session(request: Request) -> Response:
+        return JSONResponse({"session": judges.valid(request.cookies.get(COOKIE))})
+
+    async def asset(request: Request) -> Response:
+        return page.response(request.path_params.get("name", "index.html"))
+
+    app = Starlette(
+        routes=[
+            Route("/", asset, methods=["GET"]),
+            Route("/api/state", state, methods=["GET"]),
+            Route("/api/events", events, methods=["GET"]),
+            Route("/api/login", login, methods=["POST"]),
+            Route("/api/logout", logout, methods=["POST"]),
+            Route("/api/session", session, methods=["GET"]),
+            Route("/{name}", asset, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: _refusal, Exception: _failure},
+        lifespan=lifespan,
+    )
+    app.router.redirect_slashes = False  # a redirect would be neither an answer nor a refusal
+    return _only_methods(app)
+
+
+@asynccontextmanager
+async def _running(follower: Follower) -> AsyncIterator[None]:
+    task = asyncio.create_task(follower.run(), name="follow the store")
+    # Serve once the store was read: a request never meets a state not read yet.
+    first = asyncio.ensure_future(follower.changed(0))
+    await asyncio.wait({task, first}, return_when=asyncio.FIRST_COMPLETED)
+    first.cancel()
+    if task.done():
+        task.result()  # its error, at the start rather than at the first request
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def _stream(
+    follower: Follower, clock: Callable[[], int], keep_alive_s: float, closing: asyncio.Event
+) -> AsyncIterator[str]:
+    """The state now, then each new one; a comment when nothing came for keep_alive_s.
+    Ends when the server stops: a stream never ends by itself, and one cut off at the
+    graceful shutdown's timeout is an error in the log."""
+    snapshot = follower.snapshot
+    yield _event(snapshot, clock())
+    closed = asyncio.ensure_future(closing.wait())
+    waiting: asyncio.Task[Snapshot] | None = None
+    try:
+        while True:
+            waiting = waiting or asyncio.ensure_future(follower.changed(snapshot.version))
+            done, _ = await asyncio.wait(
+                {waiting, closed}, timeout=keep_alive_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            if closed in done:
+                return
+            if not done:
+                yield ": keep-alive\n\n"
+                continue
+            snapshot, waiting = waiting.result(), None
+            yield _event(snapshot, clock())
+    finally:
+        closed.cancel()
+        if waiting is not None:
+            waiting.cancel()
+
+
+def _event(snapshot: Snapshot, now_ns: int) -> str:
+    kind = "state" if snapshot.error is None else "trouble"
+    data = json.dumps(snapshot.json(now_ns), separators=(",", ":"))
+    return f"id: {snapshot.version}\nevent: {kind}\ndata: {data}\n\n"
+
+
+def _wait(seconds: int) -> Refused:
+    return Refused(
+        429, f"too many wrong PINs: try again in {seconds} s", {"Retry-After": str(seconds)}
+    )
+
+
+def _same_origin(request: Request) -> None:
+    """A write must come from the page itself: a browser says where a request comes from
+    (Sec-Fetch-Site, Origin), and another site's page cannot say otherwise."""
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if site is not None and site != "same-origin":
+        raise Refused(403, "refused: a write must come from the box's own page")
+    host = request.headers.get("host")
+    if origin is None or host is None or origin.lower() != f"{request.url.scheme}://{host}".lower():
+        raise Refused(403, "refused: a write must come from the box's own page (Origin)")
+
+
+def _session(request: Request, judges: Judges) -> str:
+    """The session's token of a write: same origin, and a session the PIN opened."""
+    _same_origin(request)
+    token = request.cookies.get(COOKIE)
+    if token is None or not judges.valid(token):
+        raise Refused(401, "the PIN first: POST /api/login")
+    return token
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    if not JSON_TYPE.fullmatch(request.headers.get("content-type", "")):
+        raise Refused(415, "send JSON (Content-Type: application/json)")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > BODY_MAX):
+        raise Refused(413, f"at most {BODY_MAX} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > BODY_MAX:
+            raise Refused(413, f"at most {BODY_MAX} bytes")
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        raise Refused(400, "not JSON") from None
+    if not isinstance(value, dict):
+        raise Refused(400, "send a JSON object")
+    return value
+
+
+async def _refusal(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": exc.detail}, exc.status_code, headers=exc.headers)
+
+
+async def _failure(request: Request, exc: Exception) -> Response:
+    log.exception("%s %s", request.method, request.url.path)
+    return JSONResponse({"error": "the box failed to answer: see its log"}, 500)
+
+
+def _only_methods(app: ASGIApp) -> ASGIApp:
+    """GET (and HEAD, its headers alone) and POST; any other method is refused before
+    routing, whatever the path."""
+
+    async def only(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in METHODS:
+            refused = JSONResponse({"error": "only GET and POST"}, 405, {"Allow": "GET, POST"})
+            await refused(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return only
+
+
+class _Page:
+    """The page's own files, and only them: the names in its folder when the server
+    starts; a name is looked up, never joined to a path."""
+
+    def __init__(self, folder: Path) -> None:
+        self._files: dict[str, tuple[bytes, dict[str, str]]] = {}
+        for path in folder.iterdir():
+            if path.suffix == ".html":
+                text = path.read_text(encoding="utf-8").replace("/*SEATS*/[]", _SEATS)
+                self._files[path.name] = (text.encode(), _html_headers(text))
+            elif path.is_file():
+                self._files[path.name] = (path.read_bytes(), _OTHER_HEADERS)
+
+    def response(self, name: str) -> Response:
+        found = self._files.get(name)
+        if found is None:
+            raise Refused(404, "no such page")
+        body, headers = found
+        return Response(body, headers=headers)
+
+
+# The seats as the box's screens tell them apart (number, symbol and colour).
+_SEATS = json.dumps(
+    [
+        {"symbol": symbol(n), "colour": "#" + bytes(colour(n)).hex()}
+        for n in range(1, MAX_SEATS + 1)
+    ],
+    ensure_ascii=False,
+)
+_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+_OTHER_HEADERS = {**_HEADERS, "Content-Type": "application/octet-stream"}
+
+
+def _html_headers(text: str) -> dict[str, str]:
+    # The page's own inline style and script, by their hashes, and nothing from elsewhere.
+    allowed = {
+        kind: " ".join(
+            f"'sha256-{b64encode(hashlib.sha256(block.encode()).digest()).decode()}'"
+            for block in re.findall(rf"<{kind}>(.*?)</{kind}>", text, re.DOTALL)
+        )
+        for kind in ("style", "script")
+    }
+    return {
+        **_HEADERS,
+        "Content-Type": "text/html; charset=utf-8",
+        "Content-Security-Policy": (
+            f"default-src 'none'; style-src {allowed['style']}; script-src {allowed['script']};"
+            " connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none';"
+            " frame-ancestors 'none'"
+        ),
+        "Referrer-Policy": "no-referrer",
+    }

@@ -1,0 +1,490 @@
+"""The page's server (docs/web.md): the state as `referee state` prints it, its events
+when the daemon writes the store, the PIN and its sessions, and every hostile request
+refused with a 4xx in JSON. Against a real store, and a real uvicorn where it streams."""
+
+import http.client
+import json
+import socket
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+import uvicorn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from referee import cli
+from referee.rules import Press, Settings, Verdict
+from referee.store import Store
+from referee.web.pin import TRIES, WAIT_NS, ensure_pin, new_pin, pin_path, read_pin
+from referee.web.serve import bind, resolve_listen
+from referee.web.server import BODY_MAX, COOKIE, create_app
+
+ORIGIN = "http://testserver"
+SAME = {"Origin": ORIGIN, "Sec-Fetch-Site": "same-origin"}
+
+
+class Clock:
+    def __init__(self):
+        self.ns = 1_000_000_000_000
+
+    def __call__(self):
+        return self.ns
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        game = opened.new_game(Settings(players=4), lobby=False)
+        opened.append(game, Press(player=2, t_ns=1_000_000_000))
+        opened.append(game, Press(player=4, t_ns=1_004_200_000))
+    return path
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def client(store, clock):
+    ensure_pin(pin_path(store))
+    with TestClient(create_app(store, pin_path(store), clock=clock)) as client:
+        yield client
+
+
+def served(store, **kwargs):
+    """A real uvicorn on a port of its own, in a thread; its address, and how to stop it."""
+    ensure_pin(pin_path(store))
+    sock = bind("127.0.0.1:0")
+    config = uvicorn.Config(
+        create_app(store, pin_path(store), **kwargs),
+        lifespan="on",
+        log_config=None,
+        log_level="warning",  # its start and stop, into a test's log that may be closed
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()  # connections wait in the socket's backlog until it serves
+
+    def stop():
+        server.should_exit = True
+        thread.join(10)
+        assert not thread.is_alive()
+
+    return sock.getsockname()[:2], stop
+
+
+def events(response):
+    """The server-sent events as (name, data), and comments as (":", text)."""
+    name = data = None
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            yield ":", line[1:].strip()
+        elif line.startswith("event: "):
+            name = line[len("event: ") :]
+        elif line.startswith("data: "):
+            data = json.loads(line[len("data: ") :])
+        elif line == "" and name is not None:
+            yield name, data
+            name = data = None
+
+
+def referee_state(store, capsys):
+    capsys.readouterr()
+    assert cli.main(["state", "--store", str(store)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# The state and its events
+
+
+def test_the_state_is_referee_states_json_with_the_game_and_its_timers(client, store, capsys):
+    answer = client.get("/api/state")
+    assert answer.status_code == 200
+    body = answer.json()
+    game, timers = body.pop("game"), body.pop("timers")
+    assert body == referee_state(store, capsys)
+    assert game["id"] == 1 and "started_at" in game
+    # P2 called at 1 s; at the latest input (P4's press, 4.2 ms later) 9995.8 ms were left.
+    assert timers == {
+        "at_ms": 1004.2,
+        "left_ms": {"pointout": 9995.8},
+        "paused_ms": {},
+        "running": False,  # no daemon has the store: nothing counts down
+    }
+
+
+def test_no_store_and_no_game_are_said_in_json(tmp_path, capsys):
+    missing = tmp_path / "none.db"
+    ensure_pin(pin_path(missing))
+    with TestClient(create_app(missing, pin_path(missing))) as client:
+        answer = client.get("/api/state")
+        assert answer.status_code == 503 and answer.json() == {"error": "no such file"}
+    empty = tmp_path / "empty.db"
+    Store.open(empty).close()
+    with TestClient(create_app(empty, pin_path(missing))) as client:
+        answer = client.get("/api/state")
+        assert answer.status_code == 404
+        assert answer.json() == {"error": "no game in this store yet"}
+
+
+def test_an_event_comes_when_the_daemon_writes_an_input(store):
+    (host, port), stop = served(store)
+    try:
+        with httpx.stream("GET", f"http://{host}:{port}/api/events", timeout=5) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            stream = events(response)
+            name, first = next(stream)
+            assert name == "state" and first["calls"][0]["verdicts"] == []
+            assert not first["timers"]["running"]
+            with Store.open(store) as daemon:  # holds the store, as `referee run` does
+                name, held = next(stream)
+                assert held["timers"]["running"]  # the daemon runs the timers now
+                daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
+                name, judged = next(stream)  # a read timeout (5 s) fails the test
+                assert judged["calls"][0]["verdicts"] == ["valid"]
+                assert judged["players"][1]["points"] == 1
+                assert judged["timers"]["left_ms"] == {}
+    finally:
+        stop()
+
+
+def test_an_idle_stream_gets_a_keep_alive_comment(store):
+    (host, port), stop = served(store, keep_alive_s=0.05)
+    try:
+        with httpx.stream("GET", f"http://{host}:{port}/api/events", timeout=5) as response:
+            stream = events(response)
+            assert next(stream)[0] == "state"
+            assert next(stream) == (":", "keep-alive")
+    finally:
+        stop()
+
+
+def test_running_timers_count_down_from_the_read(store, clock):
+    ensure_pin(pin_path(store))
+    app = create_app(store, pin_path(store), clock=clock)
+    with Store.open(store), TestClient(app) as c:  # a daemon holds the store: timers run
+        assert c.get("/api/state").json()["timers"]["left_ms"] == {"pointout": 9995.8}
+        clock.ns += 2_500_000_000
+        assert c.get("/api/state").json()["timers"]["left_ms"] == {"pointout": 7495.8}
+        clock.ns += 60_000_000_000
+        assert c.get("/api/state").json()["timers"]["left_ms"] == {"pointout": 0.0}
+
+
+# The page
+
+
+def test_the_page_is_served_whole_with_nothing_from_elsewhere(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert len(page.content) < 200_000
+    assert "http://" not in page.text and "https://" not in page.text  # no CDN, no fonts
+    assert "/*SEATS*/[]" not in page.text and "●" in page.text  # the screens' symbols
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "'sha256-" in policy
+    assert client.get("/index.html").content == page.content
+
+
+# The PIN
+
+
+def test_the_pin_file_is_the_owners_alone_and_new_replaces_it(tmp_path, capsys):
+    store = tmp_path / "box" / "referee.db"
+    assert cli.main(["pin", "--store", str(store)]) == 0
+    pin = capsys.readouterr().out.strip()
+    path = pin_path(store)
+    assert path == tmp_path / "box" / "referee.pin"
+    assert len(pin) == 6 and pin.isdigit() and read_pin(path) == pin
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert cli.main(["pin", "--store", str(store)]) == 0
+    assert capsys.readouterr().out.strip() == pin  # the same, until --new
+    pins = set()
+    for _ in range(5):  # five alike out of a million PINs: never
+        assert cli.main(["pin", "--store", str(store), "--new"]) == 0
+        pins.add(capsys.readouterr().out.strip())
+    assert len(pins) > 1 and read_pin(path) in pins
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["referee.pin"]  # no leftovers
+    path.chmod(0o644)
+    assert cli.main(["pin", "--store", str(store)]) == 2
+    said = f"{path}: others may read the PIN: `referee pin --new` makes a new one\n"
+    assert capsys.readouterr().err == said
+    path.write_text("12345\n")
+    path.chmod(0o600)
+    assert cli.main(["pin", "--store", str(store)]) == 2
+    assert "not a PIN of 6 digits" in capsys.readouterr().err
+
+
+def login(client, pin, headers=SAME):
+    return client.post("/api/login", json={"pin": pin}, headers=headers)
+
+
+def test_the_pin_opens_a_session_in_an_httponly_strict_cookie(client, store, caplog):
+    pin = read_pin(pin_path(store))
+    assert client.get("/api/session").json() == {"session": False}
+    wrong = login(client, "000000" if pin != "000000" else "111111")
+    assert wrong.status_code == 401 and wrong.json() == {"error": "wrong PIN"}
+    answer = login(client, pin)
+    assert answer.status_code == 200
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+    assert client.get("/api/session").json() == {"session": True}
+    assert pin not in caplog.text  # never logged
+    new_pin(pin_path(store))  # `referee pin --new`: the old PIN's sessions end
+    assert client.get("/api/session").json() == {"session": False}
+    assert login(client, read_pin(pin_path(store))).status_code == 200
+    assert client.post("/api/logout", headers=SAME).json() == {"session": False}
+    assert client.get("/api/session").json() == {"session": False}
+
+
+def test_five_wrong_pins_from_anywhere_then_a_minutes_wait(client, store, clock):
+    pin = read_pin(pin_path(store))
+    wrong = "000000" if pin != "000000" else "111111"
+    for _ in range(TRIES - 1):
+        assert login(client, wrong).status_code == 401
+    fifth = login(client, wrong)
+    assert fifth.status_code == 429 and fifth.headers["retry-after"] == "60"
+    clock.ns += WAIT_NS // 2
+    refused = login(client, pin)  # even the right one, till the minute is over
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "30"
+    assert client.get("/api/session").json() == {"session": False}
+    clock.ns += WAIT_NS // 2
+    assert login(client, pin).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Origin": "http://evil.example"},
+        {"Origin": ORIGIN, "Sec-Fetch-Site": "cross-site"},
+        {"Origin": ORIGIN, "Sec-Fetch-Site": "same-site"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "same-origin"},  # an Origin is every browser's on a POST
+    ],
+    ids=["nothing", "another origin", "cross-site", "same-site", "null", "no origin"],
+)
+def test_a_write_from_another_site_is_refused_with_or_without_the_session(client, store, headers):
+    pin = read_pin(pin_path(store))
+    assert login(client, pin, headers).status_code == 403
+    assert login(client, pin).status_code == 200
+    refused = client.post("/api/logout", headers=headers)
+    assert refused.status_code == 403 and "own page" in refused.json()["error"]
+    assert client.get("/api/session").json() == {"session": True}
+
+
+def test_a_write_without_the_session_is_refused(client):
+    answer = client.post("/api/logout", headers=SAME)
+    assert answer.status_code == 401
+    assert answer.json() == {"error": "the PIN first: POST /api/login"}
+    client.cookies.set(COOKIE, "made-up")
+    assert client.post("/api/logout", headers=SAME).status_code == 401
+
+
+# Bad requests
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "status"),
+    [
+        (b"x" * (BODY_MAX + 1), "application/json", 413),
+        (b'{"pin": "1"}', "text/plain", 415),
+        (b'{"pin": "1"}', "application/x-www-form-urlencoded", 415),
+        (b"{", "application/json", 400),
+        (b"[1]", "application/json", 400),
+        (b'{"pin": 123456}', "application/json", 400),
+        (b'{"pin": "\\ud800"}', "application/json", 401),
+        (b"[" * 100_0 + b"]" * 100_0, "application/json", 400),
+    ],
+)
+def test_a_bad_body_is_a_4xx_in_json(client, content, content_type, status):
+    answer = client.post(
+        "/api/login", content=content, headers={**SAME, "Content-Type": content_type}
+    )
+    assert answer.status_code == status and set(answer.json()) == {"error"}
+
+
+def test_a_body_without_its_length_is_still_bounded(client):
+    def chunks():
+        for _ in range(10):
+            yield b" " * 1000
+
+    answer = client.post(
+        "/api/login", content=chunks(), headers={**SAME, "Content-Type": "application/json"}
+    )
+    assert answer.status_code == 413
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"])
+def test_only_get_and_post(client, method):
+    answer = client.request(method, "/api/state")
+    assert answer.status_code == 405 and set(answer.json()) == {"error"}
+    assert client.post("/api/state", headers=SAME).status_code == 405
+    assert client.get("/api/login").status_code == 405
+
+
+def raw(address, request: bytes):
+    """Send the bytes as they are (no client normalises the path), and the answer."""
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(request)
+        answer = http.client.HTTPResponse(sock, method=request.split(b" ")[0].decode())
+        answer.begin()
+        return answer.status, answer.getheader("content-type") or "", answer.read()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile")
+    store = folder / "referee.db"
+    with Store.open(store) as opened:
+        opened.new_game(Settings(players=4), lobby=False)
+    address, stop = served(store)
+    page = raw(address, b"GET / HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n")[2]
+    yield Hostile(address, page, read_pin(pin_path(store)))
+    stop()
+
+
+@dataclass(repr=False)  # Hypothesis prints its arguments: not the whole page
+class Hostile:
+    address: tuple[str, int]
+    page: bytes
+    pin: str
+
+
+TRAVERSALS = [
+    "/../../../../etc/passwd",
+    "/..%2f..%2f..%2fetc%2fpasswd",
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+    "//etc/passwd",
+    "/%2fetc%2fpasswd",
+    "/api/../../referee.pin",
+    "/referee.pin",
+    "/..%5c..%5creferee.pin",
+    "/page/index.html",
+    "/./index.html/..",
+    "/index.html%00.png",
+    "/%252e%252e%252fetc%252fpasswd",
+    "/C:%5cWindows%5cwin.ini",
+]
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+def test_no_path_leaves_the_pages_folder(hostile, path):
+    address, pin = hostile.address, hostile.pin
+    request = f"GET {path} HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n".encode()
+    status, kind, body = raw(address, request)
+    assert status in (400, 404), (path, status, body)
+    assert kind == "application/json" or status == 400
+    assert b"root:" not in body and pin.encode() not in body
+
+
+# Paths as a URL may write them: unreserved, sub-delims, ':', '@', '/', and %XX.
+PATH = st.lists(
+    st.one_of(
+        st.sampled_from(["/", "..", ".", "%2f", "%2e", "%00", "%5c", "api", "index.html"]),
+        st.text(alphabet="abcz09-._~!$&'()*+,;=:@/", max_size=8),
+        st.integers(0, 255).map(lambda b: f"%{b:02X}"),
+    ),
+    max_size=8,
+).map(lambda parts: "/" + "".join(parts))
+METHOD = st.sampled_from(["GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "FOO"])
+HEADER = st.tuples(
+    st.sampled_from(
+        ["Origin", "Cookie", "Content-Type", "Sec-Fetch-Site", "Accept", "X-Forwarded-For", "Range"]
+    ),
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    method=METHOD,
+    path=PATH,
+    headers=st.lists(HEADER, max_size=4),
+    body=st.one_of(st.binary(max_size=BODY_MAX + 100), st.just(b'{"pin": "123456"}')),
+)
+def test_any_request_is_a_4xx_or_a_200_never_a_500_nor_a_file_from_elsewhere(
+    hostile, method, path, headers, body
+):
+    address, page, pin = hostile.address, hostile.page, hostile.pin
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers)
+    request = (
+        f"{method} {path} HTTP/1.1\r\nHost: box\r\nConnection: close\r\n{head}"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    if path.startswith("/api/events") and method == "GET":
+        return  # a stream: never ends by itself (its own test reads it)
+    status, kind, answer = raw(address, request)
+    assert status == 200 or 400 <= status < 500, (status, answer)
+    if method == "HEAD":
+        return
+    if kind.startswith("text/html"):
+        assert status == 200 and answer == page
+    elif status != 400 or kind == "application/json":  # uvicorn's own 400: a text line
+        assert kind == "application/json", (status, kind, answer)
+        assert isinstance(json.loads(answer), dict)
+    assert pin.encode() not in answer
+
+
+# The address
+
+
+def test_the_address_is_the_local_network_on_a_pi_else_this_computer():
+    assert resolve_listen("auto", on_a_pi=True) == "0.0.0.0:8080"
+    assert resolve_listen("auto", on_a_pi=False) == "127.0.0.1:8080"
+    assert resolve_listen("[::1]:9000", on_a_pi=True) == "[::1]:9000"
+
+
+def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
+    taken = bind("127.0.0.1:0")
+    try:
+        port = taken.getsockname()[1]
+        store = str(tmp_path / "referee.db")
+        for listen, said in [
+            (f"127.0.0.1:{port}", "in use by another program: stop it, or choose another port"),
+            ("192.0.2.1:8080", "not an address of this computer"),
+            ("nowhere", "must be HOST:PORT, [IPv6]:PORT or off"),
+            ("127.0.0.1:70000", "must be HOST:PORT, [IPv6]:PORT or off"),
+        ]:
+            assert cli.main(["web", "--store", store, "--listen", listen]) == 2
+            err = capsys.readouterr().err.splitlines()
+            assert err[-1].endswith(said), err
+    finally:
+        taken.close()
+    elsewhere = tmp_path / "off" / "referee.db"
+    assert cli.main(["web", "--store", str(elsewhere), "--listen", "off"]) == 0
+    assert not elsewhere.parent.exists()  # off: nothing made
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
+    (host, port), stop = served(store)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(f"http://{host}:{port}/")
+            page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
+            with Store.open(store) as daemon:
+                daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
+                page.wait_for_selector("#call >> text=valid", timeout=5000)
+            browser.close()
+    finally:
+        stop()
