@@ -148,6 +148,19 @@ def _print_report(settings: Settings, state: State) -> None:
     print()
 
 
+def _store_options(command: argparse.ArgumentParser) -> None:
+    """--config and --store, as `run` takes them: for the commands that read its store."""
+    command.add_argument(
+        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
+    )
+    command.add_argument(
+        "--store",
+        type=_absolute,
+        metavar="FILE",
+        help="default: the settings' [store] path, as for run",
+    )
+
+
 def _store_of(args: argparse.Namespace) -> Path:
     """The store `run` would use with the same settings."""
     path: Path = (
@@ -342,15 +355,7 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("script", type=Path, metavar="SCRIPT", help="a replay script (see below)")
     rep.set_defaults(func=_replay)
     sta = commands.add_parser("state", help="print the latest game in the store as replay does")
-    sta.add_argument(
-        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
-    )
-    sta.add_argument(
-        "--store",
-        type=Path,
-        metavar="FILE",
-        help="default: the settings' [store] path, as for run",
-    )
+    _store_options(sta)
     sta.set_defaults(func=_state)
     check = commands.add_parser(
         "check-buttons", help="name each button as it is pressed; cycle the LEDs and tones"
@@ -396,10 +401,7 @@ def parser() -> argparse.ArgumentParser:
         " call's time in the game, its presses (their offset from the first) and its voice"
         " onsets. --delete removes those of a game, or all of them.",
     )
-    cli.add_argument(
-        "--config", type=_absolute, metavar="FILE", help="the settings file, as for run"
-    )
-    cli.add_argument("--store", type=Path, metavar="FILE", help="default: as for run")
+    _store_options(cli)
     cli.add_argument("--game", type=int, metavar="N", help="only the clips of game N")
     cli.add_argument("--all", action="store_true", help="with --delete: every game's clips")
     cli.add_argument("--delete", action="store_true", help="delete them")
@@ -411,8 +413,7 @@ def parser() -> argparse.ArgumentParser:
         " as `referee state` reads it, beside the daemon or without it. Writes need the"
         " PIN (`referee pin`). SIGTERM or Ctrl-C ends it.",
     )
-    web.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
-    web.add_argument("--store", type=_absolute, metavar="FILE", help="default: as for run")
+    _store_options(web)
     web.add_argument(
         "--listen",
         metavar="HOST:PORT",
@@ -425,8 +426,7 @@ def parser() -> argparse.ArgumentParser:
         description="Print the box's PIN, kept beside the store, readable only by its owner;"
         " made the first time. --new makes another: the sessions the old one opened end.",
     )
-    pin.add_argument("--config", type=_absolute, metavar="FILE", help="the settings file")
-    pin.add_argument("--store", type=_absolute, metavar="FILE", help="default: as for run")
+    _store_options(pin)
     pin.add_argument("--new", action="store_true", help="replace the PIN with a new one")
     pin.set_defaults(func=_pin)
     cfg = commands.add_parser("config", help="check the settings file and print the settings")
