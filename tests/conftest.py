@@ -1,4 +1,6 @@
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,3 +21,15 @@ def in_an_empty_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) ->
     """`referee` reads ./referee.toml: every test runs in an empty folder of its own, not
     where a developer keeps one (README.md, "Settings", says to write it in the clone)."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(autouse=True)
+def logging_as_it_was() -> Iterator[None]:
+    """A command run in the test's process (`referee web`, `check-buttons`) points the root
+    logger at the test's captured stderr: put it back, or a later test's log lines go to a
+    closed stream ("--- Logging error ---" in its stderr)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
