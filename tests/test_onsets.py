@@ -47,7 +47,7 @@ def test_two_shouts_apart_are_both_found():
         assert min(abs(f - onset) for f in found) <= 10 * MS, clip.label
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["white", "pink"]))
 def test_noise_alone_has_hardly_an_onset(seed, kind):
     rng = np.random.default_rng(seed)
@@ -59,7 +59,7 @@ def test_silence_has_no_onset():
     assert find_onsets(np.zeros(RATE), RATE) == []
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(RATE // 5, 2 * RATE), st.integers(0, 2**32 - 1))
 def test_a_click_anywhere_is_found_to_within_three_milliseconds(at, seed):
     # Not to the sample: the band filters ring for about 2 ms either side of a click.
@@ -70,7 +70,7 @@ def test_a_click_anywhere_is_found_to_within_three_milliseconds(at, seed):
     assert abs(found[0].sample - at) <= 3 * MS
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(arrays(np.float64, st.integers(0, 3000), elements=st.floats(-1e6, 1e6)))
 def test_any_finite_signal_gives_sorted_onsets_inside_it(signal):
     found = find_onsets(signal, 8000)

@@ -127,7 +127,7 @@ def shared_store(tmp_path_factory):
         yield store
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(game_settings=settings_st, lobby=st.booleans(), inputs=inputs_st)
 def test_inputs_and_settings_read_back_as_stored(shared_store, game_settings, lobby, inputs):
     game = shared_store.new_game(game_settings, lobby=lobby)

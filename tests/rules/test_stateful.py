@@ -191,7 +191,7 @@ class Game(RuleBasedStateMachine):
             assert self.state.pointout_deadline is None and self.state.super_round is None
 
 
-Game.TestCase.settings = hyp_settings(max_examples=100, stateful_step_count=50, deadline=None)
+Game.TestCase.settings = hyp_settings(max_examples=80, stateful_step_count=50, deadline=None)
 test_random_games = Game.TestCase
 
 
