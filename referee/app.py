@@ -54,6 +54,7 @@ from .view import Notice, Severity, View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.clip_writer import ClipWriter
+    from .audio.clips import ClipStore
     from .audio.replays import Replays
     from .outputs.display import Window
 
@@ -165,13 +166,12 @@ class App:
             return None
         # Imported here: numpy is for the microphone alone.
         from .audio.clip_writer import ClipWriter
-        from .audio.clips import ClipStore, clips_folder
+        from .audio.clips import ClipWindow
 
         return ClipWriter(
             self.microphone,
-            ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20)),
-            before_ns=round(audio.clip_before_s * NS_PER_S),
-            after_ns=round(audio.clip_after_s * NS_PER_S),
+            self._clip_store(audio),
+            window=ClipWindow.of(audio),
             told=lambda text: self.inbox.put(
                 SourceStatus("clips", text, ok=False, condition="disk")
             ),
@@ -270,11 +270,17 @@ class App:
             self._last_ping = now_ns
         return outcomes
 
+    def _clip_store(self, audio: AudioConfig) -> "ClipStore":
+        """The clips beside the store: the writer keeps them, REPLAY reads them."""
+        from .audio.clips import ClipStore, clips_folder
+
+        return ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20))
+
     def _replay(self, t_ns: int, now_ns: int) -> str:
         """REPLAY: a call's sound again, slowed down (audio/replays.py); what to say."""
         if self._replays is None:
             # Imported here: numpy is for the microphone and its clips alone.
-            from .audio.clips import ClipStore, clips_folder
+            from .audio.clips import ClipWindow
             from .audio.pcm import AlsaPlayback
             from .audio.replay_player import ReplayPlayer
             from .audio.replays import Replays
@@ -283,10 +289,9 @@ class App:
             player = ReplayPlayer(lambda rate: AlsaPlayback("default", rate=rate))
             self._replays = Replays(
                 self.microphone,
-                ClipStore(clips_folder(self.store.path), max_bytes=0),
+                self._clip_store(audio),
                 player,
-                before_ns=round(audio.clip_before_s * NS_PER_S),
-                after_ns=round(audio.clip_after_s * NS_PER_S),
+                window=ClipWindow.of(audio),
                 slowdown=audio.replay_slowdown,
             )
             self._close.callback(player.stop)

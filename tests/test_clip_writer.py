@@ -7,7 +7,7 @@ import numpy as np
 
 from referee.audio.capture import Capture
 from referee.audio.clip_writer import STALL_NS, ClipWriter
-from referee.audio.clips import ClipStore
+from referee.audio.clips import ClipStore, ClipWindow
 from referee.audio.wav import read_mono
 from tests.fake_capture import CLICK, MS, NS_PER_S, FakeCard
 
@@ -27,8 +27,7 @@ def writer(tmp_path, card: FakeCard, capture: Capture, told: list[str], folder=N
     return ClipWriter(
         capture,
         ClipStore(folder or tmp_path / "clips", max_bytes=10**9),
-        before_ns=NS_PER_S,
-        after_ns=2 * NS_PER_S,
+        window=ClipWindow(NS_PER_S, 2 * NS_PER_S),
         told=told.append,
         clock=lambda: card.now_ns,
     )

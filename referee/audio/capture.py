@@ -56,6 +56,14 @@ class Sound:
         """When the sample at index was taken."""
         return self.first_ns + index * self.period_ns
 
+    def index(self, t_ns: int) -> int:
+        """The sample taken nearest t_ns."""
+        return round((t_ns - self.first_ns) / self.period_ns)
+
+    def floats(self) -> np.ndarray:
+        """The samples at full scale +-1."""
+        return self.samples.astype(np.float32) / 32768.0
+
 
 @dataclass
 class _Segment:

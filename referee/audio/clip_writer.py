@@ -17,12 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from referee.units import NS_PER_S
 
 from .capture import Sound
-from .clips import Clip, ClipStore, Marker
+from .clips import ClipStore, ClipWindow, clip_of
 from .onsets import find_onsets
 
 log = logging.getLogger(__name__)
@@ -57,8 +55,7 @@ class ClipWriter:
         recording: Recording,
         clips: ClipStore,
         *,
-        before_ns: int,
-        after_ns: int,
+        window: ClipWindow,
         told: Callable[[str], None],
         clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
@@ -66,8 +63,7 @@ class ClipWriter:
         writer's thread."""
         self._recording = recording
         self._clips = clips
-        self._before_ns = before_ns
-        self._after_ns = after_ns
+        self._window = window
         self._told = told
         self._clock = clock
         self._calls: dict[tuple[int, int], _Call] = {}  # oldest first
@@ -127,7 +123,7 @@ class ClipWriter:
         if self._stopping:
             return None
         key, call = next(iter(self._calls.items()))
-        end_ns = call.first_ns + self._after_ns
+        _, end_ns = self._window.around(call.first_ns)
         heard = self._recording.heard_ns
         if (heard is not None and heard >= end_ns) or self._clock() >= end_ns + STALL_NS:
             del self._calls[key]
@@ -137,25 +133,18 @@ class ClipWriter:
         return None
 
     def _cut(self, call: _Call) -> None:
-        sound = self._recording.sound(
-            call.first_ns - self._before_ns, call.first_ns + self._after_ns
-        )
-        samples = sound.samples.astype(np.float32) / 32768.0
+        sound = self._recording.sound(*self._window.around(call.first_ns))
+        samples = sound.floats()
         rate = self._recording.sample_rate
         onsets = find_onsets(samples, rate) if len(samples) else []
-        period = sound.period_ns
-        gaps = tuple((round((g.start_ns - sound.first_ns) / period), g.lost) for g in sound.gaps)
-        clip = Clip(
+        clip = clip_of(
+            sound,
             game=call.game,
             call_ns=call.call_ns,
+            origin_ns=call.origin_ns,
             sample_rate=rate,
-            first_ns=sound.first_ns - call.origin_ns,
-            presses=tuple(
-                Marker(player, round((t_ns - sound.first_ns) / period))
-                for player, t_ns in call.presses
-            ),
-            onsets=tuple(o.sample for o in onsets),
-            gaps=gaps,
+            presses=call.presses,
+            onsets=[o.sample for o in onsets],
         )
         try:
             path = self._clips.save(clip, samples)

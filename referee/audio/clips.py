@@ -18,12 +18,17 @@ import json
 import logging
 import os
 import wave
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+
+from referee.config import AudioConfig
+from referee.units import NS_PER_S
+
+from .capture import Sound
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,45 @@ class Kept:
     sound: Path
     bytes: int
     samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClipWindow:
+    """How much of the sound a call's clip holds around its first press."""
+
+    before_ns: int
+    after_ns: int
+
+    @classmethod
+    def of(cls, audio: AudioConfig) -> "ClipWindow":
+        return cls(round(audio.clip_before_s * NS_PER_S), round(audio.clip_after_s * NS_PER_S))
+
+    def around(self, first_ns: int) -> tuple[int, int]:
+        """From and to (monotonic) of the clip of a call first pressed at first_ns."""
+        return first_ns - self.before_ns, first_ns + self.after_ns
+
+
+def clip_of(
+    sound: Sound,
+    *,
+    game: int,
+    call_ns: int,
+    origin_ns: int,
+    sample_rate: int,
+    presses: Sequence[tuple[int, int]] = (),
+    onsets: Sequence[int] = (),
+) -> Clip:
+    """What a clip of the ring's sound shows: `presses` as (player, monotonic ns), each on
+    its sample; `origin_ns` the monotonic time of the game clock's 0."""
+    return Clip(
+        game=game,
+        call_ns=call_ns,
+        sample_rate=sample_rate,
+        first_ns=sound.first_ns - origin_ns,
+        presses=tuple(Marker(player, sound.index(t_ns)) for player, t_ns in presses),
+        onsets=tuple(onsets),
+        gaps=tuple((sound.index(gap.start_ns), gap.lost) for gap in sound.gaps),
+    )
 
 
 def clips_folder(store_path: Path) -> Path:

@@ -22,8 +22,8 @@ from referee.rules import Call
 from referee.units import NS_PER_S
 from referee.view import ReplayView
 
-from .capture import Capture
-from .clips import Clip, ClipStore, Marker
+from .capture import Capture, Sound
+from .clips import Clip, ClipStore, ClipWindow, clip_of
 from .replay import Replay, waveform
 from .replay_player import ReplayPlayer
 from .wav import read_mono
@@ -53,15 +53,13 @@ class Replays:
         clips: ClipStore | None,
         player: ReplayPlayer,
         *,
-        before_ns: int,
-        after_ns: int,
+        window: ClipWindow,
         slowdown: float,
     ) -> None:
         self._capture = capture
         self._clips = clips
         self._player = player
-        self._before_ns = before_ns
-        self._after_ns = after_ns
+        self._window = window
         self._slowdown = slowdown
         self._playing: _Playing | None = None
         self._last_index: int | None = None  # the call heard last
@@ -123,20 +121,17 @@ class Replays:
         if kept is not None:
             clip, samples = kept
         else:
-            taken = self._from_ring(first_ns - self._before_ns, first_ns + self._after_ns)
-            if taken is None:
+            sound = self._from_ring(*self._window.around(first_ns))
+            if sound is None or self._capture is None:
                 return f"the sound of call {index + 1} is not kept"
-            samples, sound_first_ns, period_ns, gaps = taken
-            clip = Clip(
+            samples = sound.floats()
+            clip = clip_of(
+                sound,
                 game=game,
                 call_ns=call.first_ns,
-                sample_rate=self._rate(),
-                first_ns=sound_first_ns - origin_ns,
-                presses=tuple(
-                    Marker(p, round((origin_ns + t - sound_first_ns) / period_ns))
-                    for p, t in call.presses
-                ),
-                gaps=gaps,
+                origin_ns=origin_ns,
+                sample_rate=self._capture.sample_rate,
+                presses=[(player, origin_ns + t) for player, t in call.presses],
             )
         caller = call.presses[0][0]
         minutes, seconds = divmod(call.first_ns / NS_PER_S, 60)
@@ -144,11 +139,12 @@ class Replays:
         return self._start(clip, samples, index, title, now_ns)
 
     def _start_seconds_before(self, t_ns: int, now_ns: int) -> str:
-        taken = self._from_ring(t_ns - NO_CALL_NS, t_ns)
-        if taken is None:
+        sound = self._from_ring(t_ns - NO_CALL_NS, t_ns)
+        if sound is None or self._capture is None:
             return "no microphone: nothing to replay"
-        samples, first_ns, _, gaps = taken
-        clip = Clip(0, 0, self._rate(), first_ns, (), gaps=gaps)
+        samples = sound.floats()
+        # No call: its game and time are none, and the clip's clock is the box's.
+        clip = clip_of(sound, game=0, call_ns=0, origin_ns=0, sample_rate=self._capture.sample_rate)
         return self._start(clip, samples, None, "the last 3 s", now_ns)
 
     def _start(
@@ -194,22 +190,11 @@ class Replays:
                 return kept.clip, samples
         return None
 
-    def _from_ring(
-        self, from_ns: int, to_ns: int
-    ) -> tuple[np.ndarray, int, float, tuple[tuple[int, int], ...]] | None:
+    def _from_ring(self, from_ns: int, to_ns: int) -> Sound | None:
+        """The ring's samples from from_ns to to_ns, or as far as it has heard; None if it
+        holds none of them (or there is no microphone)."""
         capture = self._capture
-        if capture is None:
-            return None
-        heard = capture.heard_ns
-        if heard is None:
+        if capture is None or (heard := capture.heard_ns) is None:
             return None
         sound = capture.sound(from_ns, min(to_ns, heard))
-        if len(sound.samples) == 0:
-            return None
-        period = sound.period_ns
-        gaps = tuple((round((g.start_ns - sound.first_ns) / period), g.lost) for g in sound.gaps)
-        samples = sound.samples.astype(np.float32) / 32768.0
-        return samples, sound.first_ns, period, gaps
-
-    def _rate(self) -> int:
-        return self._capture.sample_rate if self._capture is not None else 48_000
+        return sound if len(sound.samples) else None
