@@ -55,7 +55,7 @@ from .rules import (
     settings_values,
     words,
 )
-from .store import GameHead, Ledger, Store
+from .store import GameHead, Ledger, Store, settings_json
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class Rescue:
             f"# game: {game.id}",
             f"# started: {game.started_at.isoformat()}",
             f"# lobby: {'true' if game.lobby else 'false'}",
-            f"# settings: {json.dumps(settings_values(game.settings))}",
+            f"# settings: {settings_json(game.settings)}",
         ]
         if not game.lobby:  # a replay script's config line skips the lobby, as this game
             lines.append("config " + " ".join(_config_words(game.settings)))

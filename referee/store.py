@@ -318,7 +318,7 @@ class Store:
         with self._writing() as conn:
             cursor = conn.execute(
                 "INSERT INTO games (started_at, rules, settings, lobby) VALUES (?, ?, ?, ?)",
-                (when, settings.rules.value, json.dumps(settings_values(settings)), lobby),
+                (when, settings.rules.value, settings_json(settings), lobby),
             )
             game_id = cursor.lastrowid
             assert game_id is not None  # an INSERT always sets it
@@ -334,7 +334,7 @@ class Store:
         with self._writing() as conn:
             conn.execute(
                 "UPDATE games SET rules = ?, settings = ? WHERE id = ?",
-                (settings.rules.value, json.dumps(settings_values(settings)), game_id),
+                (settings.rules.value, settings_json(settings), game_id),
             )
 
     def append(self, game_id: int, inp: Input) -> None:
@@ -644,6 +644,11 @@ class Stored:
 
     t_ns: int
     words: str
+
+
+def settings_json(settings: Settings) -> str:
+    """A game's settings as the store's `settings` column (and a rescue file) keep them."""
+    return json.dumps(settings_values(settings))
 
 
 def _storable_words(inp: Input) -> str:
