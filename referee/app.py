@@ -37,6 +37,7 @@ from .edges import (
     LostTrack,
     NameRequest,
     Quit,
+    Reply,
     SourceStatus,
     Status,
     signals_to,
@@ -379,7 +380,7 @@ class App:
         the disk: nothing is kept that the table was not shown."""
         for request in self._seated:
             log.info("%s is %s: shown; to the ledger", seat_name(request.seat), request.name)
-            self.session.ledger.name(request.seat, request.name, request.reply.give)
+            self.session.ledger.name(request.seat, request.name, _saved(request.reply))
         self._seated.clear()
 
     def _log_status(self) -> None:
@@ -462,3 +463,8 @@ class App:
             self.unsaved = rescue.keep(ledger)
             for named in ledger.unsaved_names:  # typed again in a moment: no rescue file
                 log.error("not saved: %s is %s", seat_name(named.seat), named.name)
+
+
+def _saved(reply: Reply) -> Callable[[str | None], None]:
+    """What the ledger says of a name: on the disk, or the disk's trouble."""
+    return lambda why: reply.give(why, trouble=why is not None)

@@ -10,6 +10,9 @@ READ_S; one line back:
 
     {"op": "name", "seat": 2, "name": "Ann"}   ->   {"ok": true}  or  {"error": "one line"}
 
+An error with `"trouble": true` is the box's (it stopped, the disk refused, it did not
+answer in time), not the request's: the same request may do later.
+
 A thread of its own reads and checks each request, so that a slow or hostile peer never
 holds the main loop; the loop gets it through its Inbox, applies it between two
 decisions and answers once the name is on the screen and on the disk (App.name_seat).
@@ -43,7 +46,7 @@ ANSWER_S = 2.0  # the loop's answer: the name shown and on the disk (an SD card'
 # A socket's path is at most 107 bytes (sun_path); a longer one is reached through its
 # folder's descriptor (/proc/self/fd/N/NAME), as long as the name itself is short.
 SUN_PATH_MAX = 107
-KEYS = {"op", "seat", "name"}
+KEYS = {"seat", "name"}
 
 
 class RequestError(ValueError):
@@ -81,8 +84,14 @@ def parse_request(data: bytes) -> NameSeat:
         raise RequestError("a request is a JSON object")
     if value.get("op") != "name":
         raise RequestError('unknown "op": the box knows "name"')
+    return name_request({k: v for k, v in value.items() if k != "op"})
+
+
+def name_request(value: dict[str, Any]) -> NameSeat:
+    """`{"seat": N, "name": "..."}` checked, or RequestError: the page's server checks
+    what it is sent too, before it asks."""
     if unknown := sorted(value.keys() - KEYS):
-        raise RequestError(f"unknown key {_shown(unknown[0])}: a name request has op, seat, name")
+        raise RequestError(f"unknown key {_shown(unknown[0])}: give a seat and a name")
     seat, name = value.get("seat"), value.get("name")
     if not isinstance(seat, int) or isinstance(seat, bool):
         raise RequestError('"seat" must be a seat\'s number')
@@ -111,16 +120,17 @@ class Answer:
         self._taken = False
         self._dropped = False
         self._error: str | None = None
+        self._trouble = False
 
     def take(self) -> bool:
         with self._lock:
             self._taken = not self._dropped
             return self._taken
 
-    def give(self, error: str | None) -> None:
+    def give(self, error: str | None, *, trouble: bool = False) -> None:
         with self._lock:
             if not self._given.is_set():
-                self._error = error
+                self._error, self._trouble = error, trouble
                 self._given.set()
 
     def wait(self, timeout_s: float) -> dict[str, Any]:
@@ -130,10 +140,14 @@ class Answer:
             with self._lock:
                 if not self._given.is_set():
                     if self._taken:
-                        return {"error": "on the box's screen, not saved yet: see its log"}
+                        said = "on the box's screen, not saved yet: see its log"
+                        return {"error": said, "trouble": True}
                     self._dropped = True
-                    return {"error": f"the referee did not take it within {timeout_s:g} s"}
-        return {"ok": True} if self._error is None else {"error": self._error}
+                    said = f"the referee did not take it within {timeout_s:g} s"
+                    return {"error": said, "trouble": True}
+        if self._error is None:
+            return {"ok": True}
+        return {"error": self._error, "trouble": True} if self._trouble else {"error": self._error}
 
 
 class ControlSocket:
@@ -180,7 +194,7 @@ class ControlSocket:
 
     def close(self) -> None:
         if (waiting := self._waiting) is not None:  # what the loop has not answered, never will
-            waiting.give("the referee stopped before it was done")
+            waiting.give("the referee stopped before it was done", trouble=True)
         os.write(self._stop_w, b"!")
         self._thread.join()
         self._listener.close()

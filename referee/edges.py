@@ -88,8 +88,9 @@ class Reply(Protocol):
         """The loop takes the request on: False when its asker gave up waiting."""
         ...
 
-    def give(self, error: str | None) -> None:
-        """None: done; else why not, in one line (the first answer is the one sent)."""
+    def give(self, error: str | None, *, trouble: bool = False) -> None:
+        """None: done; else why not, in one line, and whether it is the box's trouble
+        rather than the request's fault (the first answer is the one sent)."""
         ...
 
 

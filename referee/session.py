@@ -107,7 +107,7 @@ class Session:
         if game is None:
             self._new_game(now_ns, {})
             return
-        self.names = store.seat_names(game.id)
+        self.names = dict(game.names)
         state = game.state()
         if game.settings != self.rules and state.phase is Phase.LOBBY:
             # Not started: it takes the settings in effect now, as a table expects of a

@@ -30,7 +30,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -50,6 +50,7 @@ from .rules import (
     input_maker,
     parse_input,
     replay,
+    report,
     settings_typed,
     settings_values,
     words,
@@ -149,6 +150,15 @@ class GameHead:
 @dataclass(frozen=True)
 class StoredGame(GameHead):
     inputs: tuple[Input, ...]
+    names: Mapping[int, str] = field(default_factory=dict)  # who sat where, by seat
+
+    def report(self, state: State) -> dict[str, Any]:
+        """The state's JSON as `referee state` prints it: `referee replay`'s, and the
+        names of the seats that have one (docs/web.md)."""
+        out = report(self.settings, state)
+        if self.names:
+            out["names"] = {str(seat): name for seat, name in sorted(self.names.items())}
+        return out
 
     def state(self) -> State:
         # A long game's replay makes hundreds of thousands of objects that all live on
@@ -439,11 +449,12 @@ class Store:
                 # Read as they come, not fetched all first: a long game's rows would
                 # take more memory than its inputs.
                 inputs = self._inputs(head.id, rows)
+                names = self.seat_names(head.id)
             finally:
                 self._conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        return StoredGame(**vars(head), inputs=inputs)
+        return StoredGame(**vars(head), inputs=inputs, names=names)
 
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""

@@ -1,6 +1,7 @@
 """Names in the ledger, on real SQLite files: the players the box has seen, who sat where
 in every game, the migration of an older store, and strict reading back."""
 
+import json
 import sqlite3
 import threading
 
@@ -9,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee import store as store_module
+from referee.cli import main
 from referee.names import check_name
 from referee.rules import Press, Settings
 from referee.store import SCHEMA_VERSION, Ledger, Store, StoreError
@@ -136,3 +138,16 @@ def test_reading_names_needs_no_write(tmp_path):
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM seats").fetchone() == (1,)
     conn.close()
+
+
+def test_state_prints_the_names_and_a_damaged_one_in_one_line(tmp_path, capsys):
+    path = tmp_path / "referee.db"
+    with Store.open(path) as store:
+        store.new_game(Settings(), lobby=True, names={3: "Cy", 1: "Ann"})
+    assert main(["state", "--store", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["names"] == {"1": "Ann", "3": "Cy"}
+    raw(path, "UPDATE players SET name = 'C' || char(10) || 'y' WHERE name = 'Cy'")
+    assert main(["state", "--store", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"{path}: game 1: bad name 'C\\ny': ")
