@@ -3,7 +3,7 @@
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.names import ELLIPSIS, NAME_MAX, check_name, folded, shortened
@@ -11,6 +11,11 @@ from referee.names import ELLIPSIS, NAME_MAX, check_name, folded, shortened
 REFUSED = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
+# Generating data is what a loaded machine makes slow, not the check: no health check.
+SLOW_OK = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SLOW_OK
 @given(st.text(max_size=60))
 def test_a_name_is_kept_as_checked_or_refused_in_one_line(raw):
     try:
@@ -24,6 +29,7 @@ def test_a_name_is_kept_as_checked_or_refused_in_one_line(raw):
     assert check_name(name) == name  # what the store keeps reads back as itself
 
 
+@SLOW_OK
 @given(st.text(st.characters(categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=20))
 def test_spaces_around_a_name_are_not_part_of_it(raw):
     try:
@@ -60,6 +66,7 @@ def test_a_name_is_kept_composed_with_single_spaces():
     assert folded("ANN") == folded("ann") and folded("Straße") == folded("STRASSE")
 
 
+@SLOW_OK
 @given(st.text(min_size=1, max_size=NAME_MAX), st.integers(2, NAME_MAX))
 def test_a_shortened_name_fits_and_says_it_was_cut(name, length):
     short = shortened(name, length)
