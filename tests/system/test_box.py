@@ -73,9 +73,9 @@ def wait_for(what: str, check: "callable[[], object]", timeout_s: float, every_s
         time.sleep(every_s)
 
 
-def service(vm: Machine, *properties: str) -> dict[str, str]:
+def service(vm: Machine, *properties: str, unit: str = "referee") -> dict[str, str]:
     args = " ".join(f"-p {p}" for p in properties)
-    out = vm.run(f"systemctl show referee {args}").stdout
+    out = vm.run(f"systemctl show {unit} {args}").stdout
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
@@ -244,6 +244,28 @@ def compare_with_gallery(shot: Path, gallery: Path) -> float:
 
 
 # --- 3. the sandbox ------------------------------------------------------------------------
+
+
+def test_the_page_is_served_beside_the_referee(box: Box) -> None:
+    """referee-web.service, started at boot by the install, answers the latest game under
+    its sandbox (its user, its address list: the guest is no Pi, so 127.0.0.1:8080)."""
+    vm = box.vm
+    assert vm.run("systemctl is-enabled referee-web").stdout.strip() == "enabled"
+    fetch = (
+        '/opt/referee/bin/python -c "import urllib.request as u; '
+        "print(u.urlopen('http://127.0.0.1:8080/api/state', timeout=5).read().decode())\""
+    )
+    wait_for(
+        "the page's state",
+        lambda: vm.run(fetch, check=False).returncode == 0,
+        120,
+    )
+    state = json.loads(vm.run(fetch).stdout)
+    assert state["timers"]["running"], state
+    shown = service(vm, "NRestarts", "User", unit="referee-web")
+    assert shown == {"NRestarts": "0", "User": "referee"}, shown
+    (OUT / "journal-web.txt").write_text(vm.run("journalctl -b -u referee-web -o cat").stdout)
+
 
 PROBE = r"""
 import errno, json, os
