@@ -23,7 +23,7 @@ from referee.config import (
     render_config,
     search_paths,
 )
-from referee.edges import BUTTONS
+from referee.edges import PIN_BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT
@@ -84,7 +84,7 @@ def test_the_defaults():
 
 def test_the_pin_defaults_are_the_pin_map():
     config = default_config()
-    assert list(config.pins) == list(BUTTONS)
+    assert list(config.pins) == list(PIN_BUTTONS)
     assert config.pins == PINMAP["pins"]
     assert config.leds == LedsConfig(
         LedDriver(PINMAP["leds"]["driver"]), PINMAP["leds"]["data"], PINMAP["leds"]["clock"], {}
@@ -237,6 +237,15 @@ def test_leds_on_their_own_pins(tmp_path):
     assert config.leds == LedsConfig(LedDriver.PINS, None, None, {"P1": "GPIO22", "P2": "GPIO23"})
 
 
+def test_a_box_without_the_replay_button_leaves_its_pin_alone(tmp_path):
+    path = tmp_path / "referee.toml"
+    path.write_text('[pins]\nREPLAY = ""\n[beeper]\npin = "GPIO0"\n')
+    config = load_config(path)
+    assert "REPLAY" not in config.pins and config.beeper_pin == "GPIO0"  # the pin is free
+    assert 'REPLAY = ""' in render_config(config, named=True).splitlines()
+    assert load(tmp_path, "").pins["REPLAY"] == PINMAP["pins"]["REPLAY"]
+
+
 def test_no_leds_and_no_beeper(tmp_path):
     config = load(
         tmp_path, '[leds]\ndriver = "none"\n[beeper]\npin = ""\n[sound]\noutput = "none"\n'
@@ -279,7 +288,7 @@ MISTAKES = {
     "unknown key in another case": (
         '[pins]\np1 = "GPIO4"\n',
         "referee.toml:2: [pins] p1: unknown key; did you mean P1?"
-        " (known: P1, P2, P3, P4, P5, P6, P7, P8, VALID, INVALID, SUPER, UNDO)",
+        " (known: P1, P2, P3, P4, P5, P6, P7, P8, VALID, INVALID, SUPER, UNDO, REPLAY)",
     ),
     "a key in the wrong section": (
         "[buttons]\nplayers = 3\n",
@@ -447,6 +456,11 @@ MISTAKES = {
         "[pins]\nP1 = 6\n",
         "referee.toml:2: [pins] P1: must be a pin no other button, LED or the beeper uses;"
         " got 6, which is GPIO6, the pin of [pins] P2",
+    ),
+    "REPLAY on a buzzer's pin": (
+        '[pins]\nREPLAY = "GPIO5"\n',
+        "referee.toml:2: [pins] REPLAY: must be a pin no other button, LED or the beeper uses;"
+        ' got "GPIO5", the pin of [pins] P1',
     ),
     "an LED on a button's pin": (
         '[leds]\nclock = "J8:29"\n',

@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.edges import BUTTONS, PLAYER_BUTTONS
+from referee.edges import BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.pi_header import gpio_name, load_pinmap
 from referee.rules.settings import RULE_KEYS, Key, Settings
 from referee.units import NS_PER_MS, NS_PER_S
@@ -95,7 +95,7 @@ class WebConfig:
 class Config:
     game: Settings  # the [rules] table: what the next game plays by
     buttons: ButtonTiming
-    pins: dict[str, str]  # every button of BUTTONS → its pin, as "GPIOn"
+    pins: dict[str, str]  # every button of BUTTONS, and REPLAY if fitted → its pin, "GPIOn"
     leds: LedsConfig
     beeper_pin: str | None
     sound: SoundConfig
@@ -272,7 +272,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             _within(0, 30),
         ),
     ),
-    "pins": _pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),
+    "pins": {
+        **_pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),
+        **_pins(
+            "pins",
+            {REPLAY: 'the pin of the optional blue REPLAY button, or "" for none'},
+            _gpio_or_none,
+        ),
+    },
     "leds": {
         **_settings(
             _setting(
