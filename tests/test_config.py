@@ -14,6 +14,7 @@ from referee.config import (
     DisplayConfig,
     LedDriver,
     LedsConfig,
+    ReplayPitch,
     SerialConfig,
     SoundConfig,
     SoundOutput,
@@ -620,4 +621,14 @@ def test_the_microphone_listens_where_there_is_one_and_clips_are_bounded(tmp_pat
     assert error(tmp_path, "[audio]\nclips_mb = -1\n") == (
         "referee.toml:2: [audio] clips_mb: must be megabytes the clips may take,"
         " 0 (none kept) to 100000; got -1"
+    )
+
+
+def test_a_replay_is_slowed_as_a_tape_unless_its_pitch_is_kept(tmp_path):
+    assert default_config().audio.replay_pitch is ReplayPitch.VARISPEED
+    kept = load(tmp_path, '[audio]\nreplay_pitch = "kept"\n').audio.replay_pitch
+    assert kept is ReplayPitch.KEPT
+    assert error(tmp_path, '[audio]\nreplay_slowdown = 4\nreplay_pitch = "same"\n') == (
+        "referee.toml:3: [audio] replay_pitch: must be how a replay is slowed: varispeed or"
+        ' kept (its own pitch; README.md); got "same"'
     )

@@ -1,9 +1,11 @@
 """A call's clip played again, slowed down: the sound to play, and where it is at a moment.
 
-Slowed by plain varispeed: each sample lasts `slowdown` times as long, as a tape played
-slower would (the pitch drops with it, two octaves at 4x). A stretch that keeps the pitch
-smears the sound over its analysis window, and the point of a replay is to hear which
-"Set!" began first: varispeed keeps every onset as sharp as it was, only later.
+Slowed by plain varispeed, the default: each sample lasts `slowdown` times as long, as a
+tape played slower would (the pitch drops with it, two octaves at 4x). The point of a
+replay is to hear which "Set!" began first, and varispeed plays every sound once, as
+sharp as it was, at its place. A stretch that keeps the pitch (stretch.py, `replay_pitch
+= "kept"`) pins the moments the clip marks, but plays any other sound's start several
+times over, from up to 55 ms early at 4x.
 
 Pure: a replay is not an input of the rules and reads no clock; the caller says when it
 started and asks where it is now (the screen's cursor).

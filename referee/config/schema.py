@@ -30,6 +30,11 @@ class LedDriver(StrEnum):
     NONE = "none"
 
 
+class ReplayPitch(StrEnum):
+    VARISPEED = "varispeed"  # a tape played slower: lower, every onset as sharp
+    KEPT = "kept"  # a time stretch (audio/stretch.py): the voices' own pitch
+
+
 class SoundOutput(StrEnum):
     BEEPER = "beeper"
     SOUNDCARD = "soundcard"
@@ -70,7 +75,8 @@ class AudioConfig:
     clip_before_s: float
     clip_after_s: float
     clips_mb: float  # 0: no clip is kept
-    replay_slowdown: float  # 4: a replay lasts four times as long, two octaves lower
+    replay_slowdown: float  # 4: a replay lasts four times as long
+    replay_pitch: ReplayPitch  # varispeed: two octaves lower at 4x; kept: as it was
 
 
 @dataclass(frozen=True)
@@ -328,6 +334,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         _setting(
             "replay_slowdown", 4.0, "how many times slower a replay plays, 1 to 8", _within(1, 8)
+        ),
+        _setting(
+            "replay_pitch",
+            "varispeed",
+            f"how a replay is slowed: {_choices(ReplayPitch)} (its own pitch; README.md)",
+            ReplayPitch,
         ),
     ),
     "display": _settings(
