@@ -9,7 +9,7 @@ nothing wakes for it.
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from referee.config import ReplayPitch
 from referee.outputs.alsa import alsa_quiet
 
 from .pcm import AlsaPlayback, CaptureError
-from .replay import slowed
+from .replay import slowed_pieces
 from .stretch import stretched_blocks
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class ReplayPlayer:
         if self._pitch is ReplayPitch.KEPT:
             pieces: Iterable[np.ndarray] = stretched_blocks(samples, slowdown, rate, anchors)
         else:
-            pieces = _varispeed(samples, slowdown)
+            pieces = slowed_pieces(samples, slowdown, max(1, round(rate * CHUNK_S)))
         self._thread = threading.Thread(
             target=self._run, args=(device, pieces, max(1, round(rate * CHUNK_S))), daemon=True
         )
@@ -90,8 +90,3 @@ class ReplayPlayer:
             log.warning("the replay stopped: %s", err)
         finally:
             device.close()
-
-
-def _varispeed(samples: np.ndarray, slowdown: float) -> Iterator[np.ndarray]:
-    """`slowed`, in one piece, made when the player's thread asks for it."""
-    yield slowed(samples, slowdown)
