@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/referee run $(ARGS)
+	$(BIN)/referee run --web $(ARGS)
 
 test: $(STAMP) lint typecheck pytest
 

@@ -296,7 +296,9 @@ class App:
             from .audio.replays import Replays
 
             audio = self.options.config.audio
-            player = ReplayPlayer(lambda rate: AlsaPlayback("default", rate=rate))
+            player = ReplayPlayer(
+                lambda rate: AlsaPlayback("default", rate=rate), audio.replay_pitch
+            )
             self._replays = Replays(
                 self.microphone,
                 self._clip_store(audio),

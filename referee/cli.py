@@ -8,10 +8,10 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, rescue
-from .config import example_config, load_config, render_config
+from .config import Config, example_config, load_config, render_config
 from .errors import (
     EXIT_BAD_INPUT,
     RefereeError,
@@ -25,6 +25,9 @@ from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
+
+if TYPE_CHECKING:  # the page's server is imported only when it is served
+    from .web.child import PageProcess
 
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -56,10 +59,23 @@ def _run(args: argparse.Namespace) -> int:
         if app.display == "terminal":
             running.enter_context(stderr_to_log(store))
         release()
+        if args.web is not None and (page := _page(args, config, store)) is not None:
+            app.messages.append(running.enter_context(page).said)
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved
     return code
+
+
+def _page(args: argparse.Namespace, config: Config, store: Path) -> "PageProcess | None":
+    """`run --web`: the page served beside the daemon, at `[web] listen` or where asked;
+    None when that is off."""
+    from .pi_header import is_raspberry_pi
+    from .web.child import PageProcess
+    from .web.serve import resolve_listen
+
+    listen = resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
+    return None if listen == "off" else PageProcess(store, args.config, listen)
 
 
 def _put_back_waiting(store: Path) -> None:
@@ -185,17 +201,20 @@ def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
     from .web.pin import ensure_pin, pin_path
-    from .web.serve import resolve_listen, serve
+    from .web.serve import bind, inherited, resolve_listen, serve
 
-    config = load_config(args.config)
-    listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
     _log_to(logging.StreamHandler(sys.stderr))
-    if listen == "off":
-        log.info("[web] listen is off: no page served")
-        return 0
+    sock = inherited()  # `referee run --web` bound it
+    if sock is None:
+        config = load_config(args.config)
+        listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
+        if listen == "off":
+            log.info("[web] listen is off: no page served")
+            return 0
+        sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), listen)
+    serve(store, pin_path(store), sock)
     return 0
 
 
@@ -344,6 +363,13 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         choices=["auto", "window", "terminal", "none"],
         help="auto picks a window where there is a screen, else the terminal",
+    )
+    run.add_argument(
+        "--web",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="serve the page on the phones too, at HOST:PORT (default: [web] listen)",
     )
     run.set_defaults(func=_run)
     rep = commands.add_parser(

@@ -22,17 +22,20 @@ from .units import MAX_SEATS
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
 UNDO = "UNDO"
 JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", UNDO)
-BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS
+BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS  # the rules' buttons, on every input source
 # No button of the box: UNDO held down (or the keyboard's `e`) ends the game.
 END = "END"
-# Nor an input of the rules: UNDO held a while and let go (or the keyboard's `r`) replays
-# the last call's sound (docs/rules.md, "Replay").
+# No input of the rules: the REPLAY button, UNDO held a while and let go, or the keyboard's
+# `r` replays the last call's sound (docs/rules.md, "Replay").
 REPLAY = "REPLAY"
+# The buttons that may have a pin of the Pi: REPLAY's is optional (`[pins] REPLAY = ""`),
+# as a box without it has UNDO's gesture. The serial board has no REPLAY (protocol.md).
+PIN_BUTTONS = (*BUTTONS, REPLAY)
 
 
 def in_play(players: int) -> tuple[str, ...]:
-    """The buttons a game with this many seats uses."""
-    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS)
+    """The buttons a game with this many seats uses: REPLAY whatever the seats."""
+    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS, REPLAY)
 
 
 @dataclass(frozen=True, slots=True)
