@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, rescue
 from .config import Config, example_config, load_config, render_config
@@ -21,7 +21,7 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
-from .rules import ScriptError, Settings, State, read_script, replay, report
+from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
@@ -142,7 +142,7 @@ def _replay(args: argparse.Namespace) -> int:
         raise ScriptFileError(f"{path}: cannot read the script: {err.strerror or err}") from None
     except ScriptError as err:
         raise ScriptFileError(err.where(str(path))) from None
-    _print_report(script.settings, state)
+    _print_report(report(script.settings, state))
     return 0
 
 
@@ -160,8 +160,8 @@ def _utf8(lines: Iterable[str]) -> Iterator[str]:
         yield line
 
 
-def _print_report(settings: Settings, state: State) -> None:
-    json.dump(report(settings, state), sys.stdout, indent=2)  # written as it is made
+def _print_report(body: dict[str, Any]) -> None:
+    json.dump(body, sys.stdout, indent=2)  # written as it is made
     print()
 
 
@@ -193,7 +193,7 @@ def _state(args: argparse.Namespace) -> int:
     if game is None:
         print(f"{path}: no game in this store yet", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _print_report(game.settings, game.state().alone())
+    _print_report(game.report(game.state().alone()))
     return 0
 
 

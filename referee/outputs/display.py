@@ -78,6 +78,7 @@ def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.source,
         view.listening,
         view.replay,
+        view.names,
         captions.shown_clocks(view),
     )
 
