@@ -129,6 +129,13 @@ class GameHead:
 
 
 @dataclass(frozen=True)
+class ListedGame(GameHead):
+    """A game in the store's list: its head, and where its inputs stand."""
+
+    last_input: int  # the id of its latest input, 0 before its first: moves at every input
+
+
+@dataclass(frozen=True)
 class StoredGame(GameHead):
     inputs: tuple[Input, ...]
 
@@ -398,6 +405,25 @@ class Store:
             raise _store_error(self.path, err) from err
         return StoredGame(**vars(head), inputs=inputs)
 
+    def games(self, *, through: int | None = None, limit: int = -1) -> list[ListedGame]:
+        """The games, newest first, without their inputs: those with an id up to `through`
+        (None: all), at most `limit` of them (-1: no limit). One look at each game's index
+        entry for its latest input, whatever its length."""
+        try:
+            if self._check_version() == 0:
+                return []  # an empty database: nothing was ever stored in it
+            upto = "" if through is None else "WHERE id <= :through"
+            rows = self._conn.execute(
+                "SELECT id, started_at, settings, lobby,"
+                " (SELECT coalesce(max(id), 0) FROM inputs WHERE game_id = games.id)"
+                f" FROM games {upto} ORDER BY id DESC LIMIT :limit",
+                {"through": through, "limit": limit},
+            ).fetchall()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        read: dict[str, Settings] = {}
+        return [ListedGame(**vars(self._head(row[:4], read)), last_input=row[4]) for row in rows]
+
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""
         row = self._read_one(
@@ -424,11 +450,16 @@ class Store:
             raise _store_error(self.path, err) from err
         return row
 
-    def _head(self, row: tuple[Any, ...]) -> GameHead:
+    def _head(self, row: tuple[Any, ...], read: dict[str, Settings] | None = None) -> GameHead:
+        """`read`: the settings read so far, by their text: most games share theirs."""
         game_id, started_at, settings, lobby = row
+        if read is None or (typed := read.get(settings)) is None:
+            typed = self._settings(game_id, settings)
+            if read is not None:
+                read[settings] = typed
         return GameHead(
             id=game_id,
-            settings=self._settings(game_id, settings),
+            settings=typed,
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
         )

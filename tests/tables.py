@@ -63,5 +63,6 @@ def table_game(settings: Settings, seed: int, *, calls: int = 30, end: bool = Tr
 
 def _race(play, rng: random.Random, seats: list[int], t: int) -> None:
     """A press, and often others a few milliseconds after it (the photo finish)."""
-    for n, s in enumerate(seats[: rng.randint(1, len(seats))]):
-        play(Press(s, t + n * rng.randint(1, 20_000_000)))
+    for s in seats[: rng.randint(1, len(seats))]:
+        play(Press(s, t))
+        t += rng.randint(1, 20 * NS_PER_MS)
