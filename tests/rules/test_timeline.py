@@ -80,20 +80,21 @@ def test_the_scores_are_the_points_after_each_change_from_the_start():
     )
 
 
+OFFICIAL_GAME = """config players=2 rules=official tie_ms=5
+1 press 1
+1.003 press 2
+2 super          # tied callers' SETs share cards
+5 press 2
+5.010 press 1
+6 valid
+8 press 1
+20 tick          # P1's point-out time ran out at 18 s
+25 super         # the deal, and the match, over
+"""
+
+
 def test_shared_cards_a_timeout_and_the_end_of_an_official_game():
-    line = history(
-        """config players=2 rules=official tie_ms=5
-        1 press 1
-        1.003 press 2
-        2 super          # tied callers' SETs share cards
-        5 press 2
-        5.010 press 1
-        6 valid
-        8 press 1
-        20 tick          # P1's point-out time ran out at 18 s
-        25 super         # the deal, and the match, over
-        """
-    )
+    line = history(OFFICIAL_GAME)
     judged = [[(r.seat, r.judgement, r.at_ns) for r in c.rulings] for c in line.calls]
     assert judged == [
         [(1, Judgement.SHARED, 2 * S), (2, Judgement.SHARED, 2 * S)],
