@@ -19,8 +19,11 @@ from referee.rules import (
 from referee.units import NS_PER_MS, NS_PER_S
 
 
-def table_game(settings: Settings, seed: int, *, calls: int = 30, end: bool = True) -> list[Input]:
-    """The inputs of a game of about `calls` calls, every seat playing from the start."""
+def table_game(
+    settings: Settings, seed: int, *, calls: int = 30, end: bool = True, valid: float = 0.75
+) -> list[Input]:
+    """The inputs of a game of about `calls` calls, every seat playing from the start,
+    each verdict valid with the odds `valid`."""
     rng = random.Random(seed)
     state = new_game(settings, lobby=False)
     seats = [p.id for p in state.players]
@@ -45,7 +48,7 @@ def table_game(settings: Settings, seed: int, *, calls: int = 30, end: bool = Tr
         elif phase in (Phase.CALL, Phase.SUPER_CALL):
             if rng.random() < 0.05:
                 t += settings.pointout_ns or 0  # too late: a timeout at the next input
-            play(Verdict(valid=rng.random() < 0.75, t_ns=t))
+            play(Verdict(valid=rng.random() < valid, t_ns=t))
         elif phase is Phase.SUPER_JOIN:
             for s in rng.sample(seats, rng.randint(0, len(seats))):
                 play(Press(s, t))

@@ -4,6 +4,8 @@ refused with a 4xx in JSON."""
 
 import csv
 import io
+import os
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import pytest
@@ -12,13 +14,15 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv
-from referee.rules import parse_script
+from referee.rules import Settings, parse_script
 from referee.store import Store
 from referee.web import history_api
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
 from tests.conftest import ROOT
 from tests.rules.test_timeline import OFFICIAL_GAME, SUPER_GAME
+from tests.tables import table_game
+from tests.test_web import CHROMIUM, served
 
 SOLITAIRE_LOST = "config players=1 rules=solitaire sudden_death=true\n0 press 1\n1 valid\n2 super\n"
 SOLO = "config players=1 rules=solo pointout_s=0\n0 press 1\n1 valid\n6 end\n"
@@ -307,3 +311,45 @@ def test_every_route_is_in_the_contract(tmp_path):
             assert f"`GET {route.path.replace('{name}', 'games.csv')}" in contract, route.path
     finally:
         api.close()
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
+
+SIZES = [(390, 844), (1920, 1080)]  # a phone, a TV
+
+
+def test_the_history_and_the_stats_in_a_browser(tmp_path):
+    """Opens both views at a phone's size and a TV's, and saves their screenshots: to
+    docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
+    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
+    path = tmp_path / "referee.db"
+    start = datetime(2025, 6, 1, 20, 0, tzinfo=UTC)
+    with Store.open(path) as opened:
+        for n, (s, seed) in enumerate([(Settings(players=4), 7), (Settings(players=3), 8)] * 3):
+            inputs = table_game(s, seed + n, valid=0.9)
+            opened.new_game(s, lobby=False, started_at=start + timedelta(days=n), inputs=inputs)
+    (host, port), stop = served(path)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+            for width, height in SIZES:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(f"http://{host}:{port}/#history")
+                page.click(".gamecard >> text=#6")
+                page.wait_for_selector("#events li", timeout=5000)
+                page.wait_for_selector("#score-chart path", timeout=5000)
+                assert page.locator("#score-chart path").count() == 3  # a line a player
+                page.screenshot(path=str(shots / f"web-history-{width}x{height}.png"))
+                page.goto(f"http://{host}:{port}/#stats")
+                page.wait_for_selector("#stats-table td", timeout=5000)
+                rows = page.locator("#stats-table tr").count()
+                assert rows == 1 + 4  # the header, P1 to P4
+                assert page.locator("#game").is_hidden()
+                page.screenshot(path=str(shots / f"web-stats-{width}x{height}.png"))
+                page.close()
+            browser.close()
+    finally:
+        stop()
