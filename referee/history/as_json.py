@@ -6,6 +6,7 @@ from typing import Any
 from referee.rules.report import call_json, milliseconds
 from referee.rules.timeline import Timeline
 
+from .export import stats_rows
 from .stats import PlayerStats, player_of
 from .summary import GameSummary
 
@@ -75,18 +76,12 @@ def timeline_json(game: GameSummary, timeline: Timeline) -> dict[str, Any]:
 
 
 def stats_json(players: list[PlayerStats], games: int) -> dict[str, Any]:
+    """Each player's numbers as the stats export has them, and their series."""
     return {
         "games": games,
         "players": [
             {
-                "player": p.player,
-                "games": p.games,
-                "wins": p.wins,
-                "sets": p.sets,
-                "mistakes": p.mistakes,
-                "super_won": p.rounds_won,
-                "super_lost": p.rounds_lost,
-                "median_margin_ms": p.median_margin_ms,
+                **row,
                 "series": [
                     {
                         "game": one.game.game.id,
@@ -98,6 +93,6 @@ def stats_json(players: list[PlayerStats], games: int) -> dict[str, Any]:
                     for one in p.series
                 ],
             }
-            for p in players
+            for p, row in zip(players, stats_rows(players), strict=True)
         ],
     }
