@@ -40,7 +40,7 @@ from referee.history.summary import GameSummary
 ID_MAX = 2**63 - 1  # SQLite's largest id
 LIMIT = 20  # games a page, unless asked
 LIMIT_MAX = 100
-COUNT_BUDGET = 300  # games replayed for one request that counts them all
+COUNT_BUDGET = 100  # games replayed for one request that counts them all (see design.md)
 WAITING_MAX = 8
 RETRY_S = 2
 _DIGITS = re.compile(r"[0-9]{1,19}")
