@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from referee import cli
 from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv
 from referee.rules import Settings, parse_script
 from referee.store import Store
@@ -353,3 +354,17 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path):
             browser.close()
     finally:
         stop()
+
+
+def test_referee_history_lists_the_games_and_writes_the_same_csv(store, client, capsys):
+    capsys.readouterr()
+    assert cli.main(["history", "--store", str(store)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["5", "4", "3", "2", "1"]
+    assert lines[-1].endswith("super      over             P1 0, P2 4 (won), P3 0")
+    for name in ("games", "calls", "stats"):
+        assert cli.main(["history", "--store", str(store), "--csv", name]) == 0
+        limit = "?limit=100" if name == "calls" else ""
+        assert capsys.readouterr().out == client.get(f"/api/export/{name}.csv{limit}").text
+    assert cli.main(["history", "--store", str(store.with_name("none.db"))]) == 2
+    assert capsys.readouterr().err.strip().endswith("none.db: no such file")

@@ -9,7 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from referee.rules.report import milliseconds
 from referee.rules.timeline import Timeline
@@ -134,11 +134,16 @@ def stats_rows(players: Iterable[PlayerStats]) -> Iterator[Row]:
 
 def as_csv(columns: Sequence[str], rows: Iterable[Row]) -> str:
     out = io.StringIO()
+    write_csv(out, columns, rows)
+    return out.getvalue()
+
+
+def write_csv(out: TextIO, columns: Sequence[str], rows: Iterable[Row]) -> None:
+    """The header row, then the rows, as they come."""
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's line end
     writer.writerow(columns)
     for row in rows:
         writer.writerow(_csv_value(row[c]) for c in columns)
-    return out.getvalue()
 
 
 def as_json(rows: Iterable[Row], **more: object) -> str:
