@@ -197,6 +197,36 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history(args: argparse.Namespace) -> int:
+    # Imported here: only `history` needs them.
+    from .history import export
+    from .history.book import History
+    from .history.stats import player_of, stats
+
+    history = History(_store_of(args))
+    # A few hundred games' inputs in memory at a time.
+    while (counted := history.count(budget=500)).summaries is None:
+        pass
+    games = sorted(counted.summaries, key=lambda g: g.game.id)
+    if args.csv == "games":
+        export.write_csv(sys.stdout, export.GAME_COLUMNS, export.game_rows(games))
+    elif args.csv == "stats":
+        export.write_csv(sys.stdout, export.STATS_COLUMNS, export.stats_rows(stats(games)))
+    elif args.csv == "calls":
+        # A game at a time: a store's every timeline would not fit in memory at once.
+        found = (history.game(g.game.id) for g in games)
+        lines = (one for one in found if one is not None)
+        export.write_csv(sys.stdout, export.CALL_COLUMNS, export.call_rows(lines))
+    for g in reversed(games) if args.csv is None else ():
+        outcome = g.result or g.phase
+        seats = ", ".join(
+            f"{player_of(g.game, t.seat)} {t.points}{' (won)' if t.won else ''}" for t in g.seats
+        )
+        when = g.game.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        print(f"{g.game.id:>5}  {when}  {g.game.settings.rules:<9}  {outcome:<15}  {seats}")
+    return 0
+
+
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
@@ -433,6 +463,16 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--all", action="store_true", help="with --delete: every game's clips")
     cli.add_argument("--delete", action="store_true", help="delete them")
     cli.set_defaults(func=_clips)
+    his = commands.add_parser(
+        "history",
+        help="list every game in the store, or write its games, calls or stats as CSV",
+        description="Every game in the store, newest first: when, the rules, how it ended and"
+        " each player's points; or, with --csv, the page's exports (docs/web.md, Exports),"
+        " every game's, to stdout.",
+    )
+    _store_options(his)
+    his.add_argument("--csv", choices=["games", "calls", "stats"], help="write this CSV")
+    his.set_defaults(func=_history)
     web = commands.add_parser(
         "web",
         help="serve the page on the table's phones (read-only beside the daemon)",

@@ -148,6 +148,15 @@ class GameHead:
 
 
 @dataclass(frozen=True)
+class ListedGame(GameHead):
+    """A game in the store's list: its head, and where its inputs stand."""
+
+    last_input: int  # the id of its latest input, 0 before its first: moves at every input
+    # Who sat where, by seat: a tuple, so that a game named anew is a new key of the caches.
+    names: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class StoredGame(GameHead):
     inputs: tuple[Input, ...]
     names: Mapping[int, str] = field(default_factory=dict)  # who sat where, by seat
@@ -456,6 +465,44 @@ class Store:
             raise _store_error(self.path, err) from err
         return StoredGame(**vars(head), inputs=inputs, names=names)
 
+    def games(self, *, through: int | None = None, limit: int = -1) -> list[ListedGame]:
+        """The games, newest first, without their inputs: those with an id up to `through`
+        (None: all), at most `limit` of them (-1: no limit). One look at each game's index
+        entry for its latest input, whatever its length."""
+        try:
+            if self._check_version() == 0:
+                return []  # an empty database: nothing was ever stored in it
+            upto = "" if through is None else "WHERE id <= :through"
+            rows = self._conn.execute(
+                "SELECT id, started_at, settings, lobby,"
+                " (SELECT coalesce(max(id), 0) FROM inputs WHERE game_id = games.id)"
+                f" FROM games {upto} ORDER BY id DESC LIMIT :limit",
+                {"through": through, "limit": limit},
+            ).fetchall()
+            seated = self._conn.execute(
+                "SELECT seats.game_id, seats.seat, players.name FROM seats"
+                " JOIN players ON players.id = seats.player_id"
+                f" WHERE seats.game_id IN (SELECT id FROM games {upto}"
+                " ORDER BY id DESC LIMIT :limit) ORDER BY seats.game_id, seats.seat",
+                {"through": through, "limit": limit},
+            ).fetchall()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        names: dict[int, list[tuple[int, str]]] = {}
+        for game_id, seat, name in seated:
+            names.setdefault(game_id, []).append(
+                (self._seat(game_id, seat), self._name(f"game {game_id}", name))
+            )
+        read: dict[str, Settings] = {}
+        return [
+            ListedGame(
+                **vars(self._head(row[:4], read)),
+                last_input=row[4],
+                names=tuple(names.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""
         row = self._read_one(
@@ -506,11 +553,16 @@ class Store:
             why = str(err)
         raise StoreError(self.path, f"{where}: bad name {shown}: {why}")
 
-    def _head(self, row: tuple[Any, ...]) -> GameHead:
+    def _head(self, row: tuple[Any, ...], read: dict[str, Settings] | None = None) -> GameHead:
+        """`read`: the settings read so far, by their text: most games share theirs."""
         game_id, started_at, settings, lobby = row
+        if read is None or (typed := read.get(settings)) is None:
+            typed = self._settings(game_id, settings)
+            if read is not None:
+                read[settings] = typed
         return GameHead(
             id=game_id,
-            settings=self._settings(game_id, settings),
+            settings=typed,
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
         )

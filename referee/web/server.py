@@ -30,6 +30,7 @@ from referee.outputs.seats import colour, symbol
 from referee.units import MAX_SEATS, NS_PER_S
 
 from .follow import Follower, Snapshot, read_players
+from .history_api import HistoryApi
 from .pin import DIGITS, SESSION_NS, Judges
 
 log = logging.getLogger(__name__)
@@ -62,11 +63,15 @@ def create_app(
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
     page = _Page(PAGE)
+    history = HistoryApi(store)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with _running(follower):
-            yield
+            try:
+                yield
+            finally:
+                history.close()
 
     async def state(request: Request) -> Response:
         snapshot = follower.snapshot
@@ -153,6 +158,7 @@ def create_app(
             Route("/api/session", session, methods=["GET"]),
             Route("/api/names", names, methods=["POST"]),
             Route("/api/players", players, methods=["GET"]),
+            *history.routes,
             Route("/{name}", asset, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _refusal, Exception: _failure},
