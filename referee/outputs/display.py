@@ -67,7 +67,7 @@ def render(surface: pygame.Surface, view: View) -> None:
     surface.blit(shrunk, shrunk.get_rect(center=surface.get_rect().center))
 
 
-def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
+def frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
     """What the picture is drawn from: equal keys draw equal pictures."""
     return (
         size,
@@ -178,7 +178,7 @@ class Window:
         """Draw the view, unless the screen already shows exactly this picture."""
         surface = pygame.display.get_surface()
         assert surface is not None, "show() after close()"
-        key = _frame_key(view, surface.get_size())
+        key = frame_key(view, surface.get_size())
         if key == self._last_key:
             return False
         render(surface, view)
