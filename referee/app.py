@@ -113,6 +113,7 @@ class App:
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
             self.window: Window | None = None
+            self.shown_as = ""  # the display as the log names it: "kms (card0 1280x720)"
             self.screen, self.display = self._open_screen(displays, stdout)
             if self.screen is not None:
                 opened.callback(self.screen.close)
@@ -181,25 +182,38 @@ class App:
     def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
         """The first of the displays that opens, and its name."""
         display, *others = displays
+        try:
+            return self._screen(display, stdout), display.partition(":")[0]
+        except ScreenUnavailable as err:
+            if not others:
+                raise
+            log.warning("%s: trying the %s instead", err, others[0])
+            return self._open_screen(others, stdout)
+
+    def _screen(self, display: str, stdout: TextIO | None) -> Screen | None:
+        size = self.options.config.display
+        wanted = (size.width, size.height) if size.width else None
         if display == "window":
             from .outputs.display import Window
 
-            size = self.options.config.display
-            try:
-                self.window = Window(
-                    self.inbox, size=(size.width, size.height) if size.width else None
-                )
-            except ScreenUnavailable as err:
-                if not others:
-                    raise
-                log.warning("%s: trying the %s instead", err, others[0])
-                return self._open_screen(others, stdout)
-            return self.window, display
+            self.window = Window(self.inbox, size=wanted)
+            self.shown_as = f"window ({self.window.driver})"
+            return self.window
+        kind, _, card = display.partition(":")
+        if kind == "kms":  # kms:/dev/dri/card1: that card, else the first with a screen
+            # Imported here: pygame is for the screens that draw.
+            from .outputs.kms import find_output
+            from .outputs.kms_screen import KmsScreen
+
+            screen = KmsScreen(find_output(wanted, [card] if card else None))
+            self.shown_as = screen.name
+            return screen
+        self.shown_as = display
         if display == "terminal":
-            return TerminalScreen(sys.stdout if stdout is None else stdout), display
+            return TerminalScreen(sys.stdout if stdout is None else stdout)
         if display == "none":
-            return None, display
-        raise StartError(f"unknown display {display!r}: use auto, window, terminal or none")
+            return None
+        raise StartError(f"unknown display {display!r}: use auto, window, kms, terminal or none")
 
     # --- the loop --------------------------------------------------------------------------
 
@@ -208,8 +222,9 @@ class App:
             for button in self.inputs.held_at_start():
                 self.arbiter.held_at_start(button, self.clock())
             self.notifier.ready(f"{self.inputs.name}, game {self.session.ledger.game_id}")
-            shown = f"window ({self.window.driver})" if self.window else self.display
-            log.info("input %s, display %s, store %s", self.inputs.name, shown, self.store.path)
+            log.info(
+                "input %s, display %s, store %s", self.inputs.name, self.shown_as, self.store.path
+            )
             try:
                 return self._loop()
             finally:

@@ -11,8 +11,9 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpiozero import GPIOZeroError
@@ -21,10 +22,13 @@ from .config import AudioConfig, Config, LedDriver, SoundOutput
 from .edges import Inbox, in_play
 from .errors import StartError
 from .inputs import InputSource
+from .inputs.console_keys import ConsoleKeys, NoKeyboard, open_keyboards
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
 from .outputs.alsa import alsa_quiet
+from .outputs.kms import CARDS
+from .outputs.kms import cards as drm_cards
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 from .pi_header import is_raspberry_pi
@@ -36,22 +40,27 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with
 log = logging.getLogger(__name__)
 
 
-def _may_have_a_screen(env: Mapping[str, str]) -> bool:
-    """A desktop session, or a Pi's console, whose KMS screen SDL finds by itself."""
-    desktop = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
-    return bool(desktop or env.get("SDL_VIDEODRIVER") == "kmsdrm" or is_raspberry_pi())
+def _desktop(env: Mapping[str, str]) -> bool:
+    """A desktop session (X11, or Wayland with XWayland): a window can be opened there."""
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def pick_display(requested: str, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The displays to try, in order. `auto`: a window where there may be a screen (a
-    desktop session, or a Pi, whose KMS screen SDL finds by itself), then the terminal
-    where there is one, else none."""
+def pick_display(
+    requested: str,
+    environ: Mapping[str, str] | None = None,
+    cards: Sequence[str] | None = None,
+) -> list[str]:
+    """The displays to try, in order. `auto`: a window on a desktop; else the console's
+    screen through KMS where there is a DRM card (a Pi without a desktop); then the
+    terminal where there is one, else none."""
     if requested != "auto":
         return [requested]
     env = os.environ if environ is None else environ
     candidates = []
-    if _may_have_a_screen(env):
+    if _desktop(env):
         candidates.append("window")
+    elif drm_cards() if cards is None else cards:
+        candidates.append("kms")
     if sys.stdin.isatty() and sys.stdout.isatty():
         candidates.append("terminal")
     return [*candidates, "none"]
@@ -63,18 +72,23 @@ def pick_input(requested: str) -> str:
     return "gpio" if is_raspberry_pi() else "keyboard"
 
 
-def check_openable(kind: str, displays: list[str], stdin_fd: int | None = None) -> None:
+def check_openable(
+    kind: str, displays: list[str], stdin_fd: int | None = None, cards: Sequence[str] | None = None
+) -> None:
     """StartError, in one line, for an input or a display that cannot open whatever
     happens: said before the store is created or the terminal is taken over."""
     display = displays[0]
     # SDL_VIDEODRIVER set: SDL is told where to draw, and says itself if it cannot.
-    if display == "window" and not (
-        _may_have_a_screen(os.environ) or os.environ.get("SDL_VIDEODRIVER")
-    ):
+    if display == "window" and not (_desktop(os.environ) or os.environ.get("SDL_VIDEODRIVER")):
         raise StartError(
-            "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY is set,"
-            " and this is not a Pi's console): use --display terminal or none"
+            "--display window: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set):"
+            " use --display kms on the console, else terminal or none"
         )
+    screen, _, card = display.partition(":")
+    found = Path(card).exists() if card else drm_cards() if cards is None else cards
+    if screen == "kms" and not found:
+        missing = f"no such card {card}" if card else f"no DRM card ({CARDS} matches nothing)"
+        raise StartError(f"--display {display}: {missing}: use --display terminal or none")
     if kind == "keyboard" and display == "terminal":
         try:
             readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
@@ -134,8 +148,13 @@ def open_input(
     if kind == "keyboard":
         if window is not None:
             return WindowKeys(window, clock)
+        if display == "kms":
+            try:
+                return ConsoleKeys(open_keyboards(), clock)
+            except NoKeyboard as err:
+                raise StartError(f"--input keyboard on the console: {err}") from None
         if display != "terminal":
-            raise StartError("--input keyboard needs a window or a terminal to type in")
+            raise StartError("--input keyboard needs a window, the console or a terminal")
         try:
             return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd, clock)
         except NotATerminal as err:
