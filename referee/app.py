@@ -15,18 +15,24 @@ without waiting for the disk (docs/design.md, "The store").
 
 import contextlib
 import logging
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import rescue
 from .arbiter import Arbiter
 from .config import AudioConfig, Config
-from .devices import check_openable, open_devices, open_microphone, pick_display, pick_input
+from .devices import (
+    check_openable,
+    open_devices,
+    open_microphone,
+    open_screen,
+    pick_display,
+    pick_input,
+)
 from .edges import (
     REPLAY,
     Edge,
@@ -39,12 +45,11 @@ from .edges import (
     Status,
     signals_to,
 )
-from .errors import ScreenUnavailable, StartError, UnsavedInputs
+from .errors import UnsavedInputs
 from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
-from .outputs.terminal import TerminalScreen
 from .session import Outcome, Session
 from .store import Store
 from .store_watch import StoreWatch
@@ -56,7 +61,6 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with
     from .audio.clip_writer import ClipWriter
     from .audio.clips import ClipStore
     from .audio.replays import Replays
-    from .outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +72,6 @@ FRAME_LEAD_MAX_NS = 20_000_000
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
 PRESS_AWAKE_NS = 2_000_000
-
-
-class Screen(Protocol):
-    def show(self, view: View) -> bool:
-        """Draw the view; False when the screen already showed exactly this."""
-        ...
-
-    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -112,9 +108,9 @@ class App:
             opened.callback(self.inbox.close)
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
-            self.window: Window | None = None
-            self.shown_as = ""  # the display as the log names it: "kms (card0 1280x720)"
-            self.screen, self.display = self._open_screen(displays, stdout)
+            shown = open_screen(displays, self.inbox, options.config.display, stdout)
+            self.screen, self.display, self.window = shown.screen, shown.kind, shown.window
+            self.shown_as = shown.name  # as the log names it: "kms (card0 1280x720)"
             if self.screen is not None:
                 opened.callback(self.screen.close)
             started_ns = self.clock()  # before any edge the buttons can stamp
@@ -178,42 +174,6 @@ class App:
             ),
             clock=self.clock,
         )
-
-    def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
-        """The first of the displays that opens, and its name."""
-        display, *others = displays
-        try:
-            return self._screen(display, stdout), display.partition(":")[0]
-        except ScreenUnavailable as err:
-            if not others:
-                raise
-            log.warning("%s: trying the %s instead", err, others[0])
-            return self._open_screen(others, stdout)
-
-    def _screen(self, display: str, stdout: TextIO | None) -> Screen | None:
-        size = self.options.config.display
-        wanted = (size.width, size.height) if size.width else None
-        if display == "window":
-            from .outputs.display import Window
-
-            self.window = Window(self.inbox, size=wanted)
-            self.shown_as = f"window ({self.window.driver})"
-            return self.window
-        kind, _, card = display.partition(":")
-        if kind == "kms":  # kms:/dev/dri/card1: that card, else the first with a screen
-            # Imported here: pygame is for the screens that draw.
-            from .outputs.kms import find_output
-            from .outputs.kms_screen import KmsScreen
-
-            screen = KmsScreen(find_output(wanted, [card] if card else None))
-            self.shown_as = screen.name
-            return screen
-        self.shown_as = display
-        if display == "terminal":
-            return TerminalScreen(sys.stdout if stdout is None else stdout)
-        if display == "none":
-            return None
-        raise StartError(f"unknown display {display!r}: use auto, window, kms, terminal or none")
 
     # --- the loop --------------------------------------------------------------------------
 

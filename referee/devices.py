@@ -1,9 +1,9 @@
-"""The box's devices, picked and opened from the settings in one place: the screen's kind,
-the buttons, the LEDs, the sound.
+"""The box's devices, picked and opened from the settings in one place: the screen, the
+buttons, the LEDs, the sound.
 
 `referee run` and `referee check-buttons` both pick them here (`pick_display`,
-`pick_input`) and open them (`open_devices`); `check_openable` refuses, before anything is
-opened or written, what cannot open at all.
+`pick_input`) and open them (`open_screen`, `open_devices`); `check_openable` refuses,
+before anything is opened or written, what cannot open at all.
 """
 
 import contextlib
@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from gpiozero import GPIOZeroError
 
-from .config import AudioConfig, Config, LedDriver, SoundOutput
+from .config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
 from .edges import Inbox, in_play
-from .errors import StartError
+from .errors import ScreenUnavailable, StartError
 from .inputs import InputSource
 from .inputs.console_keys import ConsoleKeys, NoKeyboard, open_keyboards
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
@@ -31,7 +31,9 @@ from .outputs.kms import CARDS
 from .outputs.kms import cards as drm_cards
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+from .outputs.terminal import TerminalScreen
 from .pi_header import is_raspberry_pi
+from .view import View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.capture import Capture
@@ -94,6 +96,60 @@ def check_openable(
             readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
         except NotATerminal as err:
             raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
+
+
+class Screen(Protocol):
+    def show(self, view: View) -> bool:
+        """Draw the view; False when the screen already showed exactly this."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class OpenScreen:
+    screen: Screen | None
+    kind: str  # window, kms, terminal or none
+    name: str  # as the log names it: "kms (card0 1280x720)", "window (x11)"
+    window: "Window | None" = None  # the window, whose events the main loop takes
+
+
+def open_screen(
+    displays: list[str], inbox: Inbox, size: DisplayConfig, stdout: TextIO | None = None
+) -> OpenScreen:
+    """The first of the displays that opens (pick_display's list); ScreenUnavailable
+    from the last if none does."""
+    display, *others = displays
+    wanted = (size.width, size.height) if size.width else None
+    try:
+        return _open_screen(display, inbox, wanted, stdout)
+    except ScreenUnavailable as err:
+        if not others:
+            raise
+        log.warning("%s: trying the %s instead", err, others[0])
+        return open_screen(others, inbox, size, stdout)
+
+
+def _open_screen(
+    display: str, inbox: Inbox, wanted: tuple[int, int] | None, stdout: TextIO | None
+) -> OpenScreen:
+    kind, _, card = display.partition(":")
+    if kind == "window":
+        from .outputs.display import Window  # pygame: for the screens that draw
+
+        window = Window(inbox, size=wanted)
+        return OpenScreen(window, kind, f"window ({window.driver})", window)
+    if kind == "kms":  # kms:/dev/dri/card1: that card, else the first with a screen
+        from .outputs.kms import find_output
+        from .outputs.kms_screen import KmsScreen
+
+        screen = KmsScreen(find_output(wanted, [card] if card else None))
+        return OpenScreen(screen, kind, screen.name)
+    if kind == "terminal":
+        return OpenScreen(TerminalScreen(sys.stdout if stdout is None else stdout), kind, kind)
+    if kind == "none":
+        return OpenScreen(None, kind, kind)
+    raise StartError(f"unknown display {display!r}: use auto, window, kms, terminal or none")
 
 
 @dataclass
