@@ -16,7 +16,11 @@
   benchmark's thread sends plans. It watches the loop by wrapping the App's own calls:
   `step` (after it, the engine's state holds what was decided), the window's `show`, the
   request's reads (the order a naive referee would take the presses in) and the beeper's
-  pin (when a note starts). The drawing load (LOADS) is one of:
+  pin (when a note starts). With `mic`, the box listens as with a USB microphone: the
+  real capture (its reader thread and 30 s ring, referee/audio/capture.py) and the clips'
+  writer (a WAV of every call beside the store, off the loop) on tests/fake_capture.py's
+  RealTimeCard, a card at 48 kHz on the monotonic clock that makes its samples too (its
+  cost is counted in: an upper bound on a real card's). The drawing load (LOADS) is one of:
     idle    the App as it is: it draws when the picture changes and sleeps otherwise;
     render  the loop never sleeps and renders the whole View on the window's surface on
             every pass, on top of the App's own frames: the main thread always busy.
@@ -45,7 +49,9 @@ import pygame  # noqa: E402
 from gpiozero import Device  # noqa: E402
 from gpiozero.pins.mock import MockFactory, MockPWMPin  # noqa: E402
 
+from referee import app as app_module  # noqa: E402
 from referee.app import App, RunOptions  # noqa: E402
+from referee.audio.capture import Capture  # noqa: E402
 from referee.cli import SWITCH_INTERVAL_S  # noqa: E402
 from referee.config import default_config  # noqa: E402
 from referee.edges import Quit  # noqa: E402
@@ -55,6 +61,7 @@ from referee.outputs.display import render  # noqa: E402
 from referee.rules import Phase  # noqa: E402
 from referee.store import Stored  # noqa: E402
 from referee.view import View  # noqa: E402
+from tests.fake_capture import RealTimeCard  # noqa: E402
 from tests.fake_gpio import FakeRequest  # noqa: E402
 
 sys.setswitchinterval(SWITCH_INTERVAL_S)  # as `referee run` does
@@ -122,11 +129,24 @@ class Staller:
                 self.hold(float(line))
 
 
+def listening(audio: object) -> tuple[Capture, None]:
+    """devices.open_microphone's part on a machine with no sound card: the fake one."""
+    capture = Capture(RealTimeCard())
+    capture.start()
+    return capture, None
+
+
 class Box:
     """The real App on fake hardware, its loop watched (see the module's docstring)."""
 
     def __init__(
-        self, store_dir: Path, *, load: str, source: str = "gpio", players: int = 8
+        self,
+        store_dir: Path,
+        *,
+        load: str,
+        source: str = "gpio",
+        players: int = 8,
+        mic: bool = False,
     ) -> None:
         if load not in LOADS:
             raise ValueError(f"load {load!r}: one of {', '.join(LOADS)}")
@@ -143,7 +163,9 @@ class Box:
             kind = f"serial:{os.ttyname(board)}"
             self._watch_board_lines()
         options = RunOptions(config, store_dir / "referee.db", input=kind, display="window")
+        app_module.open_microphone = listening if mic else lambda audio: (None, None)  # type: ignore[assignment]
         self.app = app = App(options)
+        assert (app.microphone is not None) == mic
         assert app.window is not None
         self.window = app.window
         self.steps = 0

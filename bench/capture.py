@@ -1,6 +1,8 @@
 """What the microphone's capture costs at rest, and how close its samples' times are.
 
-    .venv/bin/python bench/capture.py [--seconds 20]
+    .venv/bin/python bench/capture.py [--seconds 20] [--periods 10,20,50]
+
+A soak is one long row of the box's period: `--seconds 3600 --periods 50`.
 
 Cost: the capture's reader thread (referee/audio/capture.py) reading and stamping 48 kHz
 mono for --seconds at a card's pace, as CPU % of one core (the process's CPU time over the
@@ -74,13 +76,13 @@ def floor(period_ms: int, seconds: float) -> float:
     return percent
 
 
-def cost_table(seconds: float) -> bool:
+def cost_table(seconds: float, periods_ms: list[int]) -> bool:
     print(f"\n## Capture at rest: 48 kHz mono, {seconds:g} s a row")
     print("| card | period | CPU % of one core | frames kept | overruns |")
     print("|---|---:|---:|---:|---:|")
     met = True
     device = find_capture_device()
-    for period_ms in PERIODS_MS:
+    for period_ms in periods_ms:
         # Each card opened just before its run: a card runs from the moment it is opened.
         cards: list[tuple[str, Callable[[], CapturePcm]]] = [
             ("fake, real-time", lambda: RealTimeCard(period=48 * period_ms))  # noqa: B023
@@ -127,9 +129,16 @@ def marker_table() -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--periods", default=",".join(map(str, PERIODS_MS)), help="the cards' periods, ms"
+    )
     args = parser.parse_args()
+    try:
+        periods_ms = [int(p) for p in args.periods.split(",")]
+    except ValueError:
+        parser.error(f"--periods {args.periods}: whole milliseconds, comma-separated")
     header("# The microphone's capture (issue 17)")
-    met = cost_table(args.seconds)
+    met = cost_table(args.seconds, periods_ms)
     met &= marker_table()
     print(
         f"\ntargets ({COST_TARGET:g} % of one core, marker p95 {MARKER_TARGET_MS:g} ms): "

@@ -1,6 +1,7 @@
 """Who pressed first, under load and stalls: the box's event-time referee against a naive one.
 
     .venv/bin/python bench/fairness.py [--pairs 160] [--seed 1] [--only CONDITION]
+                                       [--source gpio|serial] [--mic off|on|off,on]
 
 Pairs of buzzer presses go through the whole box (bench/box.py): another process plays the
 kernel and writes the two edge events into the fake line request, stamped `gap` apart on
@@ -21,7 +22,9 @@ the next pair. For every pair, on each source:
   pass), `hog` (the same, with a busy process on every core), `gil` (the same, and a
   thread of the box holds the GIL for 10 ms to 2 s between the two deliveries) and
   `sigstop` (the same, and the box's process is stopped for 10 ms to 2 s between them);
-  stalls are mostly short: 10, 30, 100 and 300 ms, and one pair in ten 1 or 2 s.
+  stalls are mostly short: 10, 30, 100 and 300 ms, and one pair in ten 1 or 2 s;
+- with `--mic on` (or `off,on`: both, the same pairs), the box listening (bench/box.py:
+  the real capture thread and ring on a fake 48 kHz card, and every call's clip written).
 
 The naive referee, read from the same run, crowns the press the reader received first.
 Answers: right, "too close to call" (co-callers: the honest answer within the tie window,
@@ -42,6 +45,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 
 from box import BUZZERS, MS, Box, Hogs, start_game, tap, wait_until
@@ -53,6 +57,7 @@ from referee.rules import Phase
 GAPS_MS = (0.05, 0.1, 0.2, 0.5, 1.0, 5.0)
 CONDITIONS = ("draw", "hog", "gil", "sigstop")
 SOURCES = ("gpio", "serial")
+MICS = ("off", "on")
 ORDERS = ("in order", "reversed")
 STALLS_MS = (10, 30, 100, 300, 10, 30, 100, 300, 1000, 2000)
 ANSWER_S = 10.0  # a pair the engine has not answered by then is lost
@@ -68,6 +73,7 @@ class Pair:
     early: str
     late: str
     stall_ms: int = 0
+    mic: str = "off"
     done: threading.Event = field(default_factory=threading.Event)
     callers: tuple[int, ...] = ()
     late_inputs: int = 0
@@ -88,9 +94,10 @@ class Pair:
 
 
 class Fairness:
-    def __init__(self, box: Box, source: str, args: argparse.Namespace) -> None:
+    def __init__(self, box: Box, source: str, mic: str, args: argparse.Namespace) -> None:
         self.box = box
         self.source = source
+        self.mic = mic
         self.app = box.app
         self.args = args
         self.rng = random.Random(args.seed)
@@ -124,7 +131,8 @@ class Fairness:
                     stall = STALLS_MS[n % len(STALLS_MS)] if condition in ("gil", "sigstop") else 0
                     early, late = self.rng.sample(BUZZERS, 2)
                     gap = round(gap_ms * MS)
-                    self.play(Pair(self.source, condition, order, gap, early, late, stall))
+                    pair = Pair(self.source, condition, order, gap, early, late, stall, self.mic)
+                    self.play(pair)
 
     def play(self, pair: Pair) -> None:
         box = self.box
@@ -172,26 +180,26 @@ class Fairness:
 
 def table(pairs: list[Pair], tie_ns: int) -> bool:
     print(
-        f"{'source':>6} | {'condition':>9} | {'order':>8} | {'gap ms':>6} | {'pairs':>5} | "
+        f"{'source':>6} | {'mic':>3} | {'condition':>9} | {'order':>8} | {'gap ms':>6} | "
+        f"{'pairs':>5} | "
         f"{'right':>5} | {'too close':>9} | {'wrong':>5} | {'lost':>4} | {'naive right':>11} | "
         f"{'late':>4} | {'decide ms p50/p99':>17}"
     )
-    print("-" * 121)
+    print("-" * 127)
     met = True
-    for source in SOURCES:
-        for condition in CONDITIONS:
-            for order in ORDERS:
-                for gap_ms in GAPS_MS:
-                    key = (source, condition, order, round(gap_ms * MS))
-                    cell = [p for p in pairs if (p.source, p.condition, p.order, p.gap_ns) == key]
-                    if cell:
-                        met &= row(cell, key, tie_ns)
+    for source, mic, condition, order, gap_ms in product(
+        SOURCES, MICS, CONDITIONS, ORDERS, GAPS_MS
+    ):
+        key = (source, mic, condition, order, round(gap_ms * MS))
+        cell = [p for p in pairs if (p.source, p.mic, p.condition, p.order, p.gap_ns) == key]
+        if cell:
+            met &= row(cell, key, tie_ns)
     return met
 
 
-def row(cell: list[Pair], key: tuple[str, str, str, int], tie_ns: int) -> bool:
+def row(cell: list[Pair], key: tuple[str, str, str, str, int], tie_ns: int) -> bool:
     """Print one cell of the table; True when it is as it must be."""
-    source, condition, order, gap_ns = key
+    source, mic, condition, order, gap_ns = key
     answers = [p.answer for p in cell]
     right, tie = answers.count("right"), answers.count("tie")
     wrong, lost = answers.count("wrong"), answers.count("lost")
@@ -203,7 +211,8 @@ def row(cell: list[Pair], key: tuple[str, str, str, int], tie_ns: int) -> bool:
     ]
     spread = f"{percentile(decide, 50):.2f} / {percentile(decide, 99):.2f}" if decide else "-"
     print(
-        f"{source:>6} | {condition:>9} | {order:>8} | {gap_ns / MS:>6g} | {len(cell):>5} | "
+        f"{source:>6} | {mic:>3} | {condition:>9} | {order:>8} | {gap_ns / MS:>6g} | "
+        f"{len(cell):>5} | "
         f"{right:>5} | {tie:>9} | {wrong:>5} | {lost:>4} | {naive:>11} | "
         f"{sum(p.late_inputs for p in cell):>4} | {spread:>17}"
     )
@@ -240,16 +249,20 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=CONDITIONS, help="one condition")
     parser.add_argument("--source", choices=SOURCES, help="one input source")
+    parser.add_argument("--mic", default="off", help="the box deaf or listening: off, on or off,on")
     args = parser.parse_args()
+    mics = args.mic.split(",")
+    if not mics or not set(mics) <= set(MICS):
+        parser.error(f"--mic: {args.mic}: off, on or off,on")
     # The session logs every late input; the table counts them instead.
     logging.getLogger("referee").setLevel(logging.ERROR)
     header("bench/fairness.py: pairs of presses through the whole box, in order and reversed")
     pairs: list[Pair] = []
     tie_ns = 0
-    for source in [s for s in SOURCES if args.source in (None, s)]:
+    for source, mic in product([s for s in SOURCES if args.source in (None, s)], mics):
         with store_dir() as tmp:
-            box = Box(Path(tmp), load="render", source=source)
-            bench = Fairness(box, source, args)
+            box = Box(Path(tmp), load="render", source=source, mic=mic == "on")
+            bench = Fairness(box, source, mic, args)
             app = box.app
             tie_ns = app.session.settings.tie_ns
             promise = (
@@ -258,7 +271,8 @@ def main() -> int:
                 else "its watermark: its T lines"
             )
             print(
-                f"input {app.inputs.name}: resolution {app.inputs.resolution_ns / 1e3:g} us; "
+                f"input {app.inputs.name}, microphone {mic}: resolution "
+                f"{app.inputs.resolution_ns / 1e3:g} us; "
                 f"tie window {tie_ns / MS:g} ms (the larger of tie_ms and the resolution, "
                 f"inclusive); {promise}"
             )

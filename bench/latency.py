@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/latency.py [--presses 1000] [--rounds 3] [--idle-s 30]
                                       [--only loop|countdown|daemons] [--disks fast,slow]
+                                      [--mic off,on]
 
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
@@ -34,7 +35,10 @@
    idle on the fast disk: decision p99 within the tie window + 2 ms; beep p99 within
    20 ms. Every row, against the slow card's target (issue 16): beep and frame p99
    within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
-   it. On a virtual machine whose idle CPUs
+   it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening
+   (`on`: bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every
+   call's clip written beside the store), the same presses in both; the targets hold for
+   both. On a virtual machine whose idle CPUs
    halt at once (cpuidle-haltpoll with its polling off, as here) and where it may, the
    `idle` load runs again with them polling 200 us first (`idle-hp`), as a bare-metal
    CPU wakes: how much of the tail is the host's waking of a halted CPU. It is printed
@@ -212,12 +216,12 @@ class Latency:
         return played()
 
 
-def measure(load_name: str, disk: str, args: argparse.Namespace) -> dict:
+def measure(load_name: str, disk: str, mic: str, args: argparse.Namespace) -> dict:
     slow_log = Path(os.environ.get("SLOW_FSYNC_LOG", "/nonexistent"))
     synced = len(slow_fsync.waits_ms(slow_log))
     parent = os.environ["SLOW_FSYNC_DIR"] if disk == "slow" else args.store_dir
     with store_dir(parent) as tmp:
-        box = Box(Path(tmp), load=load_name)
+        box = Box(Path(tmp), load=load_name, mic=mic == "on")
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
         tie_ns = box.app.session.settings.tie_ns
@@ -227,6 +231,7 @@ def measure(load_name: str, disk: str, args: argparse.Namespace) -> dict:
         return {
             "load": load_name,
             "disk": disk,
+            "mic": mic,
             "waits": slow_fsync.waits_ms(slow_log)[synced:],
             "n": len(bench.probes),
             "read": [(p.read - p.t_edge) / MS for p in bench.probes],
@@ -268,19 +273,21 @@ def feedback_met(row: dict) -> bool:
 
 def loop_table(rows: list[dict]) -> None:
     print(
-        f"{'load':>7} | {'disk':>4} | {'presses':>7} | {'ms from the edge to: read':>25} | "
+        f"{'load':>7} | {'disk':>4} | {'mic':>3} | {'presses':>7} | "
+        f"{'ms from the edge to: read':>25} | "
         f"{'loop woke':>20} | {'decision':>20} | {'ledger':>21} | {'beep':>20} | "
         f"{'frame':>20} | {'late':>4} | {'passes/s':>8} | {'stolen':>6} | {'verdict':>7}"
     )
     print(
-        f"{'':>7} | {'':>4} | {'':>7} | {'p50 / p99 / max':>25} | "
+        f"{'':>7} | {'':>4} | {'':>3} | {'':>7} | {'p50 / p99 / max':>25} | "
         + " | ".join([f"{'':>20}"] * 2 + [f"{'':>21}"] + [f"{'':>20}"] * 2)
         + f" | {'':>4} | {'':>8} | {'':>6} | {'':>7}"
     )
-    print("-" * 210)
+    print("-" * 216)
     for r in rows:
         print(
-            f"{r['load']:>7} | {r['disk']:>4} | {r['n']:>7} | {spread(r['read']):>25} | "
+            f"{r['load']:>7} | {r['disk']:>4} | {r['mic']:>3} | {r['n']:>7} | "
+            f"{spread(r['read']):>25} | "
             f"{spread(r['woke']):>20} | {spread(r['decision']):>20} | {spread(r['ledger']):>21} | "
             f"{spread(r['beep']):>20} | {spread(r['frame']):>20} | {r['late']:>4} | "
             f"{r['passes']:>8.0f} | {r['stolen']:>5.2f}% | "
@@ -677,10 +684,16 @@ def main() -> int:
     parser.add_argument(
         "--disks", default=",".join(DISKS), help="the loop's disks: fast, slow or fast,slow"
     )
+    parser.add_argument(
+        "--mic", default="off,on", help="the loop listening or not: off, on or off,on"
+    )
     args = parser.parse_args()
     disks = args.disks.split(",")
     if not set(disks) <= set(DISKS):
         parser.error(f"--disks: {args.disks}: fast, slow or both")
+    mics = args.mic.split(",")
+    if not mics or not set(mics) <= {"off", "on"}:
+        parser.error(f"--mic: {args.mic}: off, on or off,on")
     if "slow" in disks and args.only in (None, "loop") and "SLOW_FSYNC_DIR" not in os.environ:
         return again_on_a_slow_disk(args)
     logging.getLogger("referee").setLevel(logging.ERROR)  # late inputs: counted instead
@@ -692,11 +705,11 @@ def main() -> int:
             print(f"slow disk: every sync of the store's files waits {slow_fsync.MIN_MS} to "
                   f"{slow_fsync.MAX_MS} ms after the real one, {slow_fsync.STALL_MS} ms once in "
                   f"{slow_fsync.STALL_EVERY} (tests/slow_fsync.c, seeded)")  # fmt: skip
-        rows = [measure(name, disk, args) for name in LOADS for disk in disks]
+        rows = [measure(name, disk, mic, args) for name in LOADS for disk in disks for mic in mics]
         woke = {"": wake_overshoot_ms()}
         with halt_polling(HALT_POLL_NS) as replaced:
             if replaced is not None:  # a virtual machine: the same, its CPUs woken as bare metal
-                rows.append(measure("idle", disks[0], args) | {"load": "idle-hp"})
+                rows.append(measure("idle", disks[0], mics[0], args) | {"load": "idle-hp"})
                 woke[f" (idle CPUs polling {HALT_POLL_NS // 1000} us)"] = wake_overshoot_ms()
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
@@ -712,19 +725,20 @@ def main() -> int:
         loop_table(rows)
         for r in rows:
             own = spread(r["own"])
-            print(f"{r['load']}, {r['disk']} disk: the box's own part, from the later of the "
-                  f"read and the floor to the decision: p50 / p99 / max {own} ms")  # fmt: skip
+            print(f"{r['load']}, {r['disk']} disk, mic {r['mic']}: the box's own part, from "
+                  f"the later of the read and the floor to the decision: p50 / p99 / max "
+                  f"{own} ms")  # fmt: skip
         for r in rows:
             if r["waits"]:
-                print(f"{r['load']}, {r['disk']} disk: {len(r['waits'])} syncs slowed, by "
-                      f"p50 / p99 / max {spread(r['waits'])} ms")  # fmt: skip
-        if "fast" in disks:
-            idle = next(r for r in rows if r["disk"] == "fast")
+                print(f"{r['load']}, {r['disk']} disk, mic {r['mic']}: {len(r['waits'])} "
+                      f"syncs slowed, by p50 / p99 / max {spread(r['waits'])} ms")  # fmt: skip
+        for idle in (r for r in rows if r["disk"] == "fast" and r["load"] == "idle"):
             for what, target in (("decision", tie + 2), ("beep", 20.0)):
                 p99 = percentile(idle[what], 99)
                 met &= p99 <= target
-                print(f"target edge->{what} p99 <= {target:g} ms, idle, fast disk: "
-                      f"{'met' if p99 <= target else 'NOT met'} ({p99:.2f} ms)")  # fmt: skip
+                print(f"target edge->{what} p99 <= {target:g} ms, idle, fast disk, mic "
+                      f"{idle['mic']}: {'met' if p99 <= target else 'NOT met'} "
+                      f"({p99:.2f} ms)")  # fmt: skip
         for r in rows:
             if r["disk"] == "slow" and r["load"] in LOADS:
                 ok = feedback_met(r)
@@ -732,7 +746,7 @@ def main() -> int:
                 beep, frame = (f"{percentile(r[w], 99):.2f} / {max(r[w]):.2f}"
                                for w in ("beep", "frame"))  # fmt: skip
                 print(f"target edge->beep and edge->frame p99 <= {FEEDBACK_P99_MS:g} ms, max <= "
-                      f"{FEEDBACK_MAX_MS:g} ms, {r['load']}, slow disk: "
+                      f"{FEEDBACK_MAX_MS:g} ms, {r['load']}, slow disk, mic {r['mic']}: "
                       f"{'met' if ok else 'NOT met'} (p99 / max: beep {beep}, frame {frame} "
                       f"ms)")  # fmt: skip
     if args.only in (None, "countdown"):

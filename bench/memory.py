@@ -1,7 +1,9 @@
-"""Peak memory of long games, and how long a resume takes, under every rule set.
+"""Peak memory of long games, and how long a resume takes, under every rule set; and the
+daemon's memory with the microphone on against off.
 
     .venv/bin/python bench/memory.py [--inputs 10000,30000,100000] [--rules super,...]
                                      [--baseline REV] [--baseline-max 30000]
+                                     [--only games|microphone] [--listen-s 40]
 
 For each rule set and length, one game is generated (seeded, so every run plays the
 same games): a table playing for hours, the inputs a referee box accepts, almost every
@@ -22,14 +24,27 @@ with main), taken out with `git archive` into a temporary directory and run the 
 in the same run, up to --baseline-max inputs (its memory grows with the square of a
 game's length). Rule sets that the baseline does not know are left out of it.
 
+The microphone (issue 17, "Cost"): the daemon's own loop, `referee.app.App` on GPIO (the
+tests' fake line request; gpiozero's mock pins for the LEDs and beeper) with no screen, a
+store on tmpfs, in a child process of its own, twice on the same inputs: the microphone
+off (the baseline), and on: the real capture thread and its 30 s ring at 48 kHz, reading a
+fake card at a card's pace (tests/fake_capture.py's RealTimeCard), the real clips' writer
+cutting every call's clip (voice onsets, WAV and JSON) to the disk. Four players join, and
+for --listen-s seconds (more than the ring, so it is full) a call every 2 s, judged; then
+REPLAY plays the last call, slowed, to ALSA's null device (libasound, as a speaker); and
+once more on with `replay_pitch = "kept"` (the stretch). Peak RSS is the child's VmHWM at
+the end.
+
 Targets (issue 7, "Memory"): peak RSS <= 80 MB for replay and run, resume < 2 s, at
-every length up to 100,000 inputs. The exit status is 1 when one is missed.
+every length up to 100,000 inputs; (issue 17) the microphone on at most 20 MB over off.
+The exit status is 1 when one is missed.
 """
 
 import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,6 +73,7 @@ from referee.rules.rulesets import RULE_BOOKS
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_RSS_MB = 80
+MAX_MICROPHONE_MB = 20
 MAX_RESUME_S = 2.0
 SEATS = 4
 CHILD_TIMEOUT_S = 900
@@ -179,10 +195,98 @@ print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(), "phase": str(session
 """
 
 
-def _child(root: Path, program: str, script: Path, db: Path) -> dict[str, float | str]:
+# `referee run`'s loop on fake GPIO, the microphone on or off (sys.argv[2]), for listen_s.
+_MICROPHONE = """
+import os
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+from pathlib import Path
+from gpiozero import Device
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+import referee.app
+from referee.app import App, RunOptions
+from referee.config import default_config
+from referee.inputs import gpio
+sys.path.insert(0, root)
+from tests.fake_gpio import FakeRequest
+mode, db, listen_s = sys.argv[2], sys.argv[3], float(sys.argv[4])
+Device.pin_factory = MockFactory(pin_class=MockPWMPin)
+made = []
+gpio.find_chip = lambda: gpio.DEV / "gpiochip0"
+gpio.request_buttons = lambda chip, offsets: made.append(FakeRequest(offsets)) or made[-1]
+if mode != "off":
+    from referee.audio import pcm
+    from referee.audio.capture import Capture
+    from tests.fake_capture import RealTimeCard
+    def microphone(audio):
+        capture = Capture(RealTimeCard(period=pcm.PERIOD_US * 48 // 1000, buffer=48_000))
+        capture.start()
+        return capture, None
+    referee.app.open_microphone = microphone
+    class Speaker(pcm.AlsaPlayback):  # the replay heard on ALSA's null device
+        def __init__(self, name="default", *, rate=48_000):
+            super().__init__("null", rate=rate)
+    pcm.AlsaPlayback = Speaker
+config = default_config()
+if mode == "kept":
+    from dataclasses import replace
+    config = replace(config, audio=replace(config.audio, replay_pitch="kept"))
+app = App(RunOptions(config, Path(db), "gpio", "none"))
+[request] = made
+offset = lambda button: int(config.pins[button].removeprefix("GPIO"))
+def tap(button, wait_s=0.25):
+    t = time.monotonic_ns()
+    request.feed.press(offset(button), t)
+    request.feed.release(offset(button), t + 50_000_000)
+    time.sleep(wait_s)
+    for item in app.inputs.read():
+        app._take(item)
+    app.step(time.monotonic_ns())
+for button in ("P1", "P2", "P3", "P4", "SUPER"):
+    tap(button)
+start = time.monotonic()
+calls = 0
+while time.monotonic() - start < listen_s:
+    tap(f"P{calls % 4 + 1}", 1.0)
+    tap("VALID" if calls % 3 else "INVALID", 0.75)
+    calls += 1
+time.sleep(2.5)  # the last clip's window closes
+tap("REPLAY", 2.0)
+said = [m for m in app.messages if m.startswith("replay")]
+clips = app.clips.saved if app.clips is not None else 0
+app.close()
+print(json.dumps({"peak_mb": peak_mb(), "calls": calls, "clips": clips,
+                  "replay": said[-1] if said else "none"}), file=sys.stderr)
+"""
+
+
+def microphone_table(listen_s: float) -> list[str]:
+    """The daemon's peak RSS with the microphone off and on, on the same inputs."""
+    print(f"\n## The microphone: the daemon's peak RSS, off and on ({listen_s:g} s of calls)")
+    print("| microphone (on, kept: the replay stretched) | calls | clips | replay | peak RSS MB |")
+    print("|---|---:|---:|---|---:|")
+    peaks = {}
+    for mode in ("off", "on", "kept"):
+        db = Path("/dev/shm") / f"referee-bench-memory-{os.getpid()}-microphone-{mode}.db"
+        try:
+            said = _child(ROOT, _MICROPHONE, Path(mode), db, str(listen_s))
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+            shutil.rmtree(db.parent / "clips", ignore_errors=True)
+        peaks[mode] = float(said["peak_mb"])
+        print(f"| {mode} | {said['calls']} | {said['clips']} | {said['replay']} |"
+              f" {peaks[mode]:.1f} |", flush=True)  # fmt: skip
+    more = max(peaks["on"], peaks["kept"]) - peaks["off"]
+    met = more <= MAX_MICROPHONE_MB
+    verdict = "met" if met else "NOT met"
+    print(f"on less off: {more:.1f} MB (target <= {MAX_MICROPHONE_MB} MB): {verdict}")
+    return [] if met else [f"microphone +{more:.1f} MB"]
+
+
+def _child(root: Path, program: str, script: Path, db: Path, *more: str) -> dict[str, float | str]:
     """Run a child program with root's code; what it measured."""
     env = {**os.environ, "PYTHONPATH": str(root), "SDL_VIDEODRIVER": "dummy"}
-    args = [sys.executable, "-c", _PROLOGUE + program, str(root), str(script), str(db)]
+    args = [sys.executable, "-c", _PROLOGUE + program, str(root), str(script), str(db), *more]
     done = subprocess.run(
         args,
         cwd=root,
@@ -272,7 +376,14 @@ def main() -> int:
     parser.add_argument("--rules", default=",".join(RuleSet), help="rule sets")
     parser.add_argument("--baseline", default=BASELINE, metavar="REV", help="old code")
     parser.add_argument("--baseline-max", type=int, default=30_000, metavar="N")
+    parser.add_argument("--only", choices=("games", "microphone"))
+    parser.add_argument("--listen-s", type=float, default=40.0, help="the microphone's calls")
     args = parser.parse_args()
+    if args.only == "microphone":
+        header("The daemon's memory with the microphone (bench/memory.py --only microphone)")
+        missed = microphone_table(args.listen_s)
+        print(f"\nat the end: {load()}")
+        return 1 if missed else 0
     lengths = sorted(int(n) for n in args.inputs.split(","))
     header("Memory and resume time of long games (bench/memory.py)")
     print(f"targets: peak RSS <= {MAX_RSS_MB} MB (replay, run), resume < {MAX_RESUME_S:g} s")
@@ -306,6 +417,8 @@ def main() -> int:
                         f" {row.resume_s:>8.2f} {row.resume_mb:>9.1f}  {met}",
                         flush=True,
                     )
+    if args.only != "games":
+        missed += microphone_table(args.listen_s)
     print()
     print(f"at the end: {load()}")
     print("targets met" if not missed else "MISSED: " + "; ".join(missed))

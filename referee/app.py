@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 from . import rescue
 from .arbiter import Arbiter
 from .config import AudioConfig, Config
+from .control import open_control, socket_path
 from .devices import (
     check_openable,
     open_devices,
@@ -40,7 +41,9 @@ from .edges import (
     InboxItem,
     LedgerNews,
     LostTrack,
+    NameRequest,
     Quit,
+    Reply,
     SourceStatus,
     Status,
     signals_to,
@@ -50,6 +53,7 @@ from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
+from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Store
 from .store_watch import StoreWatch
@@ -106,6 +110,11 @@ class App:
             opened.callback(self.store.close)
             self.inbox = Inbox()
             opened.callback(self.inbox.close)
+            # The page's writes (control.py): closed before the inbox its requests go to.
+            self.control = open_control(socket_path(self.store.path), self.inbox)
+            if self.control is not None:
+                opened.callback(self.control.close)
+            self._seated: list[NameRequest] = []  # named, to the ledger once shown
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
             shown = open_screen(displays, self.inbox, options.config.display, stdout)
@@ -195,6 +204,7 @@ class App:
         while True:
             view = self.view()
             self.present(view)
+            self.keep_names()
             self._poll_window()
             now = self.clock()
             for item in self.inputs.wait(self._timeout(now, view), awake=self._press_due(now)):
@@ -261,7 +271,9 @@ class App:
             from .audio.replays import Replays
 
             audio = self.options.config.audio
-            player = ReplayPlayer(lambda rate: AlsaPlayback("default", rate=rate))
+            player = ReplayPlayer(
+                lambda rate: AlsaPlayback("default", rate=rate), audio.replay_pitch
+            )
             self._replays = Replays(
                 self.microphone,
                 self._clip_store(audio),
@@ -324,6 +336,29 @@ class App:
                 self._log_status()
             case LedgerNews():
                 pass  # the notices are read from the ledger for the next frame
+            case NameRequest():
+                self.name_seat(item)
+
+    def name_seat(self, request: NameRequest) -> None:
+        """The page names a seat: shown at once, kept once shown (keep_names)."""
+        if not request.reply.take():
+            return  # its asker gave up: the table was told nothing
+        seat, name = request.seat, request.name
+        if (why := self.session.seating(seat, name)) is not None:
+            log.info("no name for seat %d: %s", seat, why)
+            request.reply.give(why)
+            return
+        self.session.names[seat] = name
+        self.messages.append(f"{seat_name(seat)} is {name}")
+        self._seated.append(request)
+
+    def keep_names(self) -> None:
+        """Names the outputs show now go to the ledger, which answers when they are on
+        the disk: nothing is kept that the table was not shown."""
+        for request in self._seated:
+            log.info("%s is %s: shown; to the ledger", seat_name(request.seat), request.name)
+            self.session.ledger.name(request.seat, request.name, _saved(request.reply))
+        self._seated.clear()
 
     def _log_status(self) -> None:
         state = self.session.state
@@ -379,6 +414,7 @@ class App:
             source=self.inputs.name,
             listening=self.microphone is not None and self.microphone.error is None,
             replay=None if self._replays is None else self._replays.view(self.clock()),
+            names=tuple(sorted(self.session.names.items())),
         )
 
     def notices(self) -> tuple[Notice, ...]:
@@ -402,3 +438,10 @@ class App:
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
             self.unsaved = rescue.keep(ledger)
+            for named in ledger.unsaved_names:  # typed again in a moment: no rescue file
+                log.error("not saved: %s is %s", seat_name(named.seat), named.name)
+
+
+def _saved(reply: Reply) -> Callable[[str | None], None]:
+    """What the ledger says of a name: on the disk, or the disk's trouble."""
+    return lambda why: reply.give(why, trouble=why is not None)

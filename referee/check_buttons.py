@@ -16,7 +16,7 @@ from typing import TextIO
 from .arbiter import Arbiter
 from .config import Config
 from .devices import Devices
-from .edges import PLAYER_BUTTONS, Edge, LostTrack, Quit, SourceStatus, signals_to
+from .edges import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
 from .outputs.lights import LedMode
 from .outputs.sound import QueuedSpeaker, call_out
 from .units import NS_PER_MS, NS_PER_S
@@ -140,6 +140,12 @@ class ButtonCheck:
             self.say(f"{button:<8} {pin:<8} {presses:>7} {bounces:>7}{note}")
             if not presses:
                 never.append(button)
+        if REPLAY in never:  # a pin with no button reads up: the same as one never pressed
+            never.remove(REPLAY)
+            self.say(
+                f"{REPLAY} never seen: right for a box without that button (UNDO held a"
+                " second replays); else check it as the others."
+            )
         if never:
             self.say(
                 f"never seen: {', '.join(never)}. Check that each one's COM lug goes to GND and"

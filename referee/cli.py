@@ -8,9 +8,10 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, rescue
-from .config import example_config, load_config, render_config
+from .config import Config, example_config, load_config, render_config
 from .errors import (
     EXIT_BAD_INPUT,
     RefereeError,
@@ -20,10 +21,13 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
-from .rules import ScriptError, Settings, State, read_script, replay, report
+from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
+
+if TYPE_CHECKING:  # the page's server is imported only when it is served
+    from .web.child import PageProcess
 
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -55,10 +59,23 @@ def _run(args: argparse.Namespace) -> int:
         if app.display == "terminal":
             running.enter_context(stderr_to_log(store))
         release()
+        if args.web is not None and (page := _page(args, config, store)) is not None:
+            app.messages.append(running.enter_context(page).said)
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved
     return code
+
+
+def _page(args: argparse.Namespace, config: Config, store: Path) -> "PageProcess | None":
+    """`run --web`: the page served beside the daemon, at `[web] listen` or where asked;
+    None when that is off."""
+    from .pi_header import is_raspberry_pi
+    from .web.child import PageProcess
+    from .web.serve import resolve_listen
+
+    listen = resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
+    return None if listen == "off" else PageProcess(store, args.config, listen)
 
 
 def _put_back_waiting(store: Path) -> None:
@@ -125,7 +142,7 @@ def _replay(args: argparse.Namespace) -> int:
         raise ScriptFileError(f"{path}: cannot read the script: {err.strerror or err}") from None
     except ScriptError as err:
         raise ScriptFileError(err.where(str(path))) from None
-    _print_report(script.settings, state)
+    _print_report(report(script.settings, state))
     return 0
 
 
@@ -143,8 +160,8 @@ def _utf8(lines: Iterable[str]) -> Iterator[str]:
         yield line
 
 
-def _print_report(settings: Settings, state: State) -> None:
-    json.dump(report(settings, state), sys.stdout, indent=2)  # written as it is made
+def _print_report(body: dict[str, Any]) -> None:
+    json.dump(body, sys.stdout, indent=2)  # written as it is made
     print()
 
 
@@ -176,7 +193,37 @@ def _state(args: argparse.Namespace) -> int:
     if game is None:
         print(f"{path}: no game in this store yet", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _print_report(game.settings, game.state().alone())
+    _print_report(game.report(game.state().alone()))
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    # Imported here: only `history` needs them.
+    from .history import export
+    from .history.book import History
+    from .history.stats import player_of, stats
+
+    history = History(_store_of(args))
+    # A few hundred games' inputs in memory at a time.
+    while (counted := history.count(budget=500)).summaries is None:
+        pass
+    games = sorted(counted.summaries, key=lambda g: g.game.id)
+    if args.csv == "games":
+        export.write_csv(sys.stdout, export.GAME_COLUMNS, export.game_rows(games))
+    elif args.csv == "stats":
+        export.write_csv(sys.stdout, export.STATS_COLUMNS, export.stats_rows(stats(games)))
+    elif args.csv == "calls":
+        # A game at a time: a store's every timeline would not fit in memory at once.
+        found = (history.game(g.game.id) for g in games)
+        lines = (one for one in found if one is not None)
+        export.write_csv(sys.stdout, export.CALL_COLUMNS, export.call_rows(lines))
+    for g in reversed(games) if args.csv is None else ():
+        outcome = g.result or g.phase
+        seats = ", ".join(
+            f"{player_of(g.game, t.seat)} {t.points}{' (won)' if t.won else ''}" for t in g.seats
+        )
+        when = g.game.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        print(f"{g.game.id:>5}  {when}  {g.game.settings.rules:<9}  {outcome:<15}  {seats}")
     return 0
 
 
@@ -184,17 +231,20 @@ def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
     from .web.pin import ensure_pin, pin_path
-    from .web.serve import resolve_listen, serve
+    from .web.serve import bind, inherited, resolve_listen, serve
 
-    config = load_config(args.config)
-    listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
     _log_to(logging.StreamHandler(sys.stderr))
-    if listen == "off":
-        log.info("[web] listen is off: no page served")
-        return 0
+    sock = inherited()  # `referee run --web` bound it
+    if sock is None:
+        config = load_config(args.config)
+        listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
+        if listen == "off":
+            log.info("[web] listen is off: no page served")
+            return 0
+        sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), listen)
+    serve(store, pin_path(store), sock)
     return 0
 
 
@@ -355,6 +405,13 @@ def parser() -> argparse.ArgumentParser:
         help="auto picks a window on a desktop, else the console's screen (kms: the first"
         " card with a screen connected) where there is one, else the terminal",
     )
+    run.add_argument(
+        "--web",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="serve the page on the phones too, at HOST:PORT (default: [web] listen)",
+    )
     run.set_defaults(func=_run)
     rep = commands.add_parser(
         "replay",
@@ -417,6 +474,16 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--all", action="store_true", help="with --delete: every game's clips")
     cli.add_argument("--delete", action="store_true", help="delete them")
     cli.set_defaults(func=_clips)
+    his = commands.add_parser(
+        "history",
+        help="list every game in the store, or write its games, calls or stats as CSV",
+        description="Every game in the store, newest first: when, the rules, how it ended and"
+        " each player's points; or, with --csv, the page's exports (docs/web.md, Exports),"
+        " every game's, to stdout.",
+    )
+    _store_options(his)
+    his.add_argument("--csv", choices=["games", "calls", "stats"], help="write this CSV")
+    his.set_defaults(func=_history)
     web = commands.add_parser(
         "web",
         help="serve the page on the table's phones (read-only beside the daemon)",

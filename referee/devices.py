@@ -224,9 +224,9 @@ def open_input(
         from .inputs.gpio import GpioButtons  # Linux's GPIO: gpiod is only there
 
         # Only the seats in play: a pin of an empty seat may belong to something else
-        # (a HAT screen's touch controller takes P8's).
+        # (a HAT screen's touch controller takes P8's); and REPLAY only with its pin.
         buttons = in_play(config.game.players if seats is None else seats)
-        pins = {button: config.pins[button] for button in buttons}
+        pins = {button: config.pins[button] for button in buttons if button in config.pins}
         return GpioButtons(pins, config.buttons.resolution_ns, clock=clock)
     raise StartError(f"unknown input {kind!r}: use auto, gpio, keyboard or serial[:DEVICE]")
 

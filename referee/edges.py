@@ -1,8 +1,9 @@
 """What input sources hand the main loop: button edges in event time, and their conditions.
 
 The main loop reads every source itself (docs/design.md, "Event time"). The few producers that
-are not sources (signal handlers, the sound thread's troubles, the ledger's writer) `put`
-into the `Inbox`, whose pipe wakes the loop's wait like any source's file descriptor.
+are not sources (signal handlers, the sound thread's troubles, the ledger's writer, the
+control socket's requests) `put` into the `Inbox`, whose pipe wakes the loop's wait like
+any source's file descriptor.
 """
 
 import contextlib
@@ -13,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 from . import signals
 from .units import MAX_SEATS
@@ -20,17 +22,20 @@ from .units import MAX_SEATS
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
 UNDO = "UNDO"
 JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", UNDO)
-BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS
+BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS  # the rules' buttons, on every input source
 # No button of the box: UNDO held down (or the keyboard's `e`) ends the game.
 END = "END"
-# Nor an input of the rules: UNDO held a while and let go (or the keyboard's `r`) replays
-# the last call's sound (docs/rules.md, "Replay").
+# No input of the rules: the REPLAY button, UNDO held a while and let go, or the keyboard's
+# `r` replays the last call's sound (docs/rules.md, "Replay").
 REPLAY = "REPLAY"
+# The buttons that may have a pin of the Pi: REPLAY's is optional (`[pins] REPLAY = ""`),
+# as a box without it has UNDO's gesture. The serial board has no REPLAY (protocol.md).
+PIN_BUTTONS = (*BUTTONS, REPLAY)
 
 
 def in_play(players: int) -> tuple[str, ...]:
-    """The buttons a game with this many seats uses."""
-    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS)
+    """The buttons a game with this many seats uses: REPLAY whatever the seats."""
+    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS, REPLAY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +84,29 @@ class LedgerNews:
     """The ledger's writer found storage trouble, or saw it end: the notices change."""
 
 
-InboxItem = Edge | LostTrack | SourceStatus | Quit | Status | LedgerNews
+class Reply(Protocol):
+    """Where a request's answer goes back to (control.py's Answer)."""
+
+    def take(self) -> bool:
+        """The loop takes the request on: False when its asker gave up waiting."""
+        ...
+
+    def give(self, error: str | None, *, trouble: bool = False) -> None:
+        """None: done; else why not, in one line, and whether it is the box's trouble
+        rather than the request's fault (the first answer is the one sent)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NameRequest:
+    """The page asks that a seat be given a player's name (control.py), checked already."""
+
+    seat: int
+    name: str
+    reply: Reply
+
+
+InboxItem = Edge | LostTrack | SourceStatus | Quit | Status | LedgerNews | NameRequest
 
 
 class Inbox:

@@ -79,7 +79,10 @@ LID = Panel(
         Hole("INVALID", 80, 118, diameter=30),
         Hole("SUPER", 122, 118, diameter=30),
         Hole("UNDO", 164, 118, diameter=30),
-        Hole("microphone", 150, 22, diameter=6),
+        # Beside the speaker it plays on, away from the judge buttons' row: no REPLAY
+        # pressed for UNDO. Optional: a lid without it replays with UNDO held.
+        Hole("REPLAY (optional)", 176, 24, diameter=30),
+        Hole("microphone", 136, 22, diameter=6),
         *_grille(150, 62),
     ),
 )

@@ -31,8 +31,7 @@ def is_raspberry_pi() -> bool:
 _BOARD = PiBoardInfo.from_revision(0xD04170)
 
 RESERVED: Mapping[int, str] = {
-    0: "HAT ID EEPROM",
-    1: "HAT ID EEPROM",
+    1: "HAT ID EEPROM clock",
     2: "I2C SDA",
     3: "I2C SCL",
     7: "SPI0 CE1 (touch)",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from .arbiter import Decision
 from .edges import PLAYER_BUTTONS
+from .names import folded
 from .rules import (
     NS_PER_MS,
     NS_PER_S,
@@ -83,6 +84,7 @@ class Session:
     last_ns: int  # the game time up to which the game is decided
     late: int  # inputs that came late, this run
     resumed: str | None = None  # what the table must know of a resumed game, for the screen
+    names: dict[int, str]  # who sits where, by seat: as shown, and then kept (App.name)
 
     def __init__(
         self,
@@ -103,8 +105,9 @@ class Session:
         self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
         game = store.latest_game()
         if game is None:
-            self._new_game(now_ns)
+            self._new_game(now_ns, {})
             return
+        self.names = dict(game.names)
         state = game.state()
         if game.settings != self.rules and state.phase is Phase.LOBBY:
             # Not started: it takes the settings in effect now, as a table expects of a
@@ -160,10 +163,13 @@ class Session:
             ledger.write_behind(self._told)
         return ledger
 
-    def _new_game(self, now_ns: int) -> None:
+    def _new_game(self, now_ns: int, names: dict[int, str]) -> None:
+        """A game in the lobby; the players named at its seats (those it has) stay there."""
         self.settings = self.rules
         self.state = new_game(self.settings, lobby=True)
-        self.ledger = self._ledger(self.store.new_game(self.settings, lobby=True))
+        names = {seat: name for seat, name in names.items() if seat <= self.settings.players}
+        self.ledger = self._ledger(self.store.new_game(self.settings, lobby=True, names=names))
+        self.names = names
         self.origin_ns = now_ns
         self.last_ns = 0
         self._recent = []
@@ -174,6 +180,16 @@ class Session:
             self.settings.rules,
             self.settings.players,
         )
+
+    def seating(self, seat: int, name: str) -> str | None:
+        """Why the player may not sit at the seat now, or None: the seat must be this
+        game's, and nobody sits at two seats."""
+        if not 1 <= seat <= self.settings.players:
+            return f"seat {seat} is not at this table (seats 1 to {self.settings.players})"
+        for other, there in self.names.items():
+            if other != seat and folded(there) == folded(name):
+                return f"{there} already sits at seat {other}"
+        return None
 
     def game_ns(self, mono_ns: int) -> int:
         return mono_ns - self.origin_ns
@@ -200,7 +216,7 @@ class Session:
             return [Ignored(f"the ended game is not all saved yet ({ended.trouble})")]
         # Its writer has nothing to write now, and touches the store no more.
         try:
-            self._new_game(now_ns)
+            self._new_game(now_ns, self.names)
         except StoreError as err:
             log.error("cannot start a new game: %s", err)
             return [Ignored(f"no new game: {err.reason}")]

@@ -28,9 +28,9 @@ import sqlite3
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -42,6 +42,7 @@ import platformdirs
 from . import store_lock
 from .errors import StoreError as StoreError  # re-exported: callers know it from here
 from .files import NotARegularFile, open_regular
+from .names import check_name, folded
 from .rules import (
     Input,
     Settings,
@@ -49,10 +50,12 @@ from .rules import (
     input_maker,
     parse_input,
     replay,
+    report,
     settings_typed,
     settings_values,
     words,
 )
+from .units import MAX_SEATS
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +81,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             words TEXT NOT NULL  -- as a replay script writes the input: 'press 2'
         )""",
         "CREATE INDEX inputs_by_game ON inputs (game_id, id)",
+    ),
+    (
+        # The players the box has seen, and who sat where in every game: history and
+        # stats follow people, not seats (names.py says what a name may be).
+        """CREATE TABLE players (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,  -- as last typed: what the screens show
+            folded TEXT NOT NULL UNIQUE  -- the name case-folded: one player however typed
+        )""",
+        """CREATE TABLE seats (
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            seat INTEGER NOT NULL CHECK (typeof(seat) = 'integer' AND seat BETWEEN 1 AND 8),
+            player_id INTEGER NOT NULL REFERENCES players (id),
+            PRIMARY KEY (game_id, seat),
+            UNIQUE (game_id, player_id)  -- nobody sits at two seats of one game
+        )""",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -129,8 +148,26 @@ class GameHead:
 
 
 @dataclass(frozen=True)
+class ListedGame(GameHead):
+    """A game in the store's list: its head, and where its inputs stand."""
+
+    last_input: int  # the id of its latest input, 0 before its first: moves at every input
+    # Who sat where, by seat: a tuple, so that a game named anew is a new key of the caches.
+    names: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class StoredGame(GameHead):
     inputs: tuple[Input, ...]
+    names: Mapping[int, str] = field(default_factory=dict)  # who sat where, by seat
+
+    def report(self, state: State) -> dict[str, Any]:
+        """The state's JSON as `referee state` prints it: `referee replay`'s, and the
+        names of the seats that have one (docs/web.md)."""
+        out = report(self.settings, state)
+        if self.names:
+            out["names"] = {str(seat): name for seat, name in sorted(self.names.items())}
+        return out
 
     def state(self) -> State:
         # A long game's replay makes hundreds of thousands of objects that all live on
@@ -310,9 +347,10 @@ class Store:
         lobby: bool,
         started_at: datetime | None = None,
         inputs: Sequence[Input] = (),
+        names: Mapping[int, str] | None = None,
     ) -> int:
         """A new game, started now or when a game written anew started, with its inputs
-        (in the order they were accepted) in the same transaction."""
+        (in the order they were accepted) and who sits where, in the same transaction."""
         when = (started_at or datetime.now(UTC)).isoformat()
         stored = [Stored(inp.t_ns, _storable_words(inp)) for inp in inputs]
         with self._writing() as conn:
@@ -326,7 +364,35 @@ class Store:
                 "INSERT INTO inputs (game_id, t_ns, words) VALUES (?, ?, ?)",
                 ((game_id, one.t_ns, one.words) for one in stored),
             )
+            _seat_players(conn, game_id, sorted((names or {}).items()))
         return game_id
+
+    def name_seats(self, game_id: int, named: Sequence[tuple[int, str]]) -> None:
+        """Seat these players (seat, name) in the game, in this order, in one transaction.
+        A name the box has seen, however typed, is the same player, now spelt so.
+        ValueError for a player who would sit at two seats; StoreError for the disk."""
+        with self._writing() as conn:
+            _seat_players(conn, game_id, named)
+
+    def seat_names(self, game_id: int) -> dict[int, str]:
+        """Who sits where in the game: their names by seat."""
+        rows = self._read_all(
+            "SELECT seats.seat, players.name FROM seats"
+            " JOIN players ON players.id = seats.player_id"
+            " WHERE seats.game_id = ? ORDER BY seats.seat",
+            game_id,
+        )
+        where = f"game {game_id}"
+        return {self._seat(game_id, seat): self._name(where, name) for seat, name in rows}
+
+    def players(self) -> list[str]:
+        """Every player the box has seen, those of the latest games first."""
+        rows = self._read_all(
+            "SELECT players.id, players.name FROM players"
+            " LEFT JOIN seats ON seats.player_id = players.id GROUP BY players.id"
+            " ORDER BY max(seats.game_id) IS NULL, max(seats.game_id) DESC, players.folded"
+        )
+        return [self._name(f"player {player_id}", name) for player_id, name in rows]
 
     def settle_lobby(self, game_id: int, settings: Settings) -> None:
         """A game still in its lobby takes other settings (its joins stay), or StoreError.
@@ -392,11 +458,50 @@ class Store:
                 # Read as they come, not fetched all first: a long game's rows would
                 # take more memory than its inputs.
                 inputs = self._inputs(head.id, rows)
+                names = self.seat_names(head.id)
             finally:
                 self._conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        return StoredGame(**vars(head), inputs=inputs)
+        return StoredGame(**vars(head), inputs=inputs, names=names)
+
+    def games(self, *, through: int | None = None, limit: int = -1) -> list[ListedGame]:
+        """The games, newest first, without their inputs: those with an id up to `through`
+        (None: all), at most `limit` of them (-1: no limit). One look at each game's index
+        entry for its latest input, whatever its length."""
+        try:
+            if self._check_version() == 0:
+                return []  # an empty database: nothing was ever stored in it
+            upto = "" if through is None else "WHERE id <= :through"
+            rows = self._conn.execute(
+                "SELECT id, started_at, settings, lobby,"
+                " (SELECT coalesce(max(id), 0) FROM inputs WHERE game_id = games.id)"
+                f" FROM games {upto} ORDER BY id DESC LIMIT :limit",
+                {"through": through, "limit": limit},
+            ).fetchall()
+            seated = self._conn.execute(
+                "SELECT seats.game_id, seats.seat, players.name FROM seats"
+                " JOIN players ON players.id = seats.player_id"
+                f" WHERE seats.game_id IN (SELECT id FROM games {upto}"
+                " ORDER BY id DESC LIMIT :limit) ORDER BY seats.game_id, seats.seat",
+                {"through": through, "limit": limit},
+            ).fetchall()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+        names: dict[int, list[tuple[int, str]]] = {}
+        for game_id, seat, name in seated:
+            names.setdefault(game_id, []).append(
+                (self._seat(game_id, seat), self._name(f"game {game_id}", name))
+            )
+        read: dict[str, Settings] = {}
+        return [
+            ListedGame(
+                **vars(self._head(row[:4], read)),
+                last_input=row[4],
+                names=tuple(names.get(row[0], ())),
+            )
+            for row in rows
+        ]
 
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""
@@ -424,11 +529,40 @@ class Store:
             raise _store_error(self.path, err) from err
         return row
 
-    def _head(self, row: tuple[Any, ...]) -> GameHead:
+    def _read_all(self, sql: str, *args: object) -> list[tuple[Any, ...]]:
+        try:
+            if self._check_version() == 0:
+                return []  # an empty database: nothing was ever stored in it
+            return self._conn.execute(sql, args).fetchall()
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
+
+    def _seat(self, game_id: int, seat: object) -> int:
+        if not isinstance(seat, int) or not 1 <= seat <= MAX_SEATS:
+            raise StoreError(self.path, f"game {game_id}: bad seat {seat!r}")
+        return seat
+
+    def _name(self, where: str, name: object) -> str:
+        """As strictly as a name typed on the page: what a store holds may be damaged."""
+        shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:60]}..."
+        try:
+            if isinstance(name, str) and check_name(name) == name:
+                return name
+            why = "not as the box writes names"
+        except ValueError as err:
+            why = str(err)
+        raise StoreError(self.path, f"{where}: bad name {shown}: {why}")
+
+    def _head(self, row: tuple[Any, ...], read: dict[str, Settings] | None = None) -> GameHead:
+        """`read`: the settings read so far, by their text: most games share theirs."""
         game_id, started_at, settings, lobby = row
+        if read is None or (typed := read.get(settings)) is None:
+            typed = self._settings(game_id, settings)
+            if read is not None:
+                read[settings] = typed
         return GameHead(
             id=game_id,
-            settings=self._settings(game_id, settings),
+            settings=typed,
             lobby=bool(lobby),
             started_at=self._started_at(game_id, started_at),
         )
@@ -646,6 +780,16 @@ class Stored:
     words: str
 
 
+@dataclass(frozen=True)
+class Named:
+    """A player seated while the game runs, waiting for the disk like an input."""
+
+    seat: int
+    name: str
+    # From the writer's thread: None once on the disk; else why not, each time it fails.
+    done: Callable[[str | None], None]
+
+
 def settings_json(settings: Settings) -> str:
     """A game's settings as the store's `settings` column (and a rescue file) keep them."""
     return json.dumps(settings_values(settings))
@@ -666,6 +810,25 @@ def _storable_words(inp: Input) -> str:
     if not same:
         raise ValueError(f"cannot store {inp!r}: it would not read back as itself")
     return text
+
+
+def _seat_players(conn: sqlite3.Connection, game_id: int, named: Sequence[tuple[int, str]]) -> None:
+    for seat, name in named:
+        key = folded(name)
+        conn.execute(
+            "INSERT INTO players (name, folded) VALUES (?, ?)"
+            " ON CONFLICT (folded) DO UPDATE SET name = excluded.name",
+            (name, key),
+        )
+        (player_id,) = conn.execute("SELECT id FROM players WHERE folded = ?", (key,)).fetchone()
+        try:
+            conn.execute(
+                "INSERT INTO seats (game_id, seat, player_id) VALUES (?, ?, ?)"
+                " ON CONFLICT (game_id, seat) DO UPDATE SET player_id = excluded.player_id",
+                (game_id, seat, player_id),
+            )
+        except sqlite3.IntegrityError as err:
+            raise ValueError(f"{name} already sits at another seat of game {game_id}") from err
 
 
 def _connect_writer(path: Path) -> sqlite3.Connection:
@@ -737,6 +900,7 @@ class Ledger:
             raise ValueError(f"{store.path}: no game {game_id}")
         self.head = head  # what a rescue file needs, should the store fail later
         self._unsaved: deque[Stored] = deque()
+        self._named: deque[Named] = deque()  # written after the inputs waiting with them
         self._reason: str | None = None  # set while the disk refuses
         self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
         # Guards the three above for the writer's thread; notified when it has news.
@@ -757,6 +921,12 @@ class Ledger:
         """The inputs waiting for the disk, oldest first."""
         with self._news:
             return tuple(self._unsaved)
+
+    @property
+    def unsaved_names(self) -> tuple[Named, ...]:
+        """The players seated while the game ran whom the disk has not taken yet."""
+        with self._news:
+            return tuple(self._named)
 
     @property
     def reason(self) -> str | None:
@@ -804,6 +974,16 @@ class Ledger:
                 return False
         return self.flush()
 
+    def name(self, seat: int, name: str, done: Callable[[str | None], None]) -> None:
+        """Seat a player in this game, written as an input is (at once, or behind the loop)
+        after the inputs waiting now; `done` says when it is on the disk (Named)."""
+        with self._news:
+            self._named.append(Named(seat, name, done))
+            if self._writer is not None:
+                self._news.notify_all()
+                return
+        self.flush()
+
     def hand_over(self) -> None:
         """Written behind: wait, at most HANDOFF_S, until the writer's thread, woken for
         the inputs appended, has the GIL. A loop that never sleeps (drawing) would keep
@@ -822,21 +1002,39 @@ class Ledger:
             while True:
                 with self._news:
                     batch, reason = list(islice(self._unsaved, BATCH_MAX)), self._reason
-                if not batch and not check and reason is None:
+                    # The names once every input before them is on the disk.
+                    named = [] if batch else list(self._named)
+                if not batch and not named and not check and reason is None:
                     return True
                 try:
                     if batch:
                         self.store._append(self.game_id, batch)
+                    elif named:
+                        self.store.name_seats(self.game_id, [(n.seat, n.name) for n in named])
                     else:
                         self.store.check_writable()
                 except StoreError as err:
                     self._refused(err, reason)
+                    for one in self.unsaved_names:  # those behind the inputs refused too
+                        one.done(f"not saved yet: {err.reason}")
                     return False
+                except ValueError as err:  # a player at two seats: the caller's mistake
+                    log.error("names not saved: %s", err)
+                    with self._news:
+                        for _ in named:
+                            self._named.popleft()
+                    for one in named:
+                        one.done(str(err))
+                    continue
                 with self._news:
                     for _ in batch:
                         self._unsaved.popleft()
+                    for _ in named:
+                        self._named.popleft()
                     self.saved += len(batch)
                     self._reason = None
+                for one in named:
+                    one.done(None)
                 if reason is not None:
                     log.info("storage trouble over: every input is saved to %s", self.store.path)
                 check = False
@@ -866,7 +1064,8 @@ class Ledger:
         retry_s: float | None = None  # None: until an input comes
         while True:
             with self._news:
-                if not self._stopping and (retry_s is not None or not self._unsaved):
+                idle = not self._unsaved and not self._named
+                if not self._stopping and (retry_s is not None or idle):
                     self._idle = True
                     self._news.wait(retry_s)
                     self._idle = False

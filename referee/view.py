@@ -50,6 +50,11 @@ class View:
     source: str = ""  # where the buttons come from, e.g. "GPIO (lgpio: kernel edge times)"
     listening: bool = False  # the microphone keeps the last seconds: its mark is shown
     replay: ReplayView | None = None  # a call's sound played again, slowed down
+    names: tuple[tuple[int, str], ...] = ()  # (seat, player's name), for the named seats
+
+    def name(self, player: int) -> str | None:
+        """The name of the player at this seat, if the seat has one."""
+        return next((name for seat, name in self.names if seat == player), None)
 
 
 MIC_MARK = "● mic"  # while the microphone listens, on every screen (issue 17: privacy)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import enclosure
-from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS
+from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
 from .pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
 from .wiring_svg import PinLabel, draw
 
@@ -24,6 +24,7 @@ DOC_PATH = Path("wiring.md")
 JUDGE_COLOURS: Mapping[str, str] = dict(
     zip(JUDGE_BUTTONS, ("green", "red", "yellow", "white"), strict=True)
 )
+REPLAY_COLOUR = "blue"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ def signals(pinmap: Mapping[str, Any]) -> list[Wire]:
     leds: Mapping[str, str] = pinmap["leds"]
     if leds.get("driver") != "shift_register":
         raise ValueError("the wiring documents describe only the shift_register LED driver")
-    unknown = sorted(set(pins) - {*PLAYER_BUTTONS, *JUDGE_BUTTONS})
+    unknown = sorted(set(pins) - {*PLAYER_BUTTONS, *JUDGE_BUTTONS, REPLAY})
     if unknown:
         raise ValueError(f"the wiring documents know no button {unknown}")
     no_lug = "NO lug of its microswitch"
@@ -52,6 +53,9 @@ def signals(pinmap: Mapping[str, Any]) -> list[Wire]:
         Wire(j, header_pin(pins[j]), f"{j} button ({colour})", no_lug, "judges")
         for j, colour in JUDGE_COLOURS.items()
     ]
+    if REPLAY in pins:  # optional; its COM lug joins the judge buttons' ground
+        what = f"{REPLAY} button ({REPLAY_COLOUR}, optional)"
+        wires.append(Wire(REPLAY, header_pin(pins[REPLAY]), what, no_lug, "judges"))
     return [
         *wires,
         Wire("data", header_pin(leds["data"]), "LED data", "74HC595 SER (chip pin 14)", "board"),

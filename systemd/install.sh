@@ -15,7 +15,9 @@ DESTDIR=${DESTDIR:-}
 PYTHON=${REFEREE_PYTHON:-/usr/bin/python3}
 PREFIX=/opt/referee
 CONFIG=/etc/referee/referee.toml
-UNIT=/usr/local/lib/systemd/system/referee.service
+UNITS_DIR=/usr/local/lib/systemd/system
+# The daemon, and the page on the phones (docs/web.md), which reads the daemon's ledger.
+UNITS="referee.service referee-web.service"
 # The groups that own what the daemon opens: /dev/gpiochip*, /dev/dri/*, /dev/input/*,
 # /dev/snd/*, /dev/ttyACM*. The unit names the same list in SupplementaryGroups=.
 DEVICE_GROUPS="gpio video input audio dialout"
@@ -168,12 +170,14 @@ install_config() {
     fi
 }
 
-install_unit() {
-    target=$DESTDIR$UNIT
-    if ! cmp -s "$SRC/systemd/referee.service" "$target"; then
-        install -D -m 0644 "$SRC/systemd/referee.service" "$target"
-        unit_changed=yes
-    fi
+install_units() {
+    for unit in $UNITS; do
+        target=$DESTDIR$UNITS_DIR/$unit
+        if ! cmp -s "$SRC/systemd/$unit" "$target"; then
+            install -D -m 0644 "$SRC/systemd/$unit" "$target"
+            unit_changed=yes
+        fi
+    done
 }
 
 if [ -z "$DESTDIR" ] && [ "$(id -u)" -ne 0 ]; then
@@ -194,7 +198,7 @@ if [ -z "$DESTDIR" ]; then
 fi
 install_venv
 install_config
-install_unit
+install_units
 install_udev_rule
 
 if [ -n "$DESTDIR" ]; then
@@ -209,11 +213,14 @@ fi
 if [ -n "$unit_changed" ]; then
     systemctl daemon-reload
 fi
-systemctl enable --quiet referee.service
+# shellcheck disable=SC2086 # one word per unit
+systemctl enable --quiet $UNITS
 if [ -n "$code_changed$unit_changed" ]; then
-    systemctl restart referee.service
-    say "installed and (re)started: journalctl -u referee -f"
+    # shellcheck disable=SC2086
+    systemctl restart $UNITS
+    say "installed and (re)started: journalctl -u referee -u referee-web -f"
 else
-    systemctl start referee.service
+    # shellcheck disable=SC2086
+    systemctl start $UNITS
     say "already up to date"
 fi

@@ -9,7 +9,8 @@ set -eu
 
 DESTDIR=${DESTDIR:-}
 PREFIX=/opt/referee
-UNIT=/usr/local/lib/systemd/system/referee.service
+UNITS_DIR=/usr/local/lib/systemd/system
+UNITS="referee-web.service referee.service"
 UDEV_RULE=/etc/udev/rules.d/60-referee-gpio.rules
 
 say() {
@@ -21,10 +22,13 @@ if [ -z "$DESTDIR" ] && [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
-if [ -z "$DESTDIR" ] && [ -e "$UNIT" ]; then
-    systemctl disable --now --quiet referee.service
-fi
-rm -f "$DESTDIR$UNIT" "$DESTDIR$UDEV_RULE"
+for unit in $UNITS; do
+    if [ -z "$DESTDIR" ] && [ -e "$UNITS_DIR/$unit" ]; then
+        systemctl disable --now --quiet "$unit"
+    fi
+    rm -f "$DESTDIR$UNITS_DIR/$unit"
+done
+rm -f "$DESTDIR$UDEV_RULE"
 rm -rf "$DESTDIR$PREFIX"
 
 if [ -z "$DESTDIR" ]; then

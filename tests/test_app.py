@@ -1,8 +1,10 @@
 """The main loop's wiring, driven in-process with an injected clock: no threads, no sleeps."""
 
+import asyncio
 import io
 import os
 import socket
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 
 from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.control import ask, socket_path
 from referee.devices import pick_display
 from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
@@ -23,6 +26,7 @@ from referee.view import Severity
 from .slow_fsync import writes_held
 
 MS = 1_000_000
+WAIT_S = 5.0  # a bound for a thread's answer, never reached when all is well
 S = 1_000 * MS
 
 
@@ -548,3 +552,77 @@ def test_a_store_that_cannot_be_written_anew_keeps_the_game_for_a_rescue_file(ma
     path.unlink()
     _put_back_waiting(path)  # the next start
     assert players_in(path) == [1, 2]
+
+
+class Page:
+    """The page's server asking the daemon over its control socket, from a thread of its
+    own as `referee web` would from its process."""
+
+    def __init__(self, app: App, request: dict) -> None:
+        self.answer: dict | None = None
+        self._thread = threading.Thread(target=self._ask, args=(app, request), daemon=True)
+        self._thread.start()
+
+    def _ask(self, app: App, request: dict) -> None:
+        self.answer = asyncio.run(ask(socket_path(app.store.path), request, WAIT_S))
+
+    def answered(self) -> dict | None:
+        self._thread.join(WAIT_S)
+        return self.answer
+
+
+def named(app: App, seat: int, name: str) -> Page:
+    """Ask for the name, and let the loop take the request from its one wait."""
+    page = Page(app, {"op": "name", "seat": seat, "name": name})
+    for item in app.inputs.wait(WAIT_S):
+        app._take(item)
+    return page
+
+
+def names_kept(app: App) -> dict[int, str]:
+    with Store.open_readonly(app.store.path) as store:
+        return store.seat_names(app.session.ledger.game_id)
+
+
+def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
+    table = make_app(players=4)
+    app = table.app
+    page = named(app, 2, " Ann ")
+    assert app.view().names == ((2, "Ann"),)
+    assert app.view().messages[-1] == "P2 is Ann"
+    assert names_kept(app) == {}  # not shown yet: not the ledger's
+    assert page.answer is None
+    app.present(app.view())
+    app.keep_names()
+    assert page.answered() == {"ok": True}  # once on the disk
+    assert names_kept(app) == {2: "Ann"}
+    assert "Ann" in app.screen._stream.getvalue()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("seat", "name", "said"),
+    [
+        (6, "Cy", "seat 6 is not at this table (seats 1 to 4)"),
+        (3, "ANN", "Ann already sits at seat 2"),
+    ],
+)
+def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, seat, name, said):
+    app = make_app(players=4).app
+    named(app, 2, "Ann")
+    app.keep_names()
+    page = named(app, seat, name)
+    assert page.answered() == {"error": said}
+    assert app.view().names == ((2, "Ann"),)
+
+
+def test_names_stay_through_a_restart_and_into_the_next_game(make_app):
+    table = make_app(players=4)
+    named(table.app, 1, "Ann").answered()
+    table.app.keep_names()
+    assert named(table.app, 2, "Bob")  # taken and shown, never kept: the box stops first
+    table.app.close()
+    again = make_app(players=4)
+    assert again.app.session.names == {1: "Ann"}
+    again.tap("P1", "P2", "SUPER", "END", "SUPER")
+    assert again.app.session.state.phase is Phase.LOBBY
+    assert again.app.session.ledger.game_id == 2 and names_kept(again.app) == {1: "Ann"}

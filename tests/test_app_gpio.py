@@ -159,3 +159,48 @@ def test_a_verdict_stamped_before_the_deadline_wins_however_late_it_is_read(
         assert app.session.state.calls[-1].verdicts == ("valid",)
     finally:
         app.close()
+
+
+def test_the_replay_button_replays_and_is_no_input_of_the_rules(factory, requests, tmp_path):
+    clock = Clock()
+    app = App(RunOptions(default_config(), tmp_path / "referee.db", "gpio", "none"), clock=clock)
+    try:
+        [request] = requests[0]
+        assert offset(app, "REPLAY") in request.offsets
+        before = app.session.state
+        press(app, request, "REPLAY", clock.now + 100 * MS)
+        read_at(app, clock, clock.now + 300 * MS)
+        assert app.messages[-1] == "no microphone: nothing to replay"  # a REPLAY, heard
+        assert app.session.state is before  # the game untouched
+        assert app.session.ledger.pending == 0  # and nothing for the ledger
+    finally:
+        app.close()
+
+
+def test_a_box_without_the_replay_button_leaves_its_pin_alone(factory, requests, tmp_path):
+    config = default_config()
+    pin = config.pins["REPLAY"]
+    config = replace(config, pins={b: p for b, p in config.pins.items() if b != "REPLAY"})
+    app = App(RunOptions(config, tmp_path / "referee.db", "gpio", "none"))
+    try:
+        [request] = requests[0]
+        assert int(pin.removeprefix("GPIO")) not in request.offsets
+        assert "REPLAY" not in app.inputs.sources[0].buttons
+    finally:
+        app.close()
+
+
+def test_a_replay_pin_held_low_at_start_is_stuck_not_a_replay(factory, requests, tmp_path):
+    """A short on the pin, or a button wired to NC: no replay, ever, until it is let go."""
+    config = default_config()
+    requests[1].add(int(config.pins["REPLAY"].removeprefix("GPIO")))
+    clock = Clock()
+    app = App(RunOptions(config, tmp_path / "referee.db", "gpio", "none"), clock=clock)
+    try:
+        for button in app.inputs.held_at_start():
+            app.arbiter.held_at_start(button, clock.now)
+        read_at(app, clock, clock.now + 5_000 * MS)
+        assert app.arbiter.stuck == ("REPLAY",)
+        assert not any("replay" in m for m in app.messages)
+    finally:
+        app.close()

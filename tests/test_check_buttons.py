@@ -101,6 +101,20 @@ def test_presses_bounces_a_stuck_button_and_the_summary():
     assert table["P3"][-1] == "STUCK"
     assert table["P4"][-2:] == ["never", "pressed"]
     assert "never seen: P4, INVALID, SUPER, UNDO." in text
+    assert (
+        "REPLAY never seen: right for a box without that button (UNDO held a second replays);"
+        " else check it as the others."
+    ) in lines
+
+
+def test_the_replay_button_is_checked_as_the_others():
+    text, _, _ = run([Edge("REPLAY", T0, True), Edge("REPLAY", T0 + 90 * MS, False)])
+    lines = text.splitlines()
+    assert "REPLAY down" in lines and "REPLAY up: held 90 ms, 0 bounces so far" in lines
+    summary = lines[lines.index("") + 2 :]
+    [row] = [line.split() for line in summary if line.startswith("REPLAY ")]
+    assert row[-2:] == ["1", "0"]
+    assert "REPLAY never seen" not in text
 
 
 def test_on_gpio_the_summary_names_each_buttons_pin():

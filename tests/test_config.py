@@ -14,6 +14,7 @@ from referee.config import (
     DisplayConfig,
     LedDriver,
     LedsConfig,
+    ReplayPitch,
     SerialConfig,
     SoundConfig,
     SoundOutput,
@@ -23,7 +24,7 @@ from referee.config import (
     render_config,
     search_paths,
 )
-from referee.edges import BUTTONS
+from referee.edges import PIN_BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT
@@ -84,7 +85,7 @@ def test_the_defaults():
 
 def test_the_pin_defaults_are_the_pin_map():
     config = default_config()
-    assert list(config.pins) == list(BUTTONS)
+    assert list(config.pins) == list(PIN_BUTTONS)
     assert config.pins == PINMAP["pins"]
     assert config.leds == LedsConfig(
         LedDriver(PINMAP["leds"]["driver"]), PINMAP["leds"]["data"], PINMAP["leds"]["clock"], {}
@@ -237,6 +238,15 @@ def test_leds_on_their_own_pins(tmp_path):
     assert config.leds == LedsConfig(LedDriver.PINS, None, None, {"P1": "GPIO22", "P2": "GPIO23"})
 
 
+def test_a_box_without_the_replay_button_leaves_its_pin_alone(tmp_path):
+    path = tmp_path / "referee.toml"
+    path.write_text('[pins]\nREPLAY = ""\n[beeper]\npin = "GPIO0"\n')
+    config = load_config(path)
+    assert "REPLAY" not in config.pins and config.beeper_pin == "GPIO0"  # the pin is free
+    assert 'REPLAY = ""' in render_config(config, named=True).splitlines()
+    assert load(tmp_path, "").pins["REPLAY"] == PINMAP["pins"]["REPLAY"]
+
+
 def test_no_leds_and_no_beeper(tmp_path):
     config = load(
         tmp_path, '[leds]\ndriver = "none"\n[beeper]\npin = ""\n[sound]\noutput = "none"\n'
@@ -279,7 +289,7 @@ MISTAKES = {
     "unknown key in another case": (
         '[pins]\np1 = "GPIO4"\n',
         "referee.toml:2: [pins] p1: unknown key; did you mean P1?"
-        " (known: P1, P2, P3, P4, P5, P6, P7, P8, VALID, INVALID, SUPER, UNDO)",
+        " (known: P1, P2, P3, P4, P5, P6, P7, P8, VALID, INVALID, SUPER, UNDO, REPLAY)",
     ),
     "a key in the wrong section": (
         "[buttons]\nplayers = 3\n",
@@ -448,6 +458,11 @@ MISTAKES = {
         "referee.toml:2: [pins] P1: must be a pin no other button, LED or the beeper uses;"
         " got 6, which is GPIO6, the pin of [pins] P2",
     ),
+    "REPLAY on a buzzer's pin": (
+        '[pins]\nREPLAY = "GPIO5"\n',
+        "referee.toml:2: [pins] REPLAY: must be a pin no other button, LED or the beeper uses;"
+        ' got "GPIO5", the pin of [pins] P1',
+    ),
     "an LED on a button's pin": (
         '[leds]\nclock = "J8:29"\n',
         "referee.toml:2: [leds] clock: must be a pin no other button, LED or the beeper uses;"
@@ -606,4 +621,14 @@ def test_the_microphone_listens_where_there_is_one_and_clips_are_bounded(tmp_pat
     assert error(tmp_path, "[audio]\nclips_mb = -1\n") == (
         "referee.toml:2: [audio] clips_mb: must be megabytes the clips may take,"
         " 0 (none kept) to 100000; got -1"
+    )
+
+
+def test_a_replay_is_slowed_as_a_tape_unless_its_pitch_is_kept(tmp_path):
+    assert default_config().audio.replay_pitch is ReplayPitch.VARISPEED
+    kept = load(tmp_path, '[audio]\nreplay_pitch = "kept"\n').audio.replay_pitch
+    assert kept is ReplayPitch.KEPT
+    assert error(tmp_path, '[audio]\nreplay_slowdown = 4\nreplay_pitch = "same"\n') == (
+        "referee.toml:3: [audio] replay_pitch: must be how a replay is slowed: varispeed or"
+        ' kept (its own pitch; README.md); got "same"'
     )

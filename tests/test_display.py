@@ -85,7 +85,7 @@ def test_what_the_table_watches_is_marked_watched(name):
 
 
 def test_the_watched_texts_are_the_caller_the_timer_and_the_scores():
-    assert {d.text for d in watched(VIEWS["call"])} == {"P2 ▲", "8 s"}
+    assert {d.text for d in watched(VIEWS["call"])} == {"Bob ▲", "8 s"}
     assert {d.text for d in watched(VIEWS["countdown-2.4s"])} == {"2.4"}
     assert sorted(d.text for d in watched(VIEWS["scoreboard"])) == ["0", "0", "1", "2"]
 
@@ -96,13 +96,28 @@ def texts(view: View, size: tuple[int, int] = (1280, 720)) -> list[str]:
 
 def test_the_call_shows_the_photo_finish_and_its_margin():
     shown = texts(VIEWS["call"])
-    assert "P2 by 4.2 ms over P4" in shown
-    assert {"first", "+4.2 ms", "+37.0 ms", "8 s"} <= set(shown)
+    assert "Bob by 4.2 ms over Alexandrina" in shown
+    assert {"first", "+4.2 ms", "+37.0 ms", "8 s", "Bob ▲", "Alex… ◆", "Ann ●"} <= set(shown)
+    unnamed = texts(replace(VIEWS["call"], names=()))
+    assert {"P2 by 4.2 ms over P4", "P2 ▲", "P4 ◆", "P1 ●"} <= set(unnamed)
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720), (720, 1280)])
+def test_a_name_too_long_for_its_mark_is_shortened_or_the_seat_number_shown(size):
+    for name in ("call", "eight-players", "super-join", "scoreboard"):
+        marks = [t for t in texts(VIEWS[name], size) if t[-1] in SYMBOLS]
+        for mark in marks:
+            said, symbol = mark[:-2], mark[-1]
+            seat = SYMBOLS.index(symbol) + 1
+            full = dict(VIEWS[name].names)[seat]
+            assert said in (full, f"P{seat}") or (
+                said.endswith("…") and full.startswith(said[:-1]) and len(said) >= 4
+            )
 
 
 def test_a_tie_is_too_close_to_call():
     shown = texts(VIEWS["tie"])
-    assert "P2, P4: too close to call" in shown
+    assert "Bob, Alexandrina: too close to call" in shown
     assert "SET ✓" in shown  # P2 was judged; P4 shows next
     assert "co-caller 2 of 2" in shown
 
@@ -116,7 +131,7 @@ def test_the_countdown_turns_to_tenths_and_reminds_of_the_flipped_card():
 
 def test_an_ignored_input_says_why():
     shown = texts(VIEWS["scoreboard"])
-    assert "ignored: P3 is locked: no point to give, until another player's SET is valid" in shown
+    assert "ignored: Cy is locked: no point to give, until another player's SET is valid" in shown
     assert "LOCKED" in shown
 
 

@@ -176,3 +176,50 @@ def test_importing_it_leaves_pygame_out():
     code = "import sys, referee.inputs.gpio; print('pygame' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_line_is_asked_for_with_the_pull_up(monkeypatch):
+    """A pin with no button on it (a box without REPLAY's) reads up: never a press."""
+    asked = {}
+
+    def request_lines(path, *, consumer, config, event_buffer_size):
+        asked.update(config)
+        return "the request"
+
+    monkeypatch.setattr(gpio.gpiod, "request_lines", request_lines)
+    assert gpio.request_buttons(gpio.DEV / "gpiochip0", [0, 5, 21]) == "the request"
+    [(offsets, settings)] = asked.items()
+    assert offsets == (0, 5, 21)
+    assert settings.bias is gpio.Bias.PULL_UP and settings.direction is gpio.Direction.INPUT
+
+
+def test_a_busy_replay_pin_says_the_button_is_optional(monkeypatch, clock):
+    import errno
+    import os
+    from types import SimpleNamespace
+
+    class Chip:
+        def __init__(self, path):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def get_line_info(self, offset):
+            return SimpleNamespace(used=offset == 0, consumer="hat-eeprom")
+
+    def busy(chip, offsets):
+        raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+
+    monkeypatch.setattr(gpio.gpiod, "Chip", Chip)
+    with pytest.raises(GpioError) as caught:
+        GpioButtons({**PINS, "REPLAY": "GPIO0"}, RESOLUTION_NS, chip=gpio.DEV / "gpiochip0",
+                    request=busy, clock=clock)  # fmt: skip
+    assert str(caught.value) == (
+        "GPIO0 (REPLAY) is held by hat-eeprom: stop that program, drop the dtoverlay that"
+        ' claims it, or choose another pin (or [pins] REPLAY = "": the button is optional)'
+        " (`gpioinfo` lists every pin's user)"
+    )

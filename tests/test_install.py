@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "opt/referee"
 CONFIG = "etc/referee/referee.toml"
-UNIT = "usr/local/lib/systemd/system/referee.service"
+UNITS_DIR = "usr/local/lib/systemd/system"
+UNIT = f"{UNITS_DIR}/referee.service"
 # What the install script must never run when DESTDIR is set.
 SYSTEM_TOOLS = (
     "apt-get",
@@ -86,7 +87,12 @@ def snapshot(tree: Path) -> dict[str, tuple[str, int]]:
 
 def system_paths() -> dict[str, int | None]:
     """The real install's paths on this machine, with mtimes: a DESTDIR run must leave them."""
-    paths = ["/" + PREFIX, "/" + CONFIG, "/" + UNIT]
+    paths = [
+        "/" + PREFIX,
+        "/" + CONFIG,
+        f"/{UNITS_DIR}/referee.service",
+        f"/{UNITS_DIR}/referee-web.service",
+    ]
     return {p: (Path(p).lstat().st_mtime_ns if os.path.lexists(p) else None) for p in paths}
 
 
@@ -128,9 +134,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return done
 
 
-def test_installs_the_unit_the_settings_and_a_venv_that_runs(installed):
+def test_installs_the_units_the_settings_and_a_venv_that_runs(installed):
     dest = installed.dest
-    assert (dest / UNIT).read_bytes() == (ROOT / "systemd/referee.service").read_bytes()
+    units = sorted((ROOT / "systemd").glob("*.service"))
+    assert [unit.name for unit in units] == ["referee-web.service", "referee.service"]
+    for unit in units:
+        assert (dest / UNITS_DIR / unit.name).read_bytes() == unit.read_bytes()
     example = installed.source / "referee.example.toml"
     assert (dest / CONFIG).read_bytes() == example.read_bytes()
 
@@ -141,8 +150,9 @@ def test_installs_the_unit_the_settings_and_a_venv_that_runs(installed):
     assert "replay" in run.stdout
 
 
-def test_the_unit_starts_what_the_install_puts_in_place(installed):
-    unit = (installed.dest / UNIT).read_text()
+@pytest.mark.parametrize("name", ["referee.service", "referee-web.service"])
+def test_the_units_start_what_the_install_puts_in_place(installed, name):
+    unit = (installed.dest / UNITS_DIR / name).read_text()
     program, *args = re.search(r"^ExecStart=(.*)$", unit, re.MULTILINE)[1].split()
     assert os.access(installed.dest / program.lstrip("/"), os.X_OK)
     config = args[args.index("--config") + 1]
@@ -198,7 +208,7 @@ def test_uninstall_keeps_the_settings(installed, tmp_path):
     gone = make(source, "uninstall", installed.stubs, DESTDIR=str(dest))
     assert gone.returncode == 0, gone.stderr
     assert not (dest / PREFIX).exists()
-    assert not (dest / UNIT).exists()
+    assert not list((dest / UNITS_DIR).iterdir())
     assert (dest / CONFIG).read_bytes() == (installed.dest / CONFIG).read_bytes()
     assert not installed.log.exists()
 

@@ -35,4 +35,4 @@ def test_names_that_are_no_gpio_of_the_header_are_refused(name):
 
 def test_the_reserved_pins_are_the_buses_and_the_screens():
     spi0 = {7, 8, 9, 10, 11}
-    assert set(RESERVED) == {0, 1, 2, 3, 14, 15, 24, 25} | spi0
+    assert set(RESERVED) == {1, 2, 3, 14, 15, 24, 25} | spi0  # 0: the REPLAY button's

@@ -1,5 +1,7 @@
 """A clip replayed slowed down: the sound played, the cursor, the waveform drawn."""
 
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from referee.audio.clips import Clip, Marker
 from referee.audio.pcm import AlsaPlayback
 from referee.audio.replay import Replay, slowed, waveform
 from referee.audio.replay_player import ReplayPlayer
+from referee.config import ReplayPitch
 from referee.units import NS_PER_S
 
 RATE = 48_000
@@ -75,3 +78,39 @@ def test_the_player_plays_through_alsa_and_a_missing_speaker_is_said():
     said = missing.play(np.zeros(RATE, np.float32), RATE, 4)
     assert said is not None and said.startswith("playback device 'no-such-speaker'")
     assert not missing.playing
+
+
+class Speaker:
+    """A playback device that keeps what it is given, for the player's thread to fill."""
+
+    def __init__(self) -> None:
+        self.written: list[np.ndarray] = []
+        self.closed = threading.Event()
+
+    def write(self, samples: np.ndarray) -> None:
+        self.written.append(samples.copy())
+
+    def drain(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+@pytest.mark.parametrize("pitch", list(ReplayPitch))
+def test_the_player_slows_as_the_settings_say(pitch):
+    speaker = Speaker()
+    player = ReplayPlayer(lambda rate: speaker, pitch)  # type: ignore[arg-type, return-value]
+    t = np.arange(RATE // 2) / RATE
+    samples = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    assert player.play(samples, RATE, 4, anchors=[RATE // 4]) is None
+    assert speaker.closed.wait(10)  # played to its end
+    heard = np.concatenate(speaker.written).astype(np.float32) / 32767
+    assert abs(len(heard) - 4 * len(samples)) <= 4
+    middle = heard[RATE // 2 : -RATE // 2]
+    spectrum = np.abs(np.fft.rfft(middle * np.hanning(len(middle))))
+    peak = np.fft.rfftfreq(len(middle), 1 / RATE)[np.argmax(spectrum)]
+    assert peak == pytest.approx(440 / 4 if pitch is ReplayPitch.VARISPEED else 440, rel=0.02)

@@ -1,4 +1,4 @@
-"""systemd/referee.service: systemd accepts it, and its exposure stays at 2.0 or lower."""
+"""systemd/*.service: systemd accepts each unit, and each one's exposure stays at 2.0 or lower."""
 
 import re
 import shutil
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-UNIT = Path(__file__).resolve().parent.parent / "systemd/referee.service"
+UNITS = sorted((Path(__file__).resolve().parent.parent / "systemd").glob("*.service"))
 ANALYZE = shutil.which("systemd-analyze")
 
 pytestmark = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
@@ -25,7 +25,7 @@ def analyze(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def runnable_copy(folder: Path, text: str) -> Path:
+def runnable_copy(folder: Path, unit: Path, text: str) -> Path:
     """The unit with ExecStart's program swapped for one that exists on this machine.
 
     verify fails on a missing program, and /opt/referee is only there on an installed box
@@ -34,27 +34,32 @@ def runnable_copy(folder: Path, text: str) -> Path:
     """
     program = "/opt/referee/bin/referee"
     assert f"\nExecStart={program} " in text
-    copy = folder / UNIT.name
+    copy = folder / unit.name
     copy.write_text(text.replace(f"\nExecStart={program} ", f"\nExecStart={sys.executable} "))
     return copy
 
 
-def test_verify_accepts_the_unit(tmp_path):
-    checked = analyze("verify", runnable_copy(tmp_path, UNIT.read_text()))
+@pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
+def test_verify_accepts_the_unit(tmp_path, unit):
+    checked = analyze("verify", runnable_copy(tmp_path, unit, unit.read_text()))
     # verify exits 0 even for an unknown option, which it only prints: demand silence.
     assert (checked.returncode, checked.stdout + checked.stderr) == (0, "")
 
 
 def test_verify_would_catch_a_misspelt_option(tmp_path):
-    text = UNIT.read_text().replace("\nProtectHome=", "\nProtectHomes=")
-    checked = analyze("verify", runnable_copy(tmp_path, text))
+    unit = UNITS[0]
+    text = unit.read_text().replace("\nProtectHome=", "\nProtectHomes=")
+    checked = analyze("verify", runnable_copy(tmp_path, unit, text))
     assert "ProtectHomes" in checked.stdout + checked.stderr
 
 
-def test_exposure_is_two_or_lower():
+@pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
+def test_exposure_is_two_or_lower(unit):
     # --threshold is on the 0-100 scale that the report prints divided by ten.
-    rated = analyze("security", "--offline=yes", "--threshold=20", UNIT)
-    found = re.search(r"Overall exposure level for referee\.service: (\d+\.\d+)", rated.stdout)
+    rated = analyze("security", "--offline=yes", "--threshold=20", unit)
+    found = re.search(
+        rf"Overall exposure level for {re.escape(unit.name)}: (\d+\.\d+)", rated.stdout
+    )
     assert found, rated.stdout + rated.stderr
     assert float(found[1]) <= 2.0
     assert rated.returncode == 0, rated.stderr

@@ -2,6 +2,7 @@
 
 import re
 
+from referee.outputs import gallery
 from referee.outputs.captions import KEY_LEGEND
 from referee.outputs.terminal import render
 from referee.view import Notice, View
@@ -153,3 +154,12 @@ def test_a_short_terminal_drops_the_log_first_and_keeps_the_game():
     for kept in ("P1 ●", "P8 ♣", "[CALLING]", "P3: SHOW YOUR SET", "P5 ★  +4.0 ms", "! P5's"):
         assert kept in short, (kept, short)
     assert "> " not in short and "keys:" not in short  # the log, then the keys
+
+
+def test_the_terminal_names_the_players_where_the_screen_does():
+    text = render(gallery.views()["call"], colour_on=False)
+    assert "Ann ●   2" in text and "Alexandrina ◆   0" in text  # full: a terminal has room
+    assert "photo finish: Bob by 4.2 ms over Alexandrina" in text
+    assert "   Bob ▲  first" in text and "   Ann ●  +37.0 ms" in text
+    assert "> Ann +37.0 ms" in text  # the engine's "P1 +37.0 ms", named
+    assert "BOB: SHOW YOUR SET" in text

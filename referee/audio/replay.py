@@ -1,14 +1,17 @@
 """A call's clip played again, slowed down: the sound to play, and where it is at a moment.
 
-Slowed by plain varispeed: each sample lasts `slowdown` times as long, as a tape played
-slower would (the pitch drops with it, two octaves at 4x). A stretch that keeps the pitch
-smears the sound over its analysis window, and the point of a replay is to hear which
-"Set!" began first: varispeed keeps every onset as sharp as it was, only later.
+Slowed by plain varispeed, the default: each sample lasts `slowdown` times as long, as a
+tape played slower would (the pitch drops with it, two octaves at 4x). The point of a
+replay is to hear which "Set!" began first, and varispeed plays every sound once, as
+sharp as it was, at its place. A stretch that keeps the pitch (stretch.py, `replay_pitch
+= "kept"`) pins the moments the clip marks, but plays any other sound's start several
+times over, from up to 55 ms early at 4x.
 
 Pure: a replay is not an input of the rules and reads no clock; the caller says when it
 started and asks where it is now (the screen's cursor).
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,13 +25,22 @@ def slowed(samples: np.ndarray, slowdown: float) -> np.ndarray:
     """The samples, `slowdown` times as many, to be played at the same rate: linear
     interpolation between the originals, which stay where they were (every
     slowdown-th output sample is one of them when slowdown is whole)."""
+    return np.concatenate([np.zeros(0, np.float32), *slowed_pieces(samples, slowdown)])
+
+
+def slowed_pieces(samples: np.ndarray, slowdown: float, piece: int = 4800) -> Iterator[np.ndarray]:
+    """`slowed`, `piece` samples at a time: a player holds a piece, not the whole
+    replay (4x of a 3 s clip is half a million samples, 5 MB in floats)."""
     if slowdown < 1:
         raise ValueError(f"a replay is slowed, not sped up: slowdown {slowdown}")
     if len(samples) < 2:
-        return np.asarray(samples, dtype=np.float32).copy()
+        yield np.asarray(samples, dtype=np.float32).copy()
+        return
     count = round((len(samples) - 1) * slowdown) + 1
-    at = np.arange(count, dtype=np.float64) / slowdown
-    return np.interp(at, np.arange(len(samples)), samples.astype(np.float64)).astype(np.float32)
+    originals = np.arange(len(samples))
+    for start in range(0, count, piece):
+        at = np.arange(start, min(count, start + piece), dtype=np.float64) / slowdown
+        yield np.interp(at, originals, samples).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,12 +151,12 @@ class Replays:
         self, clip: Clip, samples: np.ndarray, index: int | None, title: str, now_ns: int
     ) -> str:
         slower = f"{self._slowdown:g}x slower"
-        problem = self._player.play(samples, clip.sample_rate, self._slowdown)
+        marked = [m.sample for m in clip.presses] + list(clip.onsets)
+        problem = self._player.play(samples, clip.sample_rate, self._slowdown, marked)
         replay = Replay(clip, len(samples), now_ns, self._slowdown)
         n = max(1, len(samples))
         # Where the argument is: from a little before the first press or voice to a little
         # after the last, wide enough to see the shouts begin (the whole clip if none).
-        marked = [m.sample for m in clip.presses] + list(clip.onsets)
         rate = clip.sample_rate
         lo = max(0, min(marked) - round(SPAN_BEFORE_S * rate)) if marked else 0
         hi = min(n, max(marked) + round(SPAN_AFTER_S * rate)) if marked else n

@@ -193,7 +193,8 @@ def check(source: Source) -> Config:
         what = "width and height must both be 0 (the screen's own size) or both be set"
         what += f"; got {display.width} by {display.height}"
         raise source.error(what, section, key)
-    used = [(("pins", b), pin) for b, pin in values["pins"].items()]
+    pins = {button: pin for button, pin in values["pins"].items() if pin}
+    used = [(("pins", b), pin) for b, pin in pins.items()]
     used += [(("leds", k), pin) for k, pin in (("data", leds.data), ("clock", leds.clock)) if pin]
     used += [(("leds", seat), pin) for seat, pin in leds.pins.items()]
     used += [(("beeper", "pin"), beeper_pin)] if beeper_pin else []
@@ -201,7 +202,7 @@ def check(source: Source) -> Config:
     return Config(
         game=rules,
         buttons=_timing(values["buttons"], source),
-        pins=dict(values["pins"]),
+        pins=pins,
         leds=leds,
         beeper_pin=beeper_pin,
         sound=sound,

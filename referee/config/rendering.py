@@ -18,7 +18,7 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
         "buttons": {
             name: getattr(config.buttons, field) / unit for name, (field, unit) in TIMES.items()
         },
-        "pins": config.pins,
+        "pins": {button: config.pins.get(button, "") for button in SECTIONS["pins"]},
         "leds": {
             "driver": leds.driver,
             "data": leds.data or "",

@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.edges import BUTTONS, PLAYER_BUTTONS
+from referee.edges import BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.pi_header import gpio_name, load_pinmap
 from referee.rules.settings import RULE_KEYS, Key, Settings
 from referee.units import NS_PER_MS, NS_PER_S
@@ -28,6 +28,11 @@ class LedDriver(StrEnum):
     SHIFT_REGISTER = "shift_register"
     PINS = "pins"
     NONE = "none"
+
+
+class ReplayPitch(StrEnum):
+    VARISPEED = "varispeed"  # a tape played slower: lower, every onset as sharp
+    KEPT = "kept"  # a time stretch (audio/stretch.py): the voices' own pitch
 
 
 class SoundOutput(StrEnum):
@@ -70,7 +75,8 @@ class AudioConfig:
     clip_before_s: float
     clip_after_s: float
     clips_mb: float  # 0: no clip is kept
-    replay_slowdown: float  # 4: a replay lasts four times as long, two octaves lower
+    replay_slowdown: float  # 4: a replay lasts four times as long
+    replay_pitch: ReplayPitch  # varispeed: two octaves lower at 4x; kept: as it was
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class WebConfig:
 class Config:
     game: Settings  # the [rules] table: what the next game plays by
     buttons: ButtonTiming
-    pins: dict[str, str]  # every button of BUTTONS → its pin, as "GPIOn"
+    pins: dict[str, str]  # every button of BUTTONS, and REPLAY if fitted → its pin, "GPIOn"
     leds: LedsConfig
     beeper_pin: str | None
     sound: SoundConfig
@@ -272,7 +278,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             _within(0, 30),
         ),
     ),
-    "pins": _pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),
+    "pins": {
+        **_pins("pins", {b: f"the pin of {_BUTTON_TEXT[b]}" for b in BUTTONS}, gpio_name),
+        **_pins(
+            "pins",
+            {REPLAY: 'the pin of the optional blue REPLAY button, or "" for none'},
+            _gpio_or_none,
+        ),
+    },
     "leds": {
         **_settings(
             _setting(
@@ -321,6 +334,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         ),
         _setting(
             "replay_slowdown", 4.0, "how many times slower a replay plays, 1 to 8", _within(1, 8)
+        ),
+        _setting(
+            "replay_pitch",
+            "varispeed",
+            f"how a replay is slowed: {_choices(ReplayPitch)} (its own pitch; README.md)",
+            ReplayPitch,
         ),
     ),
     "display": _settings(

@@ -34,7 +34,7 @@ import gpiod
 from gpiod.line import Bias, Clock, Direction, Value
 from gpiod.line import Edge as LineEdge
 
-from referee.edges import BUTTONS, Edge, SourceStatus
+from referee.edges import PIN_BUTTONS, REPLAY, Edge, SourceStatus
 from referee.errors import GpioError
 from referee.inputs import SourceItem
 
@@ -186,9 +186,10 @@ class GpioButtons:
         except OSError:
             pass
         what = "; ".join(held) or "a pin of the buttons is busy"
+        optional = f' (or [pins] {REPLAY} = "": the button is optional)' if REPLAY in what else ""
         return (
             f"{what}: stop that program, drop the dtoverlay that claims it, or choose "
-            "another pin (`gpioinfo` lists every pin's user)"
+            f"another pin{optional} (`gpioinfo` lists every pin's user)"
         )
 
     def fileno(self) -> int | None:
@@ -265,9 +266,10 @@ def _check_pin_map(pins: Mapping[str, str]) -> None:
         raise GpioError("no buttons given: the [pins] table names none")
     owner: dict[str, str] = {}
     for button, pin_name in pins.items():
-        if button not in BUTTONS:
+        if button not in PIN_BUTTONS:
             raise GpioError(
-                f"{pin_name} ({button}): {button} is not a button: use one of {', '.join(BUTTONS)}"
+                f"{pin_name} ({button}): {button} is not a button:"
+                f" use one of {', '.join(PIN_BUTTONS)}"
             )
         if pin_name in owner:
             raise GpioError(

@@ -6,6 +6,9 @@ deadline, never with time left. A picture changes by itself only when a shown di
 does, so the main loop sleeps a second at a time and 10 frames a second only at the end.
 """
 
+import re
+from collections.abc import Callable
+
 from referee.keys import KEYMAP, QUIT_KEY
 from referee.rules import (
     NS_PER_MS,
@@ -144,14 +147,28 @@ def _increment_drop(view: View) -> int | None:
     return hi
 
 
-def margin(call: Call) -> str:
-    """The photo finish's headline: "P2 by 4.2 ms over P4", or who could not be told apart."""
+def who(view: View, player: int) -> str:
+    """The player as the screens name them: their name where the seat has one, else "P3"."""
+    return view.name(player) or seat(player)
+
+
+def named(view: View, text: str) -> str:
+    """A message of the engine's ("P2 calls SET") with the seats' names in it."""
+    return _SEAT.sub(lambda m: view.name(int(m[1])) or m[0], text)
+
+
+_SEAT = re.compile(r"\bP([1-8])\b")
+
+
+def margin(call: Call, who: Callable[[int], str] = seat) -> str:
+    """The photo finish's headline: "Ann by 4.2 ms over Bob", or who could not be told
+    apart; `who` names a seat's player."""
     if len(call.callers) > 1:
-        return ", ".join(seat(p) for p in call.callers) + ": too close to call"
+        return ", ".join(who(p) for p in call.callers) + ": too close to call"
     if len(call.presses) < 2:
-        return f"{seat(call.callers[0])} alone"
+        return f"{who(call.callers[0])} alone"
     (first, t0), (second, t1) = call.presses[0], call.presses[1]
-    return f"{seat(first)} by {ms(t1 - t0)} over {seat(second)}"
+    return f"{who(first)} by {ms(t1 - t0)} over {who(second)}"
 
 
 def offsets(call: Call) -> list[tuple[int, str]]:
@@ -208,7 +225,8 @@ def deal(view: View) -> str | None:
     state = view.state
     if state.dealer is None:
         return None
-    out = f"deal {state.deal} of {match_deals(view.settings, state)} · dealer {seat(state.dealer)}"
+    deals = match_deals(view.settings, state)
+    out = f"deal {state.deal} of {deals} · dealer {who(view, state.dealer)}"
     if sitting_out(view.settings, state) is not None and state.phase is not Phase.OVER:
         out += " (sits out)"
     return out
@@ -257,13 +275,14 @@ def headline(view: View) -> str:
         case Phase.CALL | Phase.SUPER_CALL:
             call = state.calls[-1]
             assert call.turn is not None
-            return f"{seat(call.turn)}: show your SET"
+            return f"{who(view, call.turn)}: show your SET"
         case Phase.SUPER_JOIN:
             return "super round: press your buzzer to join, SUPER to flip"
         case Phase.SUPER_COUNTDOWN:
             sr = state.super_round
             assert sr is not None
-            return "super round: only " + ", ".join(seat(p) for p in sr.participants) + " may call"
+            players = ", ".join(who(view, p) for p in sr.participants)
+            return f"super round: only {players} may call"
         case Phase.OVER if state.result is not None:
             return f"game over: {state.result} · SUPER starts a new game"
         case Phase.OVER:

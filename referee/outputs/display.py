@@ -79,6 +79,7 @@ def frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.source,
         view.listening,
         view.replay,
+        view.names,
         captions.shown_clocks(view),
     )
 

@@ -44,8 +44,9 @@ def at(seconds: float) -> int:
 class Table:
     """A game played input by input, remembering what the effects said."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, names: dict[int, str] | None = None) -> None:
         self.settings = settings
+        self.names = tuple(sorted((names or {}).items()))  # typed on the page
         self.state: State = new_game(settings)
         self.messages: list[str] = []
 
@@ -78,13 +79,19 @@ class Table:
             notices=tuple(notices),
             source=source,
             listening=listening,
+            names=self.names,
         )
 
 
+# Names from the page: one too long for a 3.5" screen's marks, which shorten it.
+FOUR = {1: "Ann", 2: "Bob", 3: "Cy", 4: "Alexandrina"}
+EIGHT = {**FOUR, 5: "Eve", 6: "Maximilian", 7: "Gus", 8: "Hal"}
+
+
 def _midgame(settings: Settings) -> Table:
-    """Four players some way in: P1 and P2 have scored, P3 called wrongly and is locked."""
+    """Four players some way in: Ann and Bob have scored, Cy called wrongly and is locked."""
     return (
-        Table(settings)
+        Table(settings, FOUR)
         .join(1, 2, 3, 4)
         .call(1, 10, valid=True)
         .call(2, 20, valid=True)
@@ -201,7 +208,7 @@ def views() -> dict[str, View]:
     ]
     out["notices"] = midgame.view(41, notices=trouble)
 
-    eight = Table(Settings(players=8)).join(*range(1, 9))
+    eight = Table(Settings(players=8), EIGHT).join(*range(1, 9))
     for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
         eight.call(seat, 10 + 10 * i, valid=True)
     eight.call(6, 120, valid=False)

@@ -13,6 +13,7 @@ from math import ceil
 import pygame
 from pygame import Rect
 
+from referee.names import shortened
 from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.effects import seat as seat_name
 from referee.rules.engine import SOLO_HALF_LIFE_NS
@@ -20,7 +21,7 @@ from referee.units import NS_PER_S
 from referee.view import MIC_MARK, Severity, View
 
 from . import captions
-from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, font
+from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, fit, font
 from .captions import KEY_LEGEND
 from .layout import along, columns, fits_rows, grid, grid_columns, inset, rows, square
 from .seats import Colour, label
@@ -61,6 +62,10 @@ PLACE_RATIO = 3.0  # a place in the ranking: place, mark and points side by side
 
 # Rows of the photo finish: more would not be legible on a 3.5" screen.
 PHOTO_ROWS = 4
+# The lengths a text naming players tries their names at, longest first (`named`).
+NAME_LENGTHS = (24, 12, 8, 5)
+# A name cut shorter than this (its ellipsis included) says less than the seat's number.
+NAME_CUT_LEAST = 4
 
 
 class Screen:
@@ -131,8 +136,12 @@ class Screen:
         """Seats' marks, all one size: number and symbol on the seat's colour, or only
         outlined in it when unlit (out of the game, locked)."""
         inner = [inset(box, max(1, min(box.height // 8, box.width // 12))) for box, _ in marks]
-        size = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
-        for (box, seat), text_box in zip(marks, inner, strict=True):
+        numbers = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
+        # A name may make the marks' text smaller than the numbers', down to this.
+        least = min(numbers, max(WATCHED_SIZE if watched else MIN_SIZE, numbers * 2 // 3))
+        shown = [self.mark(box, seat, least) for box, (_, seat) in zip(inner, marks, strict=True)]
+        size = min(numbers, self.canvas.common_size(inner, shown))
+        for (box, seat), text_box, said in zip(marks, inner, shown, strict=True):
             colour = seat_colour(seat)
             radius = min(self.radius, box.height // 3)
             if seat in unlit:
@@ -141,7 +150,33 @@ class Screen:
             else:
                 self.canvas.fill(box, colour, radius)
                 ink = ink_on(colour)
-            self.text(text_box, label(seat), ink, max_size=size, watched=watched)
+            self.text(text_box, said, ink, max_size=size, watched=watched)
+
+    def mark(self, box: Rect, seat: int, size: int) -> str:
+        """The seat's mark: its player's name, shortened to fit the box at `size` or
+        larger ("Alexand… ◆"), else the seat's number ("P4 ◆")."""
+        name = self.view.name(seat)
+        if name is None:
+            return label(seat)
+        fits, longest = 1, len(name)  # the name's length that fits, and one that does not
+        if fit(label(seat, name), box.width, box.height)[0] >= size:
+            return label(seat, name)
+        while longest - fits > 1:
+            middle = (fits + longest) // 2
+            said = label(seat, shortened(name, middle))
+            fits, longest = (
+                (middle, longest) if fit(said, box.width, box.height)[0] >= size else (fits, middle)
+            )
+        return label(seat, shortened(name, fits)) if fits >= NAME_CUT_LEAST else label(seat)
+
+    def named(self, make: Callable[[Callable[[int], str]], str]) -> list[str]:
+        """A text naming players, made with their names in full, then shorter and shorter,
+        and last with the seats' numbers: for `either`, which shows the first that fits."""
+
+        def cut(length: int) -> Callable[[int], str]:
+            return lambda p: shortened(captions.who(self.view, p), length)
+
+        return [make(cut(length)) for length in NAME_LENGTHS] + [make(seat_name)]
 
     def seat_row(self, box: Rect, said: str, seats: Sequence[int]) -> None:
         """A label and seats' marks in one row, centred as a group."""
@@ -252,7 +287,8 @@ class Screen:
         colour = ATTENTION if message.startswith("ignored:") else TEXT
         self.canvas.fill(box, PANEL, self.radius)
         inside = inset(box, max(1, self.pad // 2))
-        self.text(inside, message, colour, max_lines=2, max_size=inside.height * 2 // 5)
+        said = [captions.named(self.view, message), message]
+        self.either(inside, said, colour, max_lines=2, max_size=inside.height * 2 // 5)
 
     def name(self) -> str:
         state = self.state
@@ -341,7 +377,7 @@ class Screen:
                 self.text(under[0], "LOCKED", BAD)
             elif under and p.id == self.state.dealer:
                 self.text(under[0], "SITS OUT" if p.id == out else "DEALS", ATTENTION)
-        locked = [seat_name(p.id) for p in players if p.locked and not status]
+        locked = [captions.who(self.view, p.id) for p in players if p.locked and not status]
         self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
 
     def bottom_line(self, box: Rect, before: str = "") -> None:
@@ -427,7 +463,8 @@ class Screen:
         line = self.lines_px(1)
         head, body = rows(box, [0.16, 0.84], self.pad, [line, 0])
         tie = len(call.callers) > 1
-        self.text(head, captions.margin(call), ATTENTION if tie else TEXT)
+        said = self.named(lambda who: captions.margin(call, who))
+        self.either(head, said, ATTENTION if tie else TEXT)
         who, timer, finish = along(body, [0.4, 0.18, 0.42], self.pad)
         asides: list[tuple[list[str], Colour]] = []
         if (hint := captions.shared_cards_hint(self.view)) is not None:
@@ -574,7 +611,7 @@ def _replay(screen: Screen, box: Rect) -> None:
         pad // 2,
         [line, screen.badge_px(), 0, pad * 2, pad, line],
     )
-    screen.text(title, replay.title)
+    screen.text(title, captions.named(screen.view, replay.title))
     mid, half = wave.centery, wave.height * 0.45
     count = len(replay.lows)
     width = max(1, wave.width // max(1, count))

@@ -31,6 +31,7 @@ def colour(player: int) -> Colour:
     return COLOURS[(player - 1) % len(COLOURS)]
 
 
-def label(player: int) -> str:
-    """ "P3 ■": the number first, so it reads aloud the same as the screen."""
-    return f"{seat(player)} {symbol(player)}"
+def label(player: int, name: str | None = None) -> str:
+    """ "P3 ■": the number first, so it reads aloud the same as the screen; or the
+    player's name in its place, "Ann ■" (the symbol and the colour stay the seat's)."""
+    return f"{seat(player) if name is None else name} {symbol(player)}"

@@ -83,7 +83,9 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
             tags.append("in super round")
         if p.id == state.dealer and state.phase is not Phase.OVER:
             tags.append("DEALS" + (", sits out" if sitting_out(settings, state) else ""))
-        text = f"{label(p.id)} {p.points:>3}" + (f" [{', '.join(tags)}]" if tags else "")
+        text = f"{label(p.id, view.name(p.id))} {p.points:>3}" + (
+            f" [{', '.join(tags)}]" if tags else ""
+        )
         row.append((text, (colour(p.id), p.id == caller)))
     if settings.book.bank and state.phase is not Phase.LOBBY:
         row.append((f"bank {state.bank}", PLAIN))
@@ -97,8 +99,9 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
     if (replay := view.replay) is not None:
         bar = round(REPLAY_BAR * replay.cursor)
         heard = "" if replay.heard else " (not heard: no speaker)"
-        playing = f"REPLAY: {replay.title}{heard} [{'#' * bar}{'.' * (REPLAY_BAR - bar)}]"
-        presses = " ".join(label(seat) for seat, _ in replay.presses)
+        title = captions.named(view, replay.title)
+        playing = f"REPLAY: {title}{heard} [{'#' * bar}{'.' * (REPLAY_BAR - bar)}]"
+        presses = " ".join(label(seat, view.name(seat)) for seat, _ in replay.presses)
         lines.append((KEEP, [(playing, (ATTENTION, True))]))
         lines.append(
             (
@@ -113,7 +116,9 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
         mark = "!!" if error else "!"
         said = (f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))
         lines.append((ERRORS if error else NOTICES, [said]))
-    lines += [(LOG, [(f"> {m}", PLAIN)]) for m in view.messages[-MESSAGES_SHOWN:]]
+    lines += [
+        (LOG, [(f"> {captions.named(view, m)}", PLAIN)]) for m in view.messages[-MESSAGES_SHOWN:]
+    ]
     if "keyboard" in view.source:
         legend: list[Segment] = [(entry, (DIM, False)) for entry in ("keys:", *captions.KEY_LEGEND)]
         lines += [(KEYS, []), (KEYS, legend)]
@@ -182,8 +187,10 @@ def _details(view: View) -> list[Segment]:
     if (call := captions.photo_finish_call(view)) is not None:
         # Judged already, it stays until the next step: said so, under "find a SET".
         which = "photo finish" if call is state.pending else "the last call's photo finish"
-        out.append((f"{which}: {captions.margin(call)}", PLAIN))
-        out += [(f"   {label(p)}  {text}", PLAIN) for p, text in captions.offsets(call)]
+        out.append((f"{which}: {captions.margin(call, lambda p: captions.who(view, p))}", PLAIN))
+        out += [
+            (f"   {label(p, view.name(p))}  {text}", PLAIN) for p, text in captions.offsets(call)
+        ]
     if (worked_out := captions.solo_end(view)) is not None:
         out.append((f"score: {worked_out}", PLAIN))
     if state.phase is Phase.OVER and state.result is None:
@@ -191,7 +198,9 @@ def _details(view: View) -> list[Segment]:
         for r in state.ranking:
             deals = by_deal.get(r.player, [])
             split = f"   (deals: {' · '.join(map(str, deals))})" if len(deals) > 1 else ""
-            out.append((f"{r.place}. {label(r.player)}  {r.points}{split}", PLAIN))
+            out.append(
+                (f"{r.place}. {label(r.player, view.name(r.player))}  {r.points}{split}", PLAIN)
+            )
     return out
 
 

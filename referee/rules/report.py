@@ -9,7 +9,22 @@ from referee.units import NS_PER_MS
 
 from .engine import match_deals
 from .settings import Settings
-from .state import State
+from .state import Call, State
+
+
+def milliseconds(ns: int) -> float:
+    """A time or a duration as the JSON writes it: milliseconds, exact to the nanosecond."""
+    return round(ns / NS_PER_MS, 6)
+
+
+def call_json(c: Call) -> dict[str, Any]:
+    """A call: its callers, its photo finish (each press after the first) and verdicts."""
+    return {
+        "callers": list(c.callers),
+        "presses": [[p, milliseconds(c.offset_ns(t))] for p, t in c.presses],
+        "verdicts": [v.value for v in c.verdicts],
+        "super": c.super_round,
+    }
 
 
 def report(settings: Settings, state: State) -> dict[str, Any]:
@@ -18,15 +33,7 @@ def report(settings: Settings, state: State) -> dict[str, Any]:
         "phase": state.phase.value,
         "bank": state.bank,
         "players": [{"id": p.id, "points": p.points, "locked": p.locked} for p in state.players],
-        "calls": [
-            {
-                "callers": list(c.callers),
-                "presses": [[p, round(c.offset_ns(t) / NS_PER_MS, 6)] for p, t in c.presses],
-                "verdicts": [v.value for v in c.verdicts],
-                "super": c.super_round,
-            }
-            for c in state.calls
-        ],
+        "calls": [call_json(c) for c in state.calls],
     }
     book = settings.book
     if state.deal:

@@ -25,7 +25,7 @@ from typing import Any
 from referee import store_lock
 from referee.errors import StoreError
 from referee.files import open_regular
-from referee.rules import State, replay, report
+from referee.rules import State, replay
 from referee.store import Store
 from referee.store_watch import StoreWatch
 from referee.units import NS_PER_MS, NS_PER_S
@@ -93,10 +93,16 @@ def read_latest(path: Path) -> tuple[int, dict[str, Any] | str, bool]:
     # cyclic garbage there is then for ever (and gc.disable() is the whole process's).
     state = replay(game.settings, game.inputs, lobby=game.lobby).alone()
     at_ns = game.inputs[-1].t_ns if game.inputs else 0
-    body = report(game.settings, state)
+    body = game.report(state)
     body["game"] = {"id": game.id, "started_at": game.started_at.isoformat()}
     body["timers"] = _timers(state, at_ns)
     return 200, body, _daemon_holds(path)
+
+
+def read_players(path: Path) -> list[str]:
+    """Every player the store has seen, the latest games' first (the page's chooser)."""
+    with Store.open_readonly(path) as store:
+        return store.players()
 
 
 def _timers(state: State, at_ns: int) -> dict[str, Any]:
@@ -135,6 +141,7 @@ class Follower:
         self._news = asyncio.Event()  # set, and replaced, at every new version
         self._wake = asyncio.Event()
         self._index: bytes | None = None  # the wal-index header before the last read
+        self._reading = asyncio.Lock()  # one read at a time: versions come in order
 
     async def changed(self, since: int) -> Snapshot:
         """The first snapshot after version `since`."""
@@ -189,7 +196,15 @@ class Follower:
             if wal_index(self.store) != self._index:
                 await self._read()
 
+    async def refresh(self) -> None:
+        """Read now: after a write the daemon said it made."""
+        await self._read()
+
     async def _read(self) -> None:
+        async with self._reading:
+            await self._read_once()
+
+    async def _read_once(self) -> None:
         # The header first: what is read after it is at least as new.
         self._index = wal_index(self.store)
         status, got, running = await asyncio.to_thread(read_latest, self.store)

@@ -7,6 +7,7 @@ computer's is one line naming it, as every mistake a user can fix is.
 import asyncio
 import errno
 import logging
+import os
 import socket
 from pathlib import Path
 
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 # How long a stop waits for open event streams before it closes them: they never end by
 # themselves, and `systemctl stop` should not wait out its own timeout.
 GRACEFUL_S = 1
+# The descriptor of a listening socket a parent bound for this process (referee/web/child.py).
+SOCKET_FD = "REFEREE_WEB_FD"
 PI_LISTEN, OTHER_LISTEN = "0.0.0.0:8080", "127.0.0.1:8080"
 
 
@@ -74,9 +77,8 @@ class _Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def serve(store: Path, pin: Path, listen: str) -> None:
-    """Serve the page at `listen` until SIGTERM or SIGINT."""
-    sock = bind(listen)
+def serve(store: Path, pin: Path, sock: socket.socket) -> None:
+    """Serve the page on the listening socket until SIGTERM or SIGINT."""
     closing = asyncio.Event()
     config = uvicorn.Config(
         create_app(store, pin, closing=closing),
@@ -87,5 +89,19 @@ def serve(store: Path, pin: Path, listen: str) -> None:
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_S,
     )
-    log.info("the page at http://%s/ (store %s)", listen, store)
+    log.info("the page at %s (store %s)", address(sock), store)
     _Server(config, closing).run(sockets=[sock])
+
+
+def address(sock: socket.socket) -> str:
+    """The page's address on a bound socket: the port the system chose for port 0 too."""
+    host, port = sock.getsockname()[:2]
+    return (
+        f"http://[{host}]:{port}/" if sock.family == socket.AF_INET6 else f"http://{host}:{port}/"
+    )
+
+
+def inherited() -> socket.socket | None:
+    """The listening socket `referee run` bound and handed down (referee/web/child.py)."""
+    fd = os.environ.pop(SOCKET_FD, None)
+    return None if fd is None else socket.socket(fileno=int(fd))

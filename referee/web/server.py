@@ -24,11 +24,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from referee.errors import PinError
+from referee.control import NotRunning, RequestError, ask, name_request, socket_path
+from referee.errors import PinError, StoreError
 from referee.outputs.seats import colour, symbol
 from referee.units import MAX_SEATS, NS_PER_S
 
-from .follow import Follower, Snapshot
+from .follow import Follower, Snapshot, read_players
+from .history_api import HistoryApi
 from .pin import DIGITS, SESSION_NS, Judges
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ log = logging.getLogger(__name__)
 PAGE = Path(__file__).parent / "page"
 BODY_MAX = 4096  # bytes: a PIN, a name, a few settings
 KEEP_ALIVE_S = 15.0  # a comment on an idle stream, under what proxies and phones drop
+# The daemon's answer to a write: longer than its own wait for the disk (control.py).
+ASK_S = 3.0
 COOKIE = "referee_session"
 METHODS = ("GET", "HEAD", "POST")
 # A write's data names what it changes; anything else is refused before it is parsed.
@@ -59,11 +63,15 @@ def create_app(
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
     page = _Page(PAGE)
+    history = HistoryApi(store)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with _running(follower):
-            yield
+            try:
+                yield
+            finally:
+                history.close()
 
     async def state(request: Request) -> Response:
         snapshot = follower.snapshot
@@ -110,6 +118,30 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
+    async def names(request: Request) -> Response:
+        _session(request, judges)
+        try:
+            named = name_request(await _json_object(request))
+        except RequestError as err:
+            raise Refused(400, str(err)) from None
+        asked = {"op": "name", "seat": named.seat, "name": named.name}
+        try:
+            answer = await ask(socket_path(store), asked, ASK_S)
+        except NotRunning as err:
+            raise Refused(503, str(err)) from None
+        if (error := answer.get("error")) is not None:
+            raise Refused(503 if answer.get("trouble") else 409, str(error))
+        await follower.refresh()  # the name is on the disk: read now, not at the next wake
+        snapshot = follower.snapshot
+        return JSONResponse(snapshot.json(clock()), snapshot.status)
+
+    async def players(request: Request) -> Response:
+        try:
+            known = await asyncio.to_thread(read_players, store)
+        except StoreError as err:
+            raise Refused(503, err.reason) from None
+        return JSONResponse({"players": known})
+
     async def session(request: Request) -> Response:
         return JSONResponse({"session": judges.valid(request.cookies.get(COOKIE))})
 
@@ -124,6 +156,9 @@ def create_app(
             Route("/api/login", login, methods=["POST"]),
             Route("/api/logout", logout, methods=["POST"]),
             Route("/api/session", session, methods=["GET"]),
+            Route("/api/names", names, methods=["POST"]),
+            Route("/api/players", players, methods=["GET"]),
+            *history.routes,
             Route("/{name}", asset, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _refusal, Exception: _failure},

@@ -1,0 +1,163 @@
+"""The exports: games, calls and stats as flat rows, written as CSV or as JSON.
+
+One row shape for both (docs/web.md, "Exports"): the JSON twin is the same rows, each an
+object keyed by the CSV's columns. In the CSV a yes or no is 1 or 0 and nothing is an
+empty field, and a text that a spreadsheet would take for a formula has a ' in front.
+"""
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TextIO
+
+from referee.rules.report import milliseconds
+from referee.rules.timeline import Timeline
+
+from .stats import PlayerStats, player_of
+from .summary import GameSummary
+
+Row = dict[str, Any]
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+GAME_COLUMNS = (
+    "game",
+    "started_at",
+    "rules",
+    "phase",
+    "result",
+    "seat",
+    "player",
+    "points",
+    "place",
+    "won",
+    "sets",
+    "mistakes",
+    "super_won",
+    "super_lost",
+)
+CALL_COLUMNS = (
+    "game",
+    "call",
+    "at_ms",
+    "super",
+    "seat",
+    "player",
+    "press_ms",
+    "turn",
+    "verdict",
+    "verdict_ms",
+    "points",
+    "margin_ms",
+)
+STATS_COLUMNS = (
+    "player",
+    "games",
+    "wins",
+    "sets",
+    "mistakes",
+    "super_won",
+    "super_lost",
+    "median_margin_ms",
+)
+
+
+def game_rows(games: Iterable[GameSummary]) -> Iterator[Row]:
+    """A row for each player of each game, oldest game first; a game nobody joined has
+    one row, its player's columns empty."""
+    for game in sorted(games, key=lambda g: g.game.id):
+        head = game.game
+        common: Row = {
+            "game": head.id,
+            "started_at": head.started_at.isoformat(),
+            "rules": head.settings.rules.value,
+            "phase": game.phase.value,
+            "result": None if game.result is None else game.result.value,
+        }
+        if not game.seats:
+            yield {**dict.fromkeys(GAME_COLUMNS), **common}
+        for t in game.seats:
+            yield {
+                **common,
+                "seat": t.seat,
+                "player": player_of(head, t.seat),
+                "points": t.points,
+                "place": t.place,
+                "won": t.won,
+                "sets": t.sets,
+                "mistakes": t.mistakes,
+                "super_won": t.rounds_won,
+                "super_lost": t.rounds_lost,
+            }
+
+
+def call_rows(games: Iterable[tuple[GameSummary, Timeline]]) -> Iterator[Row]:
+    """A row for each press of each call: its callers' with their verdicts, then the
+    photo finish's later presses; the games oldest first."""
+    for game, line in sorted(games, key=lambda g: g[0].game.id):
+        head = game.game
+        for n, record in enumerate(line.calls, 1):
+            call = record.call
+            judged = {r.seat: r for r in record.rulings}
+            for seat, t_ns in call.presses:
+                ruling = judged.get(seat)
+                margin = record.margin_ns(seat) if seat in call.callers else None
+                yield {
+                    "game": head.id,
+                    "call": n,
+                    "at_ms": milliseconds(record.at_ns),
+                    "super": call.super_round,
+                    "seat": seat,
+                    "player": player_of(head, seat),
+                    "press_ms": milliseconds(call.offset_ns(t_ns)),
+                    "turn": call.callers.index(seat) + 1 if seat in call.callers else None,
+                    "verdict": None if ruling is None else ruling.judgement.value,
+                    "verdict_ms": None if ruling is None else milliseconds(ruling.at_ns),
+                    "points": None if ruling is None else ruling.delta,
+                    "margin_ms": None if margin is None else milliseconds(margin),
+                }
+
+
+def stats_rows(players: Iterable[PlayerStats]) -> Iterator[Row]:
+    for p in players:
+        yield {
+            "player": p.player,
+            "games": p.games,
+            "wins": p.wins,
+            "sets": p.sets,
+            "mistakes": p.mistakes,
+            "super_won": p.rounds_won,
+            "super_lost": p.rounds_lost,
+            "median_margin_ms": p.median_margin_ms,
+        }
+
+
+def as_csv(columns: Sequence[str], rows: Iterable[Row]) -> str:
+    out = io.StringIO()
+    write_csv(out, columns, rows)
+    return out.getvalue()
+
+
+def write_csv(out: TextIO, columns: Sequence[str], rows: Iterable[Row]) -> None:
+    """The header row, then the rows, as they come."""
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's line end
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(_csv_value(row[c]) for c in columns)
+
+
+def as_json(rows: Iterable[Row], **more: object) -> str:
+    """The rows, and what else the export says (the next page's `before`)."""
+    return json.dumps({"rows": list(rows), **more}, ensure_ascii=False)
+
+
+def _csv_value(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        # A spreadsheet would run a text cell that starts like a formula (a player's name,
+        # once seats have names): a quote in front keeps it text.
+        return "'" + value
+    return value

@@ -1,0 +1,220 @@
+"""The store's list of games, the history's cache, and the stats against a count done
+another way (docs/web.md, "Stats"): from the final state alone, as `referee state` has it."""
+
+import tempfile
+from collections import Counter
+from pathlib import Path
+from statistics import median
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.errors import StoreError
+from referee.history import book
+from referee.history.book import History
+from referee.history.stats import player_of, stats
+from referee.rules import (
+    NS_PER_MS,
+    NS_PER_S,
+    Judgement,
+    Phase,
+    Press,
+    Result,
+    RuleSet,
+    Settings,
+    replay,
+)
+from referee.store import Store
+from tests.tables import table_game
+
+RULES = [(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1), (RuleSet.SOLITAIRE, 1)]
+
+
+def write_games(path: Path, games) -> list[int]:
+    """Each (settings, inputs) as a game of the store, every seat playing from the start."""
+    with Store.open(path) as store:
+        return [store.new_game(s, lobby=False, inputs=inputs) for s, inputs in games]
+
+
+def test_the_list_is_newest_first_and_each_game_says_where_its_inputs_stand(tmp_path):
+    path = tmp_path / "referee.db"
+    Store.open(path).close()
+    with Store.open_readonly(path) as store:
+        assert store.games() == []
+    official = Settings(rules=RuleSet.OFFICIAL, players=3)
+    with Store.open(path) as store:
+        first = store.new_game(Settings(players=4), lobby=False, inputs=[Press(2, NS_PER_S)])
+        second = store.new_game(official, lobby=True)
+    with Store.open_readonly(path) as store:
+        listed = store.games()
+        assert [g.id for g in listed] == [second, first]
+        assert (listed[0].settings, listed[0].lobby, listed[0].last_input) == (official, True, 0)
+        assert listed[1].last_input > 0 and not listed[1].lobby
+        assert [g.id for g in store.games(through=first)] == [first]
+        assert [g.id for g in store.games(limit=1)] == [second]
+        assert store.games(through=0) == []
+        before = listed[1].last_input
+    with Store.open(path) as store:
+        store.append(first, Press(3, 2 * NS_PER_S))
+        assert store.games(through=first)[0].last_input > before
+
+
+class Replays:
+    """Counts the games the history replays."""
+
+    def __init__(self, monkeypatch):
+        self.games: list[int] = []
+        real = book.timeline
+
+        def counted(game_settings, inputs, *, lobby):
+            inputs = list(inputs)
+            self.games.append(len(inputs))
+            return real(game_settings, inputs, lobby=lobby)
+
+        monkeypatch.setattr(book, "timeline", counted)
+
+    def take(self) -> int:
+        n, self.games = len(self.games), []
+        return n
+
+
+def test_a_game_is_replayed_again_only_once_its_inputs_change(tmp_path, monkeypatch):
+    replays = Replays(monkeypatch)
+    path = tmp_path / "referee.db"
+    s = Settings(players=4)
+    ids = write_games(path, [(s, table_game(s, seed, calls=5)) for seed in range(5)])
+    history = History(path)
+    page = history.page(None, 3)
+    assert [g.game.id for g in page.games] == ids[:1:-1] and page.next == ids[2]
+    assert replays.take() == 3
+    assert [g.game.id for g in history.page(page.next, 3).games] == ids[1::-1]
+    assert replays.take() == 2
+    assert history.page(None, 5).next is None and replays.take() == 0
+    with Store.open(path) as store:
+        store.append(ids[3], Press(1, 10**6 * NS_PER_S))
+    assert history.count(100).summaries is not None
+    assert replays.take() == 1  # that game alone
+    found = history.game(ids[3])
+    assert found is not None and replays.take() == 0  # its timeline was kept
+    assert found[0].last_ns == 10**6 * NS_PER_S
+    assert history.game(ids[-1] + 1) is None
+
+
+def test_stats_follow_a_named_player_from_seat_to_seat(tmp_path):
+    path = tmp_path / "referee.db"
+    s = Settings(players=3)
+    first, second = write_games(path, [(s, table_game(s, seed, calls=4)) for seed in (1, 2)])
+    with Store.open(path) as store:
+        store.name_seats(first, [(1, "Ann"), (2, "Bob")])
+        store.name_seats(second, [(3, "ann")])  # the same player, now spelt so
+        listed = store.games()
+    assert [player_of(g, seat) for g in listed for seat in (1, 3)] == ["P1", "ann", "ann", "P3"]
+    numbers = {p.player: p.games for p in stats(History(path).count(100).summaries or [])}
+    # Ann sat at seat 1, then at seat 3: her two games are one player's; a seat never
+    # named is its label in every game, as the box showed it.
+    assert numbers == {"ann": 2, "Bob": 1, "P1": 1, "P2": 1, "P3": 1}
+
+
+def test_counting_a_large_store_goes_a_budget_at_a_time(tmp_path, monkeypatch):
+    replays = Replays(monkeypatch)
+    path = tmp_path / "referee.db"
+    s = Settings(players=2)
+    write_games(path, [(s, table_game(s, seed, calls=3)) for seed in range(5)])
+    history = History(path)
+    progress = [history.count(2) for _ in range(3)]
+    assert [(c.counted, c.total) for c in progress] == [(2, 5), (4, 5), (5, 5)]
+    assert [c.summaries is None for c in progress] == [True, True, False]
+    assert replays.take() == 5
+
+
+def test_an_unreadable_store_says_why(tmp_path):
+    with pytest.raises(StoreError, match="no such file"):
+        History(tmp_path / "none.db").page(None, 10)
+
+
+# The stats, and the same numbers counted from the final states alone
+
+
+def counted_otherwise(games) -> dict[str, dict[str, object]]:
+    """Each player's numbers from the state replay makes of each game: its calls' callers
+    and verdicts, its ranking and result; none of the history's own reading."""
+    tally: dict[str, Counter] = {}
+    margins: dict[str, list[int]] = {}
+    for game_id, (s, inputs) in games:
+        state = replay(s, inputs, lobby=False)
+        head = type("Head", (), {"id": game_id, "names": ()})()
+        for p in state.players:
+            who = player_of(head, p.id)
+            tally.setdefault(who, Counter())["games"] += 1
+            margins.setdefault(who, [])
+        for call in state.calls:
+            super_winner = None
+            for seat, verdict in zip(call.callers, call.verdicts, strict=False):
+                who = player_of(head, seat)
+                tally[who]["sets"] += verdict is Judgement.VALID
+                tally[who]["mistakes"] += verdict in (Judgement.INVALID, Judgement.TIMEOUT)
+                if verdict is Judgement.VALID:
+                    mine = dict(call.presses)[seat]
+                    later = sorted(t - mine for s_, t in call.presses if s_ != seat and t >= mine)
+                    margins[who].extend(later[:1])
+                    if call.super_round and super_winner is None:
+                        super_winner = seat
+                        tally[who]["super_won"] += 1
+        if state.phase is Phase.OVER:
+            for place in state.ranking:
+                who = player_of(head, place.player)
+                if state.result is not None:
+                    tally[who]["wins"] += state.result is Result.WON
+                elif len(state.players) > 1:
+                    tally[who]["wins"] += place.place == 1
+    return {
+        who: {
+            "games": c["games"],
+            "wins": c["wins"],
+            "sets": c["sets"],
+            "mistakes": c["mistakes"],
+            "super_won": c["super_won"],
+            "median_margin_ms": (
+                round(median(margins[who]) / NS_PER_MS, 6) if margins[who] else None
+            ),
+        }
+        for who, c in tally.items()
+    }
+
+
+games_st = st.lists(
+    st.tuples(st.sampled_from(RULES), st.integers(0, 2**32), st.sampled_from([0, 3 * NS_PER_MS])),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(drawn=games_st)
+def test_the_stats_agree_with_a_count_from_the_final_states(drawn):
+    games = []
+    for (rules, players), seed, tie in drawn:
+        s = Settings(rules=rules, players=players, tie_ns=tie)
+        games.append((s, table_game(s, seed, calls=10, end=seed % 3 != 0)))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "referee.db"
+        ids = write_games(path, games)
+        counted = History(path).count(100)
+    assert counted.summaries is not None
+    got = {
+        p.player: {
+            "games": p.games,
+            "wins": p.wins,
+            "sets": p.sets,
+            "mistakes": p.mistakes,
+            "super_won": p.rounds_won,
+            "median_margin_ms": p.median_margin_ms,
+        }
+        for p in stats(counted.summaries)
+    }
+    assert got == counted_otherwise(list(zip(ids, games, strict=True)))
+    for p in stats(counted.summaries):
+        played = [one.game.game.id for one in p.series]
+        assert played == sorted(played)
+        assert p.rounds_won + p.rounds_lost <= sum(one.game.rounds for one in p.series)

@@ -1,0 +1,138 @@
+"""Names from the page (docs/web.md, "Names"): POST /api/names through the daemon's
+control socket to a real App (its loop run in a thread, as `referee run` runs it), the
+known players, and every way a name request is refused."""
+
+import io
+import os
+import threading
+from dataclasses import replace
+
+import pytest
+from starlette.testclient import TestClient
+
+from referee.app import App, RunOptions
+from referee.config import default_config
+from referee.rules import Press, Settings
+from referee.store import Store
+from referee.web.pin import ensure_pin, pin_path, read_pin
+from referee.web.server import create_app
+
+SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+
+
+class Daemon:
+    """`referee run` on the store: its main loop in a thread, on the terminal display."""
+
+    def __init__(self, store) -> None:
+        config = default_config()
+        config = replace(config, game=replace(config.game, players=4))
+        self._keys, self._typing = os.pipe()
+        self.screen = io.StringIO()
+        options = RunOptions(config, store, input="keyboard", display="terminal")
+        self.app = App(options, stdin_fd=self._keys, stdout=self.screen)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        app = self.app
+        while not self._stop.is_set():
+            app.present(app.view())
+            app.keep_names()
+            for item in app.inputs.wait(0.05):  # woken at once by a request
+                app._take(item)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.app.close()
+        os.close(self._keys)
+        os.close(self._typing)
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        game = opened.new_game(Settings(players=4), lobby=False, names={4: "Dee"})
+        opened.append(game, Press(player=2, t_ns=1_000_000_000))
+    return path
+
+
+@pytest.fixture
+def client(store):
+    ensure_pin(pin_path(store))
+    with TestClient(create_app(store, pin_path(store))) as client:
+        yield client
+
+
+@pytest.fixture
+def judge(client, store):
+    """The client, signed in with the box's PIN."""
+    assert client.post("/api/login", json={"pin": read_pin(pin_path(store))}, headers=SAME)
+    return client
+
+
+@pytest.fixture
+def daemon(store):
+    running = Daemon(store)
+    yield running
+    running.stop()
+
+
+def name(client, seat, name, headers=SAME):
+    return client.post("/api/names", json={"seat": seat, "name": name}, headers=headers)
+
+
+def test_a_name_typed_on_the_phone_is_on_the_box_and_in_the_state(judge, daemon):
+    answer = name(judge, 2, "  Ann ")
+    assert answer.status_code == 200
+    assert answer.json()["names"] == {"2": "Ann", "4": "Dee"}  # the state, read once saved
+    assert "Ann" in daemon.screen.getvalue()
+    assert judge.get("/api/state").json()["names"] == {"2": "Ann", "4": "Dee"}
+    assert judge.get("/api/players").json() == {"players": ["Ann", "Dee"]}
+
+
+@pytest.mark.parametrize(
+    ("seat", "typed", "status", "said"),
+    [
+        (5, "Eve", 409, "seat 5 is not at this table (seats 1 to 4)"),
+        (1, "dee", 409, "Dee already sits at seat 4"),
+        (9, "Eve", 400, "seat out of range: 1 to 8"),
+        (1, "", 400, "a name cannot be empty"),
+        (1, "x" * 25, 400, "a name is at most 24 characters (this one has 25)"),
+        (1, "\u202eevE", 400, "a name cannot hold invisible characters (U+202E)"),
+        (1, 7, 400, '"name" must be a string'),
+        ("1", "Eve", 400, '"seat" must be a seat\'s number'),
+    ],
+)
+def test_a_name_the_box_cannot_take_is_refused_with_why(judge, daemon, seat, typed, status, said):
+    answer = name(judge, seat, typed)
+    assert (answer.status_code, answer.json()) == (status, {"error": said})
+    assert judge.get("/api/state").json()["names"] == {"4": "Dee"}
+
+
+def test_names_need_the_session_and_the_pages_own_origin(client, store, daemon):
+    assert name(client, 1, "Eve").status_code == 401
+    client.post("/api/login", json={"pin": read_pin(pin_path(store))}, headers=SAME)
+    assert name(client, 1, "Eve", headers={"Origin": "http://evil.example"}).status_code == 403
+    assert "Eve" not in daemon.screen.getvalue()
+
+
+def test_extra_keys_are_refused(judge):
+    answer = judge.post("/api/names", json={"seat": 1, "name": "Eve", "op": "x"}, headers=SAME)
+    assert answer.status_code == 400 and answer.json()["error"].startswith('unknown key "op"')
+
+
+def test_without_a_daemon_a_name_is_503_and_the_players_still_read(judge):
+    answer = name(judge, 1, "Eve")
+    assert (answer.status_code, answer.json()) == (503, {"error": "the referee is not running"})
+    assert judge.get("/api/players").json() == {"players": ["Dee"]}
+
+
+def test_the_players_of_a_store_that_cannot_be_read_are_503(tmp_path):
+    missing = tmp_path / "none.db"
+    ensure_pin(pin_path(missing))
+    with TestClient(create_app(missing, pin_path(missing))) as client:
+        answer = client.get("/api/players")
+        assert (answer.status_code, answer.json()) == (503, {"error": "no such file"})
