@@ -50,9 +50,9 @@
 3. Idle CPU and peak memory of the real daemon, `python -m referee run`, in a subprocess
    per mode, all at once (terminal; serial; window, a desktop's window on Xvfb, where the
    loop waits on the X server's connection; polled, the window under SDL's dummy driver,
-   which like KMSDRM gives no descriptor, so the keys are looked for every 10 ms): see
-   `daemons`. The serial board sends its T line every 100 ms, as the Pico's firmware
-   does. GPIO's idle CPU is measured on the kernel rig (bench/idle_gpio.py).
+   which like SDL's Wayland driver gives no descriptor, so the keys are looked for every
+   10 ms): see `daemons`. The serial board sends its T line every 100 ms, as the Pico's
+   firmware does. GPIO's idle CPU is measured on the kernel rig (bench/idle_gpio.py).
 """
 
 import argparse
@@ -393,7 +393,7 @@ MODES = {
     "serial": ["--input", "serial:{board}", "--display", "none"],
     # A desktop's window (X11, on Xvfb): the loop waits on the X server's connection.
     "window": ["--input", "keyboard", "--display", "window"],
-    # SDL's dummy driver, as KMSDRM: no descriptor, so the loop looks for keys every 10 ms.
+    # SDL's dummy driver, as Wayland's: no descriptor, so the loop looks for keys every 10 ms.
     "polled": ["--input", "keyboard", "--display", "window"],
 }
 # A call and its verdict, three times over, then the game open again with no timer: as

@@ -15,19 +15,25 @@ without waiting for the disk (docs/design.md, "The store").
 
 import contextlib
 import logging
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import rescue
 from .arbiter import Arbiter
 from .config import AudioConfig, Config
 from .control import open_control, socket_path
-from .devices import check_openable, open_devices, open_microphone, pick_display, pick_input
+from .devices import (
+    check_openable,
+    open_devices,
+    open_microphone,
+    open_screen,
+    pick_display,
+    pick_input,
+)
 from .edges import (
     REPLAY,
     Edge,
@@ -42,12 +48,11 @@ from .edges import (
     Status,
     signals_to,
 )
-from .errors import ScreenUnavailable, StartError, UnsavedInputs
+from .errors import UnsavedInputs
 from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
-from .outputs.terminal import TerminalScreen
 from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Store
@@ -60,7 +65,6 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with
     from .audio.clip_writer import ClipWriter
     from .audio.clips import ClipStore
     from .audio.replays import Replays
-    from .outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +76,6 @@ FRAME_LEAD_MAX_NS = 20_000_000
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
 PRESS_AWAKE_NS = 2_000_000
-
-
-class Screen(Protocol):
-    def show(self, view: View) -> bool:
-        """Draw the view; False when the screen already showed exactly this."""
-        ...
-
-    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -121,8 +117,9 @@ class App:
             self._seated: list[NameRequest] = []  # named, to the ledger once shown
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
-            self.window: Window | None = None
-            self.screen, self.display = self._open_screen(displays, stdout)
+            shown = open_screen(displays, self.inbox, options.config.display, stdout)
+            self.screen, self.display, self.window = shown.screen, shown.kind, shown.window
+            self.shown_as = shown.name  # as the log names it: "kms (card0 1280x720)"
             if self.screen is not None:
                 opened.callback(self.screen.close)
             started_ns = self.clock()  # before any edge the buttons can stamp
@@ -187,29 +184,6 @@ class App:
             clock=self.clock,
         )
 
-    def _open_screen(self, displays: list[str], stdout: TextIO | None) -> tuple[Screen | None, str]:
-        """The first of the displays that opens, and its name."""
-        display, *others = displays
-        if display == "window":
-            from .outputs.display import Window
-
-            size = self.options.config.display
-            try:
-                self.window = Window(
-                    self.inbox, size=(size.width, size.height) if size.width else None
-                )
-            except ScreenUnavailable as err:
-                if not others:
-                    raise
-                log.warning("%s: trying the %s instead", err, others[0])
-                return self._open_screen(others, stdout)
-            return self.window, display
-        if display == "terminal":
-            return TerminalScreen(sys.stdout if stdout is None else stdout), display
-        if display == "none":
-            return None, display
-        raise StartError(f"unknown display {display!r}: use auto, window, terminal or none")
-
     # --- the loop --------------------------------------------------------------------------
 
     def run(self) -> int:
@@ -217,8 +191,9 @@ class App:
             for button in self.inputs.held_at_start():
                 self.arbiter.held_at_start(button, self.clock())
             self.notifier.ready(f"{self.inputs.name}, game {self.session.ledger.game_id}")
-            shown = f"window ({self.window.driver})" if self.window else self.display
-            log.info("input %s, display %s, store %s", self.inputs.name, shown, self.store.path)
+            log.info(
+                "input %s, display %s, store %s", self.inputs.name, self.shown_as, self.store.path
+            )
             try:
                 return self._loop()
             finally:

@@ -372,6 +372,15 @@ def _absolute(text: str) -> Path:
     return Path(text).absolute()
 
 
+def _display(text: str) -> str:
+    kind, _, card = text.partition(":")
+    if kind not in ("auto", "window", "kms", "terminal", "none") or (card and kind != "kms"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: use auto, window, kms, kms:/dev/dri/cardN, terminal or none"
+        )
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="referee", description=__doc__, epilog="`referee COMMAND --help` says more."
@@ -391,8 +400,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--display",
         default="auto",
-        choices=["auto", "window", "terminal", "none"],
-        help="auto picks a window where there is a screen, else the terminal",
+        type=_display,
+        metavar="auto|window|kms[:CARD]|terminal|none",
+        help="auto picks a window on a desktop, else the console's screen (kms: the first"
+        " card with a screen connected) where there is one, else the terminal",
     )
     run.add_argument(
         "--web",

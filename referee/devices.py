@@ -1,9 +1,9 @@
-"""The box's devices, picked and opened from the settings in one place: the screen's kind,
-the buttons, the LEDs, the sound.
+"""The box's devices, picked and opened from the settings in one place: the screen, the
+buttons, the LEDs, the sound.
 
 `referee run` and `referee check-buttons` both pick them here (`pick_display`,
-`pick_input`) and open them (`open_devices`); `check_openable` refuses, before anything is
-opened or written, what cannot open at all.
+`pick_input`) and open them (`open_screen`, `open_devices`); `check_openable` refuses,
+before anything is opened or written, what cannot open at all.
 """
 
 import contextlib
@@ -11,23 +11,29 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from gpiozero import GPIOZeroError
 
-from .config import AudioConfig, Config, LedDriver, SoundOutput
+from .config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
 from .edges import Inbox, in_play
-from .errors import StartError
+from .errors import ScreenUnavailable, StartError
 from .inputs import InputSource
+from .inputs.console_keys import ConsoleKeys, NoKeyboard, open_keyboards
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
 from .outputs.alsa import alsa_quiet
+from .outputs.kms import CARDS
+from .outputs.kms import cards as drm_cards
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+from .outputs.terminal import TerminalScreen
 from .pi_header import is_raspberry_pi
+from .view import View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.capture import Capture
@@ -36,22 +42,27 @@ if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with
 log = logging.getLogger(__name__)
 
 
-def _may_have_a_screen(env: Mapping[str, str]) -> bool:
-    """A desktop session, or a Pi's console, whose KMS screen SDL finds by itself."""
-    desktop = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
-    return bool(desktop or env.get("SDL_VIDEODRIVER") == "kmsdrm" or is_raspberry_pi())
+def _desktop(env: Mapping[str, str]) -> bool:
+    """A desktop session (X11, or Wayland with XWayland): a window can be opened there."""
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def pick_display(requested: str, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The displays to try, in order. `auto`: a window where there may be a screen (a
-    desktop session, or a Pi, whose KMS screen SDL finds by itself), then the terminal
-    where there is one, else none."""
+def pick_display(
+    requested: str,
+    environ: Mapping[str, str] | None = None,
+    cards: Sequence[str] | None = None,
+) -> list[str]:
+    """The displays to try, in order. `auto`: a window on a desktop; else the console's
+    screen through KMS where there is a DRM card (a Pi without a desktop); then the
+    terminal where there is one, else none."""
     if requested != "auto":
         return [requested]
     env = os.environ if environ is None else environ
     candidates = []
-    if _may_have_a_screen(env):
+    if _desktop(env):
         candidates.append("window")
+    elif drm_cards() if cards is None else cards:
+        candidates.append("kms")
     if sys.stdin.isatty() and sys.stdout.isatty():
         candidates.append("terminal")
     return [*candidates, "none"]
@@ -63,23 +74,82 @@ def pick_input(requested: str) -> str:
     return "gpio" if is_raspberry_pi() else "keyboard"
 
 
-def check_openable(kind: str, displays: list[str], stdin_fd: int | None = None) -> None:
+def check_openable(
+    kind: str, displays: list[str], stdin_fd: int | None = None, cards: Sequence[str] | None = None
+) -> None:
     """StartError, in one line, for an input or a display that cannot open whatever
     happens: said before the store is created or the terminal is taken over."""
     display = displays[0]
     # SDL_VIDEODRIVER set: SDL is told where to draw, and says itself if it cannot.
-    if display == "window" and not (
-        _may_have_a_screen(os.environ) or os.environ.get("SDL_VIDEODRIVER")
-    ):
+    if display == "window" and not (_desktop(os.environ) or os.environ.get("SDL_VIDEODRIVER")):
         raise StartError(
-            "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY is set,"
-            " and this is not a Pi's console): use --display terminal or none"
+            "--display window: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set):"
+            " use --display kms on the console, else terminal or none"
         )
+    screen, _, card = display.partition(":")
+    found = Path(card).exists() if card else drm_cards() if cards is None else cards
+    if screen == "kms" and not found:
+        missing = f"no such card {card}" if card else f"no DRM card ({CARDS} matches nothing)"
+        raise StartError(f"--display {display}: {missing}: use --display terminal or none")
     if kind == "keyboard" and display == "terminal":
         try:
             readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
         except NotATerminal as err:
             raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
+
+
+class Screen(Protocol):
+    def show(self, view: View) -> bool:
+        """Draw the view; False when the screen already showed exactly this."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class OpenScreen:
+    screen: Screen | None
+    kind: str  # window, kms, terminal or none
+    name: str  # as the log names it: "kms (card0 1280x720)", "window (x11)"
+    window: "Window | None" = None  # the window, whose events the main loop takes
+
+
+def open_screen(
+    displays: list[str], inbox: Inbox, size: DisplayConfig, stdout: TextIO | None = None
+) -> OpenScreen:
+    """The first of the displays that opens (pick_display's list); ScreenUnavailable
+    from the last if none does."""
+    display, *others = displays
+    wanted = (size.width, size.height) if size.width else None
+    try:
+        return _open_screen(display, inbox, wanted, stdout)
+    except ScreenUnavailable as err:
+        if not others:
+            raise
+        log.warning("%s: trying the %s instead", err, others[0])
+        return open_screen(others, inbox, size, stdout)
+
+
+def _open_screen(
+    display: str, inbox: Inbox, wanted: tuple[int, int] | None, stdout: TextIO | None
+) -> OpenScreen:
+    kind, _, card = display.partition(":")
+    if kind == "window":
+        from .outputs.display import Window  # pygame: for the screens that draw
+
+        window = Window(inbox, size=wanted)
+        return OpenScreen(window, kind, f"window ({window.driver})", window)
+    if kind == "kms":  # kms:/dev/dri/card1: that card, else the first with a screen
+        from .outputs.kms import find_output
+        from .outputs.kms_screen import KmsScreen
+
+        screen = KmsScreen(find_output(wanted, [card] if card else None))
+        return OpenScreen(screen, kind, screen.name)
+    if kind == "terminal":
+        return OpenScreen(TerminalScreen(sys.stdout if stdout is None else stdout), kind, kind)
+    if kind == "none":
+        return OpenScreen(None, kind, kind)
+    raise StartError(f"unknown display {display!r}: use auto, window, kms, terminal or none")
 
 
 @dataclass
@@ -134,8 +204,13 @@ def open_input(
     if kind == "keyboard":
         if window is not None:
             return WindowKeys(window, clock)
+        if display == "kms":
+            try:
+                return ConsoleKeys(open_keyboards(), clock)
+            except NoKeyboard as err:
+                raise StartError(f"--input keyboard on the console: {err}") from None
         if display != "terminal":
-            raise StartError("--input keyboard needs a window or a terminal to type in")
+            raise StartError("--input keyboard needs a window, the console or a terminal")
         try:
             return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd, clock)
         except NotATerminal as err:

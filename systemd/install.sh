@@ -20,14 +20,16 @@ UNITS_DIR=/usr/local/lib/systemd/system
 UNITS="referee.service referee-web.service"
 # The groups that own what the daemon opens: /dev/gpiochip*, /dev/dri/*, /dev/input/*,
 # /dev/snd/*, /dev/ttyACM*. The unit names the same list in SupplementaryGroups=.
-DEVICE_GROUPS="gpio video render input audio dialout"
+DEVICE_GROUPS="gpio video input audio dialout"
 # What the wheel is built from: hashed to tell whether the installed code is current, and
 # copied out of the clone first so that pip's build/ and referee.egg-info/, owned by root,
 # never land in it.
 SOURCES="pyproject.toml README.md referee"
-# pygame-ce's wheel bundles SDL, which dlopens these from the system for KMSDRM (libdrm,
-# GBM, EGL/GLES and Mesa's vc4/v3d drivers) and for sound (ALSA). "a|b": the first name
-# apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
+# pygame-ce's wheel bundles SDL, which dlopens ALSA from the system for sound. The DRM,
+# GBM, EGL/GLES and Mesa packages were for SDL's KMSDRM driver, which the referee no longer
+# uses (its console screen is KMS dumb buffers, referee/outputs/kms.py): to be dropped
+# with the test guest's next rebuild, which this list is an input of (tests/vm/). "a|b":
+# the first name apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
 PACKAGES="python3-venv libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
 libasound2t64|libasound2"
 # PyPI's gpiod (libgpiod v2, for the buttons) has wheels for 64-bit Pis only: a 32-bit
@@ -115,7 +117,7 @@ install_udev_rule() {
 
 create_user() {
     for group in $DEVICE_GROUPS; do
-        # render and input come with udev and gpio with Raspberry Pi OS; make any that is
+        # input comes with udev and gpio with Raspberry Pi OS; make any that is
         # missing, or systemd refuses to start a unit whose SupplementaryGroups= names it.
         getent group "$group" >/dev/null || groupadd --system "$group"
     done

@@ -337,7 +337,7 @@ def test_super_after_the_end_starts_a_new_game(make_app, tmp_path):
 
 def test_keyboard_input_needs_somewhere_to_type(tmp_path):
     options = RunOptions(default_config(), tmp_path / "r.db", input="keyboard", display="none")
-    with pytest.raises(StartError, match="needs a window or a terminal"):
+    with pytest.raises(StartError, match="needs a window, the console or a terminal"):
         App(options)
 
 
@@ -351,11 +351,14 @@ def test_keyboard_input_from_a_file_is_refused_in_one_line(tmp_path):
     )
 
 
-def test_display_auto_tries_a_window_where_there_may_be_a_screen(monkeypatch):
+def test_display_auto_tries_a_window_on_a_desktop_else_the_consoles_screen(monkeypatch):
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    assert pick_display("auto", {"DISPLAY": ":0"}) == ["window", "none"]
-    assert pick_display("auto", {"SDL_VIDEODRIVER": "kmsdrm"}) == ["window", "none"]
-    assert pick_display("terminal", {"DISPLAY": ":0"}) == ["terminal"]
+    card = ["/dev/dri/card0"]
+    assert pick_display("auto", {"DISPLAY": ":0"}, card) == ["window", "none"]
+    assert pick_display("auto", {"WAYLAND_DISPLAY": "wayland-0"}, []) == ["window", "none"]
+    assert pick_display("auto", {}, card) == ["kms", "none"]
+    assert pick_display("auto", {}, []) == ["none"]
+    assert pick_display("terminal", {"DISPLAY": ":0"}, card) == ["terminal"]
 
 
 class Recorder:

@@ -168,7 +168,11 @@ NO_SCREEN = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")
     ("display", "said"),
     [
         ("terminal", "--input keyboard reads keys from a terminal: standard input is not a"),
-        ("window", "--display window: no screen here (neither DISPLAY nor WAYLAND_DISPLAY"),
+        ("window", "--display window: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY"),
+        (
+            "kms:/dev/dri/card99",
+            "--display kms:/dev/dri/card99: no such card /dev/dri/card99: use --display terminal",
+        ),
     ],
 )
 def test_a_display_that_cannot_open_is_one_line_before_anything_is_written(tmp_path, display, said):

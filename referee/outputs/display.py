@@ -3,9 +3,10 @@
     render(surface, view)      draw the screen for a view on any surface (tests, gallery)
     Window(inbox)              the real display; take_events() hands over its keys
 
-On Raspberry Pi OS Lite SDL draws with KMSDRM, full screen, with no desktop; on a
-desktop the Window is a resizable window. Only the main thread may touch the Window
-(SDL's rule for the video subsystem). The main loop never sleeps in SDL: pygame's
+The Window is a desktop's resizable window. A console without a desktop is shown the same
+pictures through KMS (kms.py, kms_screen.py), not through SDL's KMSDRM driver, whose
+frames Mesa's software GL never draws. Only the main thread may touch the Window (SDL's
+rule for the video subsystem). The main loop never sleeps in SDL: pygame's
 event.wait naps 1 ms at a time in C, which costs about 1 % of a core at idle and keeps
 Python's signal handlers from running. The loop sleeps on its Inbox and its sources
 instead, under X11 on the X server's connection too (`events_fd`, x11.py), and calls
@@ -67,7 +68,7 @@ def render(surface: pygame.Surface, view: View) -> None:
     surface.blit(shrunk, shrunk.get_rect(center=surface.get_rect().center))
 
 
-def _frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
+def frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
     """What the picture is drawn from: equal keys draw equal pictures."""
     return (
         size,
@@ -94,15 +95,9 @@ def _within_desktop(size: tuple[int, int]) -> tuple[int, int]:
 
 
 class Window:
-    """The display, opened full screen under KMSDRM (or when asked), else a window."""
+    """A window on the desktop."""
 
-    def __init__(
-        self,
-        inbox: Inbox,
-        *,
-        fullscreen: bool = False,
-        size: tuple[int, int] | None = None,
-    ) -> None:
+    def __init__(self, inbox: Inbox, *, size: tuple[int, int] | None = None) -> None:
         try:
             pygame.display.init()
         except pygame.error as err:
@@ -118,18 +113,11 @@ class Window:
             # it, LLVM included: 143 MB resident instead of 46 MB, for screens drawn in
             # software either way and shown as fast through shared memory.
             os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "0")
-        self.fullscreen = fullscreen or self.driver == "KMSDRM"
         try:
-            if self.fullscreen:
-                pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
-                pygame.mouse.set_visible(False)
-            else:
-                # A headless driver's desktop is made up: a test's window keeps its size.
-                headless = self.driver in HEADLESS_DRIVERS
-                size = size or DEFAULT_SIZE
-                pygame.display.set_mode(
-                    size if headless else _within_desktop(size), pygame.RESIZABLE
-                )
+            # A headless driver's desktop is made up: a test's window keeps its size.
+            headless = self.driver in HEADLESS_DRIVERS
+            size = size or DEFAULT_SIZE
+            pygame.display.set_mode(size if headless else _within_desktop(size), pygame.RESIZABLE)
         except pygame.error as err:
             pygame.display.quit()
             raise ScreenUnavailable(f"cannot open the {self.driver} screen: {err}") from None
@@ -146,7 +134,7 @@ class Window:
 
     def events_fd(self) -> int | None:
         """A descriptor that is readable when events come (the X server's connection), or
-        None (KMSDRM reads input devices SDL keeps to itself): then look now and then."""
+        None (SDL's Wayland driver; the tests' dummy one): then look now and then."""
         return None if self._x is None else self._x.fd
 
     def events_waiting(self) -> bool:
@@ -179,7 +167,7 @@ class Window:
         """Draw the view, unless the screen already shows exactly this picture."""
         surface = pygame.display.get_surface()
         assert surface is not None, "show() after close()"
-        key = _frame_key(view, surface.get_size())
+        key = frame_key(view, surface.get_size())
         if key == self._last_key:
             return False
         render(surface, view)

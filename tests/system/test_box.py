@@ -4,7 +4,8 @@ its power cut. Run by `make test-system` (tests/system/run.sh), in this order, o
 What stands in for the Pi here, and only that (tests/system/guest/): a gpio-sim chip as
 the header's GPIO, a /proc/cpuinfo with a Pi's board revision bound into the unit, and
 `--input` named in a drop-in (no /proc/device-tree on x86). Everything else is the
-product: its install script with apt and pip, its unit and sandbox, KMSDRM on virtio-gpu,
+product: its install script with apt and pip, its unit and sandbox, the console's screen
+through KMS dumb buffers on virtio-gpu,
 ALSA on an HDA card, the serial board on a USB serial adapter. The guest runs under
 QEMU's emulation: its times are an emulated machine's, not a Pi's.
 """
@@ -146,7 +147,7 @@ def test_install_as_a_user_does(box: Box) -> None:
     assert result.returncode == 0, f"sudo make install failed: see {OUT / 'install.log'}"
     assert re.search(r"referee: .*lgpio", result.stdout), "install.sh says where lgpio came from"
     groups = vm.run("id -nG referee").stdout.split()
-    assert {"gpio", "video", "render", "input", "audio", "dialout"} <= set(groups)
+    assert {"gpio", "video", "input", "audio", "dialout"} <= set(groups)
     assert vm.run("systemctl is-enabled referee").stdout.strip() == "enabled"
     vm.run(f"{REFEREE} --help >/dev/null && test -f /etc/referee/referee.toml")
     # The settings, as a user edits them (sudoedit): the sound on the sound card, and a
@@ -182,7 +183,7 @@ def test_boots_to_the_lobby(box: Box) -> None:
     assert shown["WatchdogUSec"] == "20s"
     journal = vm.run("journalctl -b -u referee -o cat --no-pager").stdout
     (OUT / "journal-boot.txt").write_text(journal)
-    started = r"referee.app: input GPIO \(kernel edge times\), display window \(KMSDRM\)"
+    started = r"referee.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
     assert re.search(started, journal), journal
     assert "Watchdog timeout" not in journal
 
@@ -198,7 +199,7 @@ def test_boots_to_the_lobby(box: Box) -> None:
         30,
     )
 
-    # KMSDRM: the referee is the DRM master, and its framebuffer is on the screen.
+    # The referee is the DRM master, and its framebuffer is on the screen.
     drm = vm.run(
         "mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; "
         "cat /sys/kernel/debug/dri/0/clients /sys/kernel/debug/dri/0/state"
@@ -206,25 +207,42 @@ def test_boots_to_the_lobby(box: Box) -> None:
     (OUT / "drm-state.txt").write_text(drm)
     assert re.search(r"^\s*referee\s+\d+\s+\d+\s+y\s", drm, re.M), drm
     assert "allocated by = referee" in drm, drm
-    time.sleep(3)  # the lobby's first frame is drawn right after READY
-    screen = vm.screendump(OUT / "lobby.png")
-    if is_black(screen):
-        box.findings["lobby_png"] = f"{screen}: black"
-        pytest.xfail(
-            f"{screen} is black: under emulation Mesa's software GL (kms_swrast) shows SDL's "
-            "KMSDRM frames black, a trivial pygame fill too, while the console's text shows"
-        )
-    difference = compare_with_gallery(screen, ROOT / "docs" / "screens" / "lobby-1280x720.png")
-    box.findings["lobby_png"] = f"{screen}: {difference:.1f}/255 from the gallery's"
-    print(f"lobby screendump {screen}: mean difference from the gallery's {difference:.1f}/255")
-    assert difference < 12, f"{screen} does not look like the gallery's lobby"
+    shows(box, "lobby")  # its first frame is drawn right after READY
+    pid = service(vm, "MainPID")["MainPID"]
+    memory = vm.run(f"grep -E '^(VmHWM|VmRSS|RssAnon|RssFile):' /proc/{pid}/status").stdout
+    box.findings["daemon_memory_kb"] = {
+        line.split(":")[0]: int(line.split()[1]) for line in memory.splitlines()
+    }
+    print("the daemon's memory in the lobby:", box.findings["daemon_memory_kb"])
 
 
-def is_black(picture: Path) -> bool:
-    import pygame
+# The screens the game passes through, as the gallery draws them (docs/screens/, `make
+# screens`). Each screendump must look more like its own than like the others.
+GALLERY = {"lobby": "lobby", "call": "call", "countdown": "countdown-7s"}
+# At most this mean difference (of 255) from its gallery picture. The states differ: the
+# host's own drawings of the guest's screens (an empty lobby, a first call, a countdown)
+# are 15.5, 4.3 and 4.5 from the gallery's; a black screen is 44 from the lobby's.
+LOOKS_LIKE = 20
 
-    surface = pygame.image.load(str(picture))
-    return pygame.transform.average_color(surface)[:3] == (0, 0, 0)
+
+def shows(box: Box, screen: str, timeout_s: float = 20) -> None:
+    """The guest's screen, screendumped from QEMU's virtio-gpu, looks like the gallery's
+    picture of that screen: nearer to it than to the others', and near (looked at once a
+    second until it does, or the time is up: the frame may come late under emulation)."""
+    shot = OUT / f"{screen}.png"
+    gallery = {name: ROOT / "docs/screens" / f"{p}-1280x720.png" for name, p in GALLERY.items()}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        box.vm.screendump(shot)
+        differences = {n: round(compare_with_gallery(shot, p), 1) for n, p in gallery.items()}
+        nearest = min(differences, key=differences.__getitem__)
+        if (nearest == screen and differences[screen] < LOOKS_LIKE) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    box.findings[f"{screen}_png"] = {"path": str(shot), "differences": differences}
+    print(f"{screen} screendump {shot}: mean difference from the gallery's {differences}")
+    assert nearest == screen, f"{shot} looks more like the gallery's {nearest}: {differences}"
+    assert differences[screen] < LOOKS_LIKE, f"{shot} does not look like the gallery's {screen}"
 
 
 def compare_with_gallery(shot: Path, gallery: Path) -> float:
@@ -233,7 +251,9 @@ def compare_with_gallery(shot: Path, gallery: Path) -> float:
 
     a, b = pygame.image.load(str(shot)), pygame.image.load(str(gallery))
     assert a.get_size() == b.get_size(), f"{shot} is {a.get_size()}, the gallery {b.get_size()}"
-    small = (160, 90)
+    # Coarse: a screen in another state than the gallery's (a lobby nobody joined yet, no
+    # key bar under GPIO) moves its parts by a few pixels, which finer grids count whole.
+    small = (16, 9)
     a, b = pygame.transform.smoothscale(a, small), pygame.transform.smoothscale(b, small)
     total = 0
     for x in range(small[0]):
@@ -350,6 +370,8 @@ def test_a_game_on_gpio_with_beeps_and_a_super_round(box: Box) -> None:
     for first, second in (("P2", "P1"), ("P1", "P2")):
         writes = press(vm, f"{first}=0", "+5", f"{second}=0", "+150", f"{first}=1", f"{second}=1")
         wait_log(vm, f"{first} calls SET", 0)
+        if not races:
+            shows(box, "call")
         gap_ms = (writes[1]["mono"][0] - writes[0]["mono"][1]) / 1e6
         print(f"race: {first}, then {second} {gap_ms:.2f} ms after (between the sysfs writes)")
         races.append((first, writes[0]))
@@ -375,6 +397,7 @@ def test_a_game_on_gpio_with_beeps_and_a_super_round(box: Box) -> None:
     wait_log(vm, "P3 joins the super round", 0)
     flip = tap(vm, "SUPER")
     wait_log(vm, "flip! only P1, P3 may call", 0)
+    shows(box, "countdown", timeout_s=8)  # within its 10 s
     wait_log(vm, "time! ", 0, timeout_s=40)
 
     final = state(vm)
