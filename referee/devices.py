@@ -9,6 +9,8 @@ before anything is opened or written, what cannot open at all.
 import contextlib
 import logging
 import os
+import re
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +49,35 @@ def _desktop(env: Mapping[str, str]) -> bool:
     return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
+# A local X display, ":0" or "unix:0.1": its server listens on this socket.
+_LOCAL_X = re.compile(r"(?:unix)?:(\d+)(?:\.\d+)?")
+
+
+def _unanswered_desktop(env: Mapping[str, str]) -> str | None:
+    """What the environment names as a desktop that nothing serves, as a user can check
+    it; None when one answers or cannot be told from here (an X server on another host).
+    Else SDL tries every driver it has, prints libwayland's complaint on the way, and
+    fails after the store was made."""
+    wayland = env.get("WAYLAND_DISPLAY")
+    if wayland:
+        runtime = env.get("XDG_RUNTIME_DIR", "")
+        path = Path(wayland) if wayland.startswith("/") else Path(runtime, wayland)
+        if (wayland.startswith("/") or runtime) and path.is_socket():
+            return None
+    x = _LOCAL_X.fullmatch(env.get("DISPLAY", ""))
+    if x is None:
+        return None if env.get("DISPLAY") else f"WAYLAND_DISPLAY={wayland}: no compositor there"
+    x_socket = f"/tmp/.X11-unix/X{x[1]}"
+    for address in ("\0" + x_socket, x_socket):  # X servers on Linux listen on both
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(address)
+                return None
+            except OSError:
+                continue
+    return f"DISPLAY={env['DISPLAY']}: no X server answers there ({x_socket})"
+
+
 def pick_display(
     requested: str,
     environ: Mapping[str, str] | None = None,
@@ -81,11 +112,15 @@ def check_openable(
     happens: said before the store is created or the terminal is taken over."""
     display = displays[0]
     # SDL_VIDEODRIVER set: SDL is told where to draw, and says itself if it cannot.
-    if display == "window" and not (_desktop(os.environ) or os.environ.get("SDL_VIDEODRIVER")):
-        raise StartError(
-            "--display window: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set):"
-            " use --display kms on the console, else terminal or none"
-        )
+    if display == "window" and not os.environ.get("SDL_VIDEODRIVER"):
+        if not _desktop(os.environ):
+            raise StartError(
+                "--display window: no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is"
+                " set): use --display kms on the console, else terminal or none"
+            )
+        if unanswered := _unanswered_desktop(os.environ):
+            raise StartError(f"--display window: {unanswered}: start the desktop, or use"
+                             " --display kms on the console, else terminal or none")  # fmt: skip
     screen, _, card = display.partition(":")
     found = Path(card).exists() if card else drm_cards() if cards is None else cards
     if screen == "kms" and not found:

@@ -178,6 +178,29 @@ NO_SCREEN = ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")
 def test_a_display_that_cannot_open_is_one_line_before_anything_is_written(tmp_path, display, said):
     """Nothing on standard output (no terminal's escape codes), no log lines, no store."""
     env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"HOME": str(tmp_path)}
+    check_nothing_written(tmp_path, env, display, said)
+
+
+@pytest.mark.parametrize(
+    ("desktop", "said"),
+    [
+        ({"DISPLAY": ":97"}, "--display window: DISPLAY=:97: no X server answers there"),
+        (
+            {"WAYLAND_DISPLAY": "wayland-9"},
+            "--display window: WAYLAND_DISPLAY=wayland-9: no compositor there",
+        ),
+    ],
+)
+def test_a_desktop_named_but_not_there_is_one_line_before_anything_is_written(
+    tmp_path, desktop, said
+):
+    """Not SDL's way: trying every driver it has, libwayland's complaint on the way, and
+    the store made before it fails."""
+    env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"HOME": str(tmp_path)}
+    check_nothing_written(tmp_path, env | desktop, "window", said)
+
+
+def check_nothing_written(tmp_path, env, display, said):
     store = tmp_path / "store.db"
     args = ("run", "--input", "keyboard", "--display", display, "--store", str(store))
     done = referee(*args, env=env)
