@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 
+from referee.audio import clip_writer
 from referee.audio.capture import Capture
 from referee.audio.clip_writer import STALL_NS, ClipWriter
 from referee.audio.clips import ClipStore, ClipWindow
@@ -111,3 +112,23 @@ def test_closing_while_a_clip_is_cut_does_not_hang(tmp_path):
     closing.start()
     closing.join(10)
     assert not closing.is_alive()
+
+
+def test_the_detector_runs_once_before_the_first_call(tmp_path, monkeypatch):
+    """Its first run in a process holds the GIL about 100 ms: at the start, not at the first
+    call's beep."""
+    seen: list[int] = []
+    detect = clip_writer.find_onsets
+
+    def finding(samples, rate):
+        seen.append(len(samples))
+        return detect(samples, rate)
+
+    monkeypatch.setattr(clip_writer, "find_onsets", finding)
+    card = FakeCard()
+    clips = writer(tmp_path, card, Capture(card), [])
+    try:
+        assert clips.warm.wait(10)
+        assert seen == [round(clip_writer.WARM_S * card.rate)]  # and no call yet
+    finally:
+        clips.close()

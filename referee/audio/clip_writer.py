@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from referee.units import NS_PER_S
 
 from .capture import Sound
@@ -26,6 +28,7 @@ from .onsets import find_onsets
 log = logging.getLogger(__name__)
 
 STALL_NS = 3 * NS_PER_S  # past a window's end with no sample after it: cut what there is
+WARM_S = 0.25  # of sound with a click in it: every path of the detector runs once
 
 
 class Recording(Protocol):
@@ -72,6 +75,7 @@ class ClipWriter:
         self._cutting = False
         self.saved = 0
         self.lost = 0
+        self.warm = threading.Event()  # the detector has run once
         self._thread = threading.Thread(target=self._run, name="clips", daemon=True)
         self._thread.start()
 
@@ -98,6 +102,13 @@ class ClipWriter:
             return self._news.wait_for(lambda: not self._calls and not self._cutting, timeout_s)
 
     def _run(self) -> None:
+        # numpy's first FFTs and medians in a process hold the GIL for about 100 ms at once
+        # (PERFORMANCE.md, "The loop's latency, the microphone on and off"): done now, at
+        # the start, that wait is not the first call's beep's and frame's.
+        warm = np.zeros(round(WARM_S * self._recording.sample_rate))
+        warm[len(warm) // 2] = 0.5
+        find_onsets(warm, self._recording.sample_rate)
+        self.warm.set()
         while True:
             with self._news:
                 call = self._next_due()
