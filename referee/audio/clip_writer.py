@@ -103,7 +103,7 @@ class ClipWriter:
 
     def _run(self) -> None:
         # numpy's first FFTs and medians in a process hold the GIL for about 100 ms at once
-        # (PERFORMANCE.md, "The loop's latency, the microphone on and off"): done now, at
+        # (docs/PERFORMANCE.md, "The loop's latency, the microphone on and off"): done now, at
         # the start, that wait is not the first call's beep's and frame's.
         warm = np.zeros(round(WARM_S * self._recording.sample_rate))
         warm[len(warm) // 2] = 0.5
