@@ -2,9 +2,11 @@
 espeak-ng's "Set!" shouts over noise (tests/shouts.py says how clips, true onsets and
 SNR are made), beside a plain broadband energy detector on the same clips.
 
-    .venv/bin/python bench/onsets.py [--clips 60] [--minutes 3]
+    .venv/bin/python bench/onsets.py [--clips 60] [--minutes 3] [--seed 0]
 
-Cases (each seeded: every run measures the same clips):
+Cases (each seeded: every run measures the same clips; --seed S measures clips S to
+S + clips - 1 and noise of seed S + 1 instead, so that a change is checked on clips it
+was not tuned on):
   first onset  white and pink at 20 and 10 dB: the detector's first onset in the clip
                against the shout's true onset (a false onset before it is a miss);
                target p95 <= 3 ms at 20 dB, <= 10 ms at 10 dB.
@@ -37,9 +39,9 @@ BASELINE = Settings(bands=(BROADBAND,))
 DETECTORS = [("bands", DEFAULT), ("broadband", BASELINE)]
 
 
-def first_errors_ms(kind: str, snr: float, clips: int, settings: Settings, nearest: bool):
+def first_errors_ms(kind: str, snr: float, seeds: range, settings: Settings, nearest: bool):
     errors = []
-    for seed in range(clips):
+    for seed in seeds:
         clip = shouts.clip(kind, snr, seed)
         found = [o.sample for o in find_onsets(clip.signal, RATE, settings)]
         truth = clip.onsets[0]
@@ -52,9 +54,9 @@ def first_errors_ms(kind: str, snr: float, clips: int, settings: Settings, neare
     return errors
 
 
-def pairs_found(clips: int, settings: Settings) -> int:
+def pairs_found(seeds: range, settings: Settings) -> int:
     hits = 0
-    for seed in range(clips):
+    for seed in seeds:
         gap = float(np.random.default_rng([seed, 7]).uniform(0.08, 0.2))
         clip = shouts.clip("white", 20, seed, gaps_s=(gap,))
         found = [o.sample for o in find_onsets(clip.signal, RATE, settings)]
@@ -68,12 +70,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clips", type=int, default=60, help="clips a case")
     parser.add_argument("--minutes", type=float, default=3.0, help="of each noise alone")
+    parser.add_argument("--seed", type=int, default=0, help="the first clip's seed")
     args = parser.parse_args()
     if reason := shouts.missing_tools():
         print(f"bench/onsets.py: {reason}")
         return 1
     header("Voice onsets: issue 17's detector targets")
-    print(f"clips a case: {args.clips}; noise alone: {args.minutes:g} min of each")
+    seeds = range(args.seed, args.seed + args.clips)
+    print(
+        f"clips a case: {args.clips}, seeds {seeds.start}-{seeds.stop - 1}; "
+        f"noise alone: {args.minutes:g} min of each, seed {args.seed + 1}"
+    )
     print()
     title = f"{'case':<34} {'detector':<10} {'p50':>8} {'p95':>8} {'max':>8}  result / met?"
     print(title)
@@ -90,12 +97,12 @@ def main() -> int:
     for kind, snr, target in [*cases, ("babble", 20, 10.0)]:
         case = f"{'first' if kind != 'babble' else 'nearest'} onset, {kind} {snr} dB"
         for name, settings in DETECTORS:
-            errors = first_errors_ms(kind, snr, args.clips, settings, kind == "babble")
+            errors = first_errors_ms(kind, snr, seeds, settings, kind == "babble")
             p95 = percentile(errors, 95)
             cells = f"{percentile(errors, 50):>8.2f} {p95:>8.2f} {max(errors):>8.2f}"
             row(f"{case} (ms)", name, cells, f"p95 <= {target:g} ms:", p95 <= target)
     for name, settings in DETECTORS:
-        hits = pairs_found(args.clips, settings)
+        hits = pairs_found(seeds, settings)
         share = 100 * hits / args.clips
         cells = f"{'':>8} {'':>8} {'':>8}"
         row(
@@ -107,7 +114,7 @@ def main() -> int:
         )
     seconds = args.minutes * 60
     for kind in ("white", "pink"):
-        noise = shouts.noise_alone(kind, seconds, 1)
+        noise = shouts.noise_alone(kind, seconds, args.seed + 1)
         for name, settings in DETECTORS:
             start = time.process_time()
             found = find_onsets(noise, RATE, settings)

@@ -153,14 +153,22 @@ class Clip:
 
 
 def clip(
-    kind: str, snr_db: float, seed: int, *, gaps_s: tuple[float, ...] = (), seconds: float = 2.0
+    kind: str,
+    snr_db: float,
+    seed: int,
+    *,
+    gaps_s: tuple[float, ...] = (),
+    seconds: float = 2.0,
+    voice: int | None = None,
 ) -> Clip:
     """A clip of `seconds` of noise with a shout at a random moment in its first half,
-    and one more shout after each of `gaps_s` (onset to onset, other voices)."""
+    and one more shout after each of `gaps_s` (onset to onset, other voices). The first
+    shout's voice is VOICES[voice], or a random one."""
     rng = np.random.default_rng([seed, int(snr_db * 10), NOISES.index(kind), len(gaps_s)])
     n = round(seconds * SAMPLE_RATE)
     signal = np.zeros(n)
-    first = int(rng.integers(len(VOICES)))
+    drawn = int(rng.integers(len(VOICES)))  # drawn even when chosen: the rest stays the same
+    first = drawn if voice is None else voice
     at = int(rng.integers(round(0.3 * n), round(0.5 * n)))
     onsets: list[int] = []
     power = 0.0
