@@ -376,14 +376,22 @@ class Store:
 
     def seat_names(self, game_id: int) -> dict[int, str]:
         """Who sits where in the game: their names by seat."""
+        return dict(self._seated(game_id, game_id).get(game_id, ()))
+
+    def _seated(self, first: int, last: int) -> dict[int, list[tuple[int, str]]]:
+        """Who sat where in the games of ids first to last: (seat, name) by game, checked."""
         rows = self._read_all(
-            "SELECT seats.seat, players.name FROM seats"
+            "SELECT seats.game_id, seats.seat, players.name FROM seats"
             " JOIN players ON players.id = seats.player_id"
-            " WHERE seats.game_id = ? ORDER BY seats.seat",
-            game_id,
+            " WHERE seats.game_id BETWEEN ? AND ? ORDER BY seats.game_id, seats.seat",
+            first,
+            last,
         )
-        where = f"game {game_id}"
-        return {self._seat(game_id, seat): self._name(where, name) for seat, name in rows}
+        seated: dict[int, list[tuple[int, str]]] = {}
+        for game_id, seat, name in rows:
+            checked = (self._seat(game_id, seat), self._name(f"game {game_id}", name))
+            seated.setdefault(game_id, []).append(checked)
+        return seated
 
     def players(self) -> list[str]:
         """Every player the box has seen, those of the latest games first."""
@@ -479,20 +487,10 @@ class Store:
                 f" FROM games {upto} ORDER BY id DESC LIMIT :limit",
                 {"through": through, "limit": limit},
             ).fetchall()
-            seated = self._conn.execute(
-                "SELECT seats.game_id, seats.seat, players.name FROM seats"
-                " JOIN players ON players.id = seats.player_id"
-                f" WHERE seats.game_id IN (SELECT id FROM games {upto}"
-                " ORDER BY id DESC LIMIT :limit) ORDER BY seats.game_id, seats.seat",
-                {"through": through, "limit": limit},
-            ).fetchall()
         except sqlite3.Error as err:
             raise _store_error(self.path, err) from err
-        names: dict[int, list[tuple[int, str]]] = {}
-        for game_id, seat, name in seated:
-            names.setdefault(game_id, []).append(
-                (self._seat(game_id, seat), self._name(f"game {game_id}", name))
-            )
+        # The games listed are every one with an id between the last's and the first's.
+        names = self._seated(rows[-1][0], rows[0][0]) if rows else {}
         read: dict[str, Settings] = {}
         return [
             ListedGame(
