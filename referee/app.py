@@ -143,6 +143,10 @@ class App:
             if self.clips is not None:
                 opened.callback(self.clips.close)  # before the microphone it cuts from
             self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
+            # A call from before the microphone listened (a resumed game's, or one an UNDO
+            # brings back) is not in its ring: cut, it would be silence, and it would take
+            # the place of the clip an earlier run of the box cut when it was heard.
+            self._listening_ns = self.clock()
             self._replays: Replays | None = None  # made at the first REPLAY
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
@@ -294,6 +298,8 @@ class App:
         session = self.session
         state, game = session.state, session.ledger.game_id
         for call in filter(None, (state.pending, state.calls[-1] if state.calls else None)):
+            if session.mono_ns(call.first_ns) < self._listening_ns:
+                continue
             for player, t_ns in call.presses:
                 if (game, player, t_ns) not in self._clipped:
                     self._clipped.add((game, player, t_ns))

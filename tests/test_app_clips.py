@@ -145,3 +145,33 @@ def test_replay_with_no_call_plays_the_last_seconds(box):
     assert box.app.view().messages[-1].startswith("replay: the last 3 s, 4x slower")
     replay = box.app.view().replay
     assert replay is not None and replay.presses == () and replay.span == (0.0, 1.0)
+
+
+def test_a_call_from_before_the_microphone_listened_keeps_its_clip(tmp_path, monkeypatch):
+    """Found in the emulated machine: after a restart, the resumed game's last call (and
+    the one an UNDO brought back) was cut again from a ring that never heard it, and the
+    silence replaced the clip cut when it was heard."""
+    first = Box(tmp_path, monkeypatch)
+    for button in ("P1", "P2", "SUPER"):
+        first.tap(button)
+    pressed = first.tap("P2", shout=True)
+    first.tap("VALID")
+    first.at(pressed + 2 * NS_PER_S + 100 * MS)
+    assert first.app.clips is not None and first.app.clips.wait_cut(10)
+    first.close()
+    store = ClipStore(clips_folder(first.store), max_bytes=10**9)
+    [heard] = store.clips()
+    sound = heard.sound.read_bytes()
+
+    again = Box(tmp_path, monkeypatch)  # the box restarted: the same store, a new ring
+    assert again.app.session.state.calls  # the game resumed, P2's call its last
+    again.at(again.clock.now + 3 * NS_PER_S)
+    again.tap("P1")
+    again.tap("UNDO")  # P1's call taken back: P2's, from before, is the last call again
+    again.at(again.clock.now + 3 * NS_PER_S)
+    assert again.app.clips is not None and again.app.clips.wait_cut(10)
+    again.close()
+    kept, taken_back = store.clips()  # P2's call, then P1's, which was heard
+    assert (kept.clip, kept.sound.read_bytes()) == (heard.clip, sound)
+    assert [m.player for m in taken_back.clip.presses] == [1]
+    assert again.app.clips.saved == 1
