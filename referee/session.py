@@ -130,6 +130,7 @@ class Session:
         log.info(
             "resumed game %d (%d inputs, phase %s)", game.id, len(game.inputs), self.state.phase
         )
+        self._log_clock()
         said = []
         if store.left_open:
             # Its last writer never closed it: inputs shown in the last moments before a
@@ -157,6 +158,15 @@ class Session:
         was, will = settings_values(self.settings), settings_values(self.rules)
         return "the next game: " + ", ".join(f"{k} {will[k]}" for k in will if will[k] != was[k])
 
+    def _log_clock(self) -> None:
+        # For a builder comparing the ledger's times with stamps taken beside the box
+        # (gpiomon's, a recording's): the kernel's GPIO stamps are on CLOCK_MONOTONIC.
+        log.info(
+            "game %d's clock: 0 s at CLOCK_MONOTONIC %.6f s",
+            self.ledger.game_id,
+            self.origin_ns / NS_PER_S,
+        )
+
     def _ledger(self, game_id: int) -> Ledger:
         ledger = Ledger(self.store, game_id)
         if self._told is not None:
@@ -180,6 +190,7 @@ class Session:
             self.settings.rules,
             self.settings.players,
         )
+        self._log_clock()
 
     def seating(self, seat: int, name: str) -> str | None:
         """Why the player may not sit at the seat now, or None: the seat must be this

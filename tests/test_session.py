@@ -95,3 +95,20 @@ def test_a_game_not_started_takes_the_settings_in_effect_and_a_started_one_says_
         assert (started.settings, started.ledger.game_id) == (official, again.ledger.game_id)
         assert started.next_game == "the next game: rules super, players 4"
         started.close()
+
+
+def test_the_log_says_where_each_games_clock_is_on_the_monotonic_clock(tmp_path, caplog):
+    """A builder lines the ledger's times up with stamps taken beside the box (gpiomon's,
+    a recording's): the game clock's 0 on CLOCK_MONOTONIC, for a new game and a resumed one."""
+    caplog.set_level("INFO", logger="referee.session")
+    with Store.open(tmp_path / "referee.db") as store:
+        first = Session(store, Settings(players=2), tie_floor_ns=0, now_ns=T0)
+        for button in ("P1", "P2", "SUPER"):
+            first.play(Decision(T0 + 7 * S, button))
+        resumed = Session(store, Settings(players=2), tie_floor_ns=0, now_ns=T0 + 60 * S)
+    assert resumed.mono_ns(7 * S) == T0 + 60 * S
+    said = [r.getMessage() for r in caplog.records if "CLOCK_MONOTONIC" in r.getMessage()]
+    assert said == [
+        "game 1's clock: 0 s at CLOCK_MONOTONIC 50.000000 s",
+        "game 1's clock: 0 s at CLOCK_MONOTONIC 103.000000 s",
+    ]
