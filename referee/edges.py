@@ -28,8 +28,9 @@ END = "END"
 # No input of the rules: the REPLAY button, UNDO held a while and let go, or the keyboard's
 # `r` replays the last call's sound (docs/rules.md, "Replay").
 REPLAY = "REPLAY"
-# The buttons that may have a pin of the Pi: REPLAY's is optional (`[pins] REPLAY = ""`),
-# as a box without it has UNDO's gesture. The serial board has no REPLAY (protocol.md).
+# The buttons a pin may read, the Pi's or the serial board's: REPLAY's is optional
+# (`[pins] REPLAY = ""`; on the board, a pin wired or not), as a box without it has UNDO's
+# gesture.
 PIN_BUTTONS = (*BUTTONS, REPLAY)
 
 

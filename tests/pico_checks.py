@@ -211,7 +211,7 @@ def check_interrupts(fw):
     )
     check(lines == want.encode(), f"drained {lines!r}")
     check(newest == PERIOD + 10, "the newest stamp drained")
-    check(list(down) == [1] + [0] * 11, "P1 is held")
+    check(list(down) == [1] + [0] * (len(down) - 1), "P1 is held")
     check(fw["drain"](extender, down) == (b"", -1), "nothing twice")
     for n in range(fw["RING_SIZE"] + 5):
         edge(1, n % 2, Pin.IRQ_FALLING, 100 + n)
@@ -329,7 +329,7 @@ def check_main(fw):
     want = b"HELLO referee-board 1\nT 5000\nD P2 5500\nT 6000\nT 160000\n"
     check(host.written == want, f"wrote {host.written!r}")
     buttons = [gpio for gpio, pin in PINS.items() if pin.handler is fw["_on_edge"]]
-    check(sorted(buttons) == list(range(2, 14)), "an interrupt on each button, GP2-GP13")
+    check(sorted(buttons) == [*range(2, 14), 26], "an interrupt on each button, GP2-GP13 and GP26")
     check(PINS[15].level == 1, "P2's LED (GP15) is lit")
     check(PWMS[-1].hz == 880, "the beep's pitch")
     check(PWMS[-1].duties == [0, 32768, 0], "silent, beeping, silent again after 50 ms")

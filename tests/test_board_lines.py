@@ -20,6 +20,7 @@ from referee.inputs.board_lines import (
         (b"HELLO referee-board 1\r", Hello()),
         (b"D P1 0", BoardEdge("P1", 0, down=True)),
         (b"U UNDO 18446744073709551616", BoardEdge("UNDO", 2**64, down=False)),
+        (b"D REPLAY 42", BoardEdge("REPLAY", 42, down=True)),
         (b"T 1500", BoardTime(1500)),
         (b"T 7\r", BoardTime(7)),
     ],

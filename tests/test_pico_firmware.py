@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.edges import BUTTONS
+from referee.edges import PIN_BUTTONS
 
 PICO = Path(__file__).resolve().parent.parent / "hardware" / "pico"
 FIRMWARE = PICO / "main.py"
@@ -70,4 +70,4 @@ def test_the_pins_are_the_readmes_table():
 
 
 def test_the_firmware_knows_the_referees_buttons():
-    assert tuple(name for name, _ in firmware_constant("BUTTON_PINS")) == BUTTONS
+    assert tuple(name for name, _ in firmware_constant("BUTTON_PINS")) == PIN_BUTTONS

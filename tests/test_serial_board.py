@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.arbiter import Arbiter
-from referee.edges import BUTTONS, UNDO, Edge, LostTrack, SourceStatus
+from referee.edges import BUTTONS, PIN_BUTTONS, REPLAY, UNDO, Edge, LostTrack, SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_stream import JUMPED
@@ -116,7 +116,7 @@ def test_is_an_input_source_with_the_boards_numbers(board, reader):
     assert str(board.path) in reader.name
     # The board's clock ticks in 1 us, but its interrupts are served one at a time.
     assert reader.resolution_ns == 100_000
-    assert reader.buttons == BUTTONS
+    assert reader.buttons == PIN_BUTTONS
     assert isinstance(reader.fileno(), int)
     assert reader.held_at_start() == ()
 
@@ -271,6 +271,19 @@ def test_a_press_and_its_t_through_the_fake_boards_helper(board, clock, reader):
         50 * MS,
         valid.t_ns + 60 * MS,
     )
+
+
+def test_the_boards_replay_button_is_a_replay_and_no_input_of_the_rules(board, clock, reader):
+    """The Pico's optional REPLAY button (GP26), as the Pi's on GPIO0: a press is REPLAY."""
+    arbiter = Arbiter(Timing())
+    board.down_then_t(REPLAY, 40_000)
+    clock.now += 60 * MS
+    board.up_then_t(REPLAY, 100_000, t_after=110_000)
+    for edge in edges(reader.read()):
+        arbiter.take(edge)
+    decisions = arbiter.advance(reader.watermark_ns, 0)
+    assert [d.button for d in decisions] == [REPLAY]
+    assert reader.bad_lines == reader.impossible_times == 0
 
 
 # --- impossible stamps -------------------------------------------------------------------

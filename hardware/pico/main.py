@@ -58,6 +58,7 @@ BUTTON_PINS = (
     ("INVALID", 11),
     ("SUPER", 12),
     ("UNDO", 13),
+    ("REPLAY", 26),  # optional: its pull-up reads "up" with nothing wired, so never a press
 )
 # The buzzers' LEDs, high = lit. The judge buttons have none: L commands for them are ignored.
 LED_PINS = (

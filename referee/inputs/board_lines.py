@@ -7,7 +7,7 @@ and log; `BadLine` says what is wrong with it.
 
 from dataclasses import dataclass
 
-from referee.edges import BUTTONS
+from referee.edges import PIN_BUTTONS
 
 HELLO = "HELLO referee-board 1"
 LED_MODES = ("off", "on", "blink")
@@ -70,8 +70,8 @@ def parse_line(raw: bytes) -> BoardLine:
         case ["T", *_]:
             raise BadLine(f"expected 2 fields separated by one space, got {len(fields)}")
         case ["D" | "U", button, t_us]:
-            if button not in BUTTONS:
-                raise BadLine(f"unknown button {button!r} (known: {' '.join(BUTTONS)})")
+            if button not in PIN_BUTTONS:
+                raise BadLine(f"unknown button {button!r} (known: {' '.join(PIN_BUTTONS)})")
             return BoardEdge(button, _stamp(t_us), fields[0] == "D")
         case ["D" | "U", *_]:
             raise BadLine(f"expected 3 fields separated by one space, got {len(fields)}")
