@@ -42,6 +42,7 @@ from tests.fake_capture import MS, RealTimeCard, scenario
 COST_TARGET = 2.0  # % of one core
 MARKER_TARGET_MS = 3.0
 PERIODS_MS = (10, 20, 50)
+FLOOR_S = 60.0
 
 
 def cpu_percent(run: Callable[[], None], seconds: float) -> float:
@@ -94,8 +95,10 @@ def cost_table(seconds: float, periods_ms: list[int]) -> bool:
             if period_ms == PERIOD_US // 1000:  # the box's; the others for comparison
                 met &= percent <= COST_TARGET and overruns == 0
             print(f"| {name} | {period_ms} ms | {percent:.2f} | {frames} | {overruns} |")
-        percent = floor(period_ms, seconds)
-        print(f"| (a thread that only wakes) | {period_ms} ms | {percent:.2f} | | |")
+        # A comparison, not a verdict: a minute tells it as well as a soak's hour.
+        floor_s = min(seconds, FLOOR_S)
+        percent = floor(period_ms, floor_s)
+        print(f"| (a thread that only wakes, {floor_s:g} s) | {period_ms} ms | {percent:.2f} | | |")
     if device is None:
         print("\n(no capture card on this machine: /proc/asound lists none)")
     return met
