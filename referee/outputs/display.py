@@ -97,6 +97,8 @@ def _within_desktop(size: tuple[int, int]) -> tuple[int, int]:
 class Window:
     """A window on the desktop."""
 
+    wake_ns = None  # shown again only when the picture changes (devices.Screen)
+
     def __init__(self, inbox: Inbox, *, size: tuple[int, int] | None = None) -> None:
         try:
             pygame.display.init()
