@@ -5,6 +5,7 @@ struct input_event records into; the device's ioctls are played by a fake."""
 import errno
 import logging
 import os
+import re
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from referee.inputs.console_keys import (
     EV_KEY,
     EV_SYN,
     EVENT,
+    KEY_NAMES,
     QUEUE_BOUND_NS,
     SYN_DROPPED,
     ConsoleKeys,
@@ -26,7 +28,9 @@ from referee.inputs.console_keys import (
     open_console_keys,
 )
 from referee.inputs.mux import Inputs
+from referee.keys import KEYMAP, QUIT_KEY
 
+from .conftest import ROOT
 from .fake_evdev import Devices, key, plug
 
 
@@ -286,6 +290,22 @@ def test_without_inotify_the_keyboards_there_are_read_and_the_log_says_so(
         caplog.text
     )
     keys.close()
+
+
+# <linux/input-event-codes.h>: KEY_1 to KEY_8, and the letters by their place on a US
+# keyboard (KEY_Q is the key right of Tab, marked A on an AZERTY keyboard).
+US_PLACES = {
+    **{str(n): n + 1 for n in range(1, 9)},
+    "q": 16, "e": 18, "r": 19, "u": 22, "s": 31, "x": 45, "v": 47, "escape": 1,
+}  # fmt: skip
+
+
+def test_keys_are_read_by_their_place_on_a_us_keyboard_as_the_readme_says():
+    keys = (ROOT / "README.md").read_text().split("## Keys")[1].split("\n## ")[0]
+    listed = set(re.findall(r"^\| `(\w)`", keys, re.MULTILINE)) | {str(n) for n in range(1, 9)}
+    assert listed == {*KEYMAP, QUIT_KEY}  # the table lists every key the box reads
+    assert {name: code for code, name in KEY_NAMES.items() if name in US_PLACES} == US_PLACES
+    assert "by their place on the keyboard, the place each has on a US" in " ".join(keys.split())
 
 
 def test_the_event_record_is_the_kernels():
