@@ -34,6 +34,7 @@ WATCHED = {
     "official": 4,
     "notices": 4,
     "eight-players": 8,
+    "eight-players-over": 8,
     "call": 2,  # the caller, and the point-out timer
     "tie": 2,
     "official-tie": 2,
@@ -133,6 +134,21 @@ def test_an_ignored_input_says_why():
     shown = texts(VIEWS["scoreboard"])
     assert "ignored: Cy is locked: no point to give, until another player's SET is valid" in shown
     assert "LOCKED" in shown
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720), (720, 1280)])
+def test_eight_players_at_the_end_are_shown_in_order_of_place_every_points_large(size):
+    """In rows where rows can be tall enough for the points, else as tiles (a 3.5"
+    screen): in order of place either way, equal points sharing one."""
+    view = VIEWS["eight-players-over"]
+    assert [d.text for d in watched(view, size)] == [str(r.points) for r in view.state.ranking]
+    shown = texts(view, size)
+    if size == (480, 320):
+        assert "bank 20  ·  SUPER starts a new game" in shown
+    else:
+        assert [t for t in shown if t.endswith(("st", "nd", "th"))] == [
+            "1st", "=2nd", "=2nd", "=4th", "=4th", "=4th", "=7th", "=7th"
+        ]  # fmt: skip
 
 
 def test_the_ranking_shares_places():

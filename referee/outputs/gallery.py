@@ -100,6 +100,14 @@ def _midgame(settings: Settings) -> Table:
     )
 
 
+def _eight() -> Table:
+    """Eight players, named, some way in: P6 called wrongly and is locked."""
+    eight = Table(Settings(players=8), EIGHT).join(*range(1, 9))
+    for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
+        eight.call(seat, 10 + 10 * i, valid=True)
+    return eight.call(6, 120, valid=False)
+
+
 def _replay_of_the_call() -> ReplayView:
     """The call's 3 s clip replayed, a third of the way through: P2's "Set!" and P4's 4.2 ms
     later over a room's murmur, shown from 150 ms before the first to 350 ms after the last
@@ -208,11 +216,10 @@ def views() -> dict[str, View]:
     ]
     out["notices"] = midgame.view(41, notices=trouble)
 
-    eight = Table(Settings(players=8), EIGHT).join(*range(1, 9))
-    for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
-        eight.call(seat, 10 + 10 * i, valid=True)
-    eight.call(6, 120, valid=False)
+    eight = _eight()
     out["eight-players"] = eight.view(125)
+    # Eight places, names long and short, two players sharing one.
+    out["eight-players-over"] = _eight().play(End(at(130))).view(131)
     crowd = [
         Press(seat, at(130) + i * 3_100_000) for i, seat in enumerate((4, 2, 7, 1, 8, 3, 5, 6))
     ]

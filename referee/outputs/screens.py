@@ -7,7 +7,7 @@ a phase is the biggest thing on its screen. The words come from captions.py, sha
 with the terminal, so both screens say the same.
 """
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from math import ceil
 
 import pygame
@@ -66,6 +66,7 @@ PHOTO_ROWS = 4
 NAME_LENGTHS = (24, 12, 8, 5)
 # A name cut shorter than this (its ellipsis included) says less than the seat's number.
 NAME_CUT_LEAST = 4
+NEW_GAME_HINT = "SUPER starts a new game"
 
 
 class Screen:
@@ -352,10 +353,45 @@ class Screen:
         them; where the tiles are too low for that (eight players on a 3.5" screen), the
         locked are said under the scores instead."""
         players = self.state.players
+        tiles, bottom = self.tiles_and_line(box)
+        out = sitting_out(self.view.settings, self.state)
+        under = {}
+        for p in players:
+            if p.locked:
+                under[p.id] = ("LOCKED", BAD)
+            elif p.id == self.state.dealer:
+                under[p.id] = ("SITS OUT" if p.id == out else "DEALS", ATTENTION)
+        status = self.tiles(
+            tiles,
+            [(p.id, p.points) for p in players],
+            {*self.state.locked, *([out] if out else [])},
+            {p.id for p in players if p.locked},
+            under,
+        )
+        locked = [captions.who(self.view, p.id) for p in players if p.locked and not status]
+        self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
+
+    def tiles_and_line(self, box: Rect) -> tuple[Rect, Rect]:
+        """Room for tiles, and a line under them."""
+        tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, self.lines_px(1)])
+        return tiles, bottom
+
+    def tiles(
+        self,
+        box: Rect,
+        points: Sequence[tuple[int, int]],
+        unlit: Container[int] = (),
+        dimmed: Container[int] = (),
+        under: Mapping[int, tuple[str, Colour]] | None = None,
+        framed: Container[int] = (),
+    ) -> bool:
+        """A tile per (seat, points), row by row: the seat's mark over the points, large,
+        and a word under them (`under`, by seat) where the tiles are tall enough; whether
+        they were. Unlit seats' marks are outlined, dimmed seats' points dim, framed
+        seats' tiles framed."""
         line, gap = self.lines_px(1), self.pad // 2
-        tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, line])
-        cols = grid_columns(tiles, len(players), TILE_RATIO, self.pad)
-        boxes = grid(tiles, len(players), cols, self.pad)
+        cols = grid_columns(box, len(points), TILE_RATIO, self.pad)
+        boxes = grid(box, len(points), cols, self.pad)
         inside = inset(boxes[0], self.pad)
         least, weights = [self.badge_px(), self.big_px(), line], [0.34, 0.48, 0.18]
         status = fits_rows(inside, least, gap)
@@ -364,21 +400,19 @@ class Screen:
         # The panel's margin gives way before the points do.
         margin = self.pad if fits_rows(inside, least, gap) else gap
         cells = [rows(self.panel(cell, margin=margin), weights, gap, least) for cell in boxes]
-        on = list(zip(cells, players, strict=True))
-        out = sitting_out(self.view.settings, self.state)
-        unlit = {*self.state.locked, *([out] if out else [])}
-        self.badges([(mark, p.id) for (mark, *_), p in on], unlit)
+        on = list(zip(cells, points, strict=True))
+        self.badges([(mark, seat) for (mark, *_), (seat, _) in on], unlit)
         self.texts(
-            [(points, str(p.points), DIM if p.locked else TEXT) for (_, points, *_), p in on],
+            [(box, str(n), DIM if seat in dimmed else TEXT) for (_, box, *_), (seat, n) in on],
             watched=True,
         )
-        for (_, _, *under), p in on:
-            if under and p.locked:
-                self.text(under[0], "LOCKED", BAD)
-            elif under and p.id == self.state.dealer:
-                self.text(under[0], "SITS OUT" if p.id == out else "DEALS", ATTENTION)
-        locked = [captions.who(self.view, p.id) for p in players if p.locked and not status]
-        self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
+        for cell, (seat, _) in zip(boxes, points, strict=True):
+            if seat in framed:
+                self.canvas.frame(cell, ATTENTION, max(2, self.pad // 2), self.radius)
+        for (_, _, *below), (seat, _) in on:
+            if below and seat in (under or {}):
+                self.text(below[0], *(under or {})[seat])
+        return status
 
     def bottom_line(self, box: Rect, before: str = "") -> None:
         """Under the scores: the bank, or the match's deal and dealer; after what the
@@ -442,7 +476,7 @@ class Screen:
         sets = state.players[0].points
         found = "1 SET found" if sets == 1 else f"{sets} SETs found"
         self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
-        self.text(again, "SUPER starts a new game", DIM)
+        self.text(again, NEW_GAME_HINT, DIM)
 
     def claim(self, box: Rect) -> None:
         ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
@@ -536,12 +570,16 @@ class Screen:
 
     def over(self, box: Rect) -> None:
         """The ranking, a place a row: in one column while the rows are tall enough for
-        the points, else in two."""
+        the points, else in two, else (eight players on a 3.5" screen) as the scores'
+        tiles in order of place."""
         ranking = self.state.ranking
         line = self.lines_px(1)
         listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, line])
         need = self.big_px() + 2 * self.pad
         one = len(ranking) == 1 or fits_rows(listing, [need] * len(ranking), self.pad)
+        if not one and not fits_rows(listing, [need] * ceil(len(ranking) / 2), self.pad):
+            self.ranked_tiles(box)
+            return
         cols = 1 if one else 2
         per_col = max(ceil(len(ranking) / cols), min(3, (listing.height + self.pad) // need))
         # Rows stretched across a TV would leave each place far from its player.
@@ -588,13 +626,38 @@ class Screen:
         )
         self.texts(deals, "left")
         self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right", True)
-        again = "SUPER starts a new game"
+        again = NEW_GAME_HINT
         if split:
             self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
         elif self.view.settings.book.bank:
             self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
         else:
             self.text(bottom, again, DIM)
+
+    def ranked_tiles(self, box: Rect) -> None:
+        """The ranking as tiles in order of place, the winners framed, each place under
+        its points where the tiles have room: where a row a place would make the points
+        smaller than the table can read. Equal points share a place, so the order and
+        the points say the ranking even where the places are not written."""
+        ranking = self.state.ranking
+        places = [r.place for r in ranking]
+        under = {
+            r.player: (
+                ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
+                ATTENTION if r.place == 1 else TEXT,
+            )
+            for r in ranking
+        }
+        winners = {r.player for r in ranking if r.place == 1}
+        tiles, bottom = self.tiles_and_line(box)
+        shown = self.tiles(tiles, [(r.player, r.points) for r in ranking], (), (), under, winners)
+        bank = f"bank {self.state.bank}" if self.view.settings.book.bank else ""
+        said = [
+            "  ·  ".join(filter(None, ["" if shown else "in order of place", bank, NEW_GAME_HINT])),
+            "  ·  ".join(filter(None, [bank, NEW_GAME_HINT])),
+            NEW_GAME_HINT,
+        ]
+        self.either(bottom, said, DIM)
 
 
 def _replay(screen: Screen, box: Rect) -> None:
