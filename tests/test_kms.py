@@ -195,6 +195,27 @@ def test_the_first_connected_screen_and_a_crtc_its_encoder_can_drive():
     assert card.crtcs[42].fb_id == 0  # the CRTC was off: off again
 
 
+def test_a_screen_smaller_than_the_screens_are_laid_out_for_is_refused_in_one_line():
+    """A 3.5" SPI panel in portrait: 320 wide, under the 480 the screens need."""
+    card = FakeCard([FakeConnector(22, [mode(320, 480)], kind=19, number=1, encoder_id=31)])
+    with pytest.raises(KmsError) as raised:
+        opened(card)
+    assert str(raised.value) == (
+        "/dev/dri/card0: SPI-1 at 320x480 is smaller than the screens are laid out for: at"
+        " least 480 wide and 320 high (480x320: turn a 320x480 panel on its side, rotate=90"
+        " in its overlay)"
+    )
+    assert "SETCRTC" not in card.calls and card.dumbs == {} and card.closed
+
+
+@pytest.mark.parametrize("size", [(480, 320), (480, 800), (480, 480)])
+def test_a_screen_at_least_480_wide_and_320_high_is_shown_on(size):
+    card = FakeCard([FakeConnector(22, [mode(*size)], kind=19, number=1, encoder_id=31)])
+    screen = opened(card)
+    assert screen.show(VIEWS["call"]) and card.scanout() == pixels("call", size)
+    screen.close()
+
+
 def test_a_card_that_only_renders_is_passed_over_for_the_next():
     render_only = FakeCard(path="/dev/dri/card0", refused={drm.GETRESOURCES: errno.EOPNOTSUPP})
     display = FakeCard(path="/dev/dri/card1")

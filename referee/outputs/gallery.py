@@ -32,7 +32,8 @@ from referee.view import Notice, ReplayView, Severity, View
 
 from .display import render
 
-SIZES = ((480, 320), (1280, 720), (720, 1280))  # the last: Touch Display 2, portrait
+# A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
+SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
 GPIO = "GPIO (lgpio: kernel edge times)"
 KEYBOARD = "keyboard (8 ms resolution)"
 

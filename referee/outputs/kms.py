@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.errors import ScreenUnavailable
+from referee.units import SMALLEST_SCREEN
 
 from . import drm
 from .drm import Card, DrmCard, ModeInfo
@@ -391,6 +392,14 @@ def open_output(
         mode = choose_mode(found.modes, wanted)
         if wanted is not None and (mode.hdisplay, mode.vdisplay) != wanted:
             log.warning("%s %s has no %dx%d mode: %s", name, found.name, *wanted, mode_text(mode))
+        least_width, least_height = SMALLEST_SCREEN
+        if mode.hdisplay < least_width or mode.vdisplay < least_height:
+            raise KmsError(
+                f"{path}: {found.name} at {mode.hdisplay}x{mode.vdisplay} is smaller than the"
+                f" screens are laid out for: at least {least_width} wide and {least_height}"
+                f" high ({least_width}x{least_height}: turn a 320x480 panel on its side,"
+                " rotate=90 in its overlay)"
+            )
         try:
             output = KmsOutput(card, found, crtc, mode)
         except OSError as err:

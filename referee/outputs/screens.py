@@ -67,6 +67,15 @@ NAME_LENGTHS = (24, 12, 8, 5)
 # A name cut shorter than this (its ellipsis included) says less than the seat's number.
 NAME_CUT_LEAST = 4
 NEW_GAME_HINT = "SUPER starts a new game"
+# The key bar. In more lines than one, a line breaks between two keys, never inside one.
+_KEYS = [key.replace(" ", "\u00a0") for key in KEY_LEGEND]
+KEYS_TIGHT = "keys: " + "\u00a0· ".join(_KEYS)
+KEYS_ONE_LINE = (  # spaced out, tight, bare, barest
+    "keys:\u00a0 " + "\u00a0 · ".join(_KEYS),
+    KEYS_TIGHT,
+    KEYS_TIGHT.removeprefix("keys: "),
+    "  ".join(_KEYS),
+)
 
 
 class Screen:
@@ -136,7 +145,7 @@ class Screen:
     ) -> None:
         """Seats' marks, all one size: number and symbol on the seat's colour, or only
         outlined in it when unlit (out of the game, locked)."""
-        inner = [inset(box, max(1, min(box.height // 8, box.width // 12))) for box, _ in marks]
+        inner = [_badge_text_box(box) for box, _ in marks]
         numbers = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
         # A name may make the marks' text smaller than the numbers', down to this.
         least = min(numbers, max(WATCHED_SIZE if watched else MIN_SIZE, numbers * 2 // 3))
@@ -235,7 +244,12 @@ class Screen:
         weights = [0.08] + [0.08] * len(shown) + [0.77 - 0.08 * len(shown)]
         least = [self.lines_px(1)] + [two] * len(shown) + [0]
         if legend:
-            weights, least = [*weights, 0.08], [*least, self.lines_px(2)]
+            # In as few lines as it fits: two where one does not (480x320), three on a
+            # narrow portrait screen (480x800).
+            legend_lines = next(
+                (n for n in (2, 3) if fit(KEYS_TIGHT, area.width, self.lines_px(n), n)[0]), 3
+            )
+            weights, least = [*weights, 0.08], [*least, self.lines_px(legend_lines)]
         weights, least = [*weights, 0.15], [*least, self.lines_px(2) + self.pad]
         boxes = rows(area, weights, self.pad, least)
         header, main, footer = boxes[0], boxes[1 + len(shown)], boxes[-1]
@@ -246,15 +260,8 @@ class Screen:
             # One line where it fits, spaced out or tight: two would be larger, but a bar
             # read in two halves.
             # Without its "keys:" where that makes it one line (800x480).
-            # In two lines, a line breaks between two keys, never inside one.
-            keys = [key.replace(" ", "\u00a0") for key in KEY_LEGEND]
-            wide = "keys:\u00a0 " + "\u00a0 · ".join(keys)
-            tight = "keys: " + "\u00a0· ".join(keys)
-            bare = tight.removeprefix("keys: ")
-            barest = "  ".join(keys)
-            candidates = (wide, tight, bare, barest)
-            one = next((k for k in candidates if self.canvas.fits(boxes[-2], k)), None)
-            self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
+            one = next((k for k in KEYS_ONE_LINE if self.canvas.fits(boxes[-2], k)), None)
+            self.text(boxes[-2], one or KEYS_TIGHT, DIM, max_lines=1 if one else legend_lines)
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
@@ -390,9 +397,19 @@ class Screen:
         they were. Unlit seats' marks are outlined, dimmed seats' points dim, framed
         seats' tiles framed."""
         line, gap = self.lines_px(1), self.pad // 2
+
+        def lowest(cols: int) -> Rect:  # rows of tiles may differ by a pixel
+            return min(grid(box, len(points), cols, self.pad), key=lambda tile: tile.height)
+
+        def tall_enough(cols: int) -> bool:
+            return fits_rows(inset(lowest(cols), gap), [self.badge_px(), self.big_px()], gap)
+
         cols = grid_columns(box, len(points), TILE_RATIO, self.pad)
+        # Rows of tiles too low for the points (a square screen): more abreast, fewer rows.
+        if not tall_enough(cols):
+            cols = next((c for c in range(cols + 1, len(points) + 1) if tall_enough(c)), cols)
         boxes = grid(box, len(points), cols, self.pad)
-        inside = inset(boxes[0], self.pad)
+        inside = inset(lowest(cols), self.pad)
         least, weights = [self.badge_px(), self.big_px(), line], [0.34, 0.48, 0.18]
         status = fits_rows(inside, least, gap)
         if not status:
@@ -532,20 +549,30 @@ class Screen:
         title, listing = rows(inside, [0.13, 0.87], self.pad // 2, [self.lines_px(1), 0])
         self.text(title, "photo finish", DIM)
         gap = max(1, self.pad // 2)
-        # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
-        fit = (listing.height + gap) // (self.badge_px() + gap)
-        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, fit)), gap)
         presses = captions.offsets(call)
+        said = [_press(call, seat, offset) for seat, offset in presses]
+        # Each press's offset beside its mark; under it where the column is too narrow
+        # for that (a square or 480 px wide portrait screen: the column is tall instead).
+        line = self.lines_px(1)
+        when_width = (listing.width - self.pad) * 0.6
+        beside = all(fit(text, round(when_width), line)[0] >= MIN_SIZE for text, _ in said)
+        row_px = self.badge_px() if beside else self.badge_px() + gap + line
+        # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
+        room = (listing.height + gap) // (row_px + gap)
+        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, room)), gap)
         if len(presses) > len(slots):
             later = len(presses) - (len(slots) - 1)
-            presses = presses[: len(slots) - 1]
+            presses, said = presses[: len(slots) - 1], said[: len(slots) - 1]
             self.text(slots[-1], f"+{later} more", DIM)
-        cells = [columns(slot, [0.4, 0.6], self.pad) for slot in slots[: len(presses)]]
-        on = list(zip(cells, presses, strict=True))
-        self.badges([(mark, seat) for (mark, _), (seat, _) in on])
-        self.texts(
-            [(when, *_press(call, seat, offset)) for (_, when), (seat, offset) in on], "left"
-        )
+        cells = [
+            columns(slot, [0.4, 0.6], self.pad)
+            if beside
+            else rows(slot, [0.6, 0.4], gap, [self.badge_px(), line])
+            for slot in slots[: len(presses)]
+        ]
+        on = list(zip(cells, presses, said, strict=True))
+        self.badges([(mark, seat) for (mark, _), (seat, _), _ in on])
+        self.texts([(when, text, colour) for (_, when), _, (text, colour) in on], "left")
 
     # --- the super round's countdown ----------------------------------------------------
 
@@ -569,18 +596,66 @@ class Screen:
     # --- the end ------------------------------------------------------------------------
 
     def over(self, box: Rect) -> None:
-        """The ranking, a place a row: in one column while the rows are tall enough for
-        the points, else in two, else (eight players on a 3.5" screen) as the scores'
-        tiles in order of place."""
+        """The ranking, a place a row: in one column where the rows are tall and wide
+        enough for every place, mark and points, else in two, else (eight players on a
+        3.5" screen, a narrow portrait one) as the scores' tiles in order of place."""
         ranking = self.state.ranking
-        line = self.lines_px(1)
-        listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, line])
-        need = self.big_px() + 2 * self.pad
-        one = len(ranking) == 1 or fits_rows(listing, [need] * len(ranking), self.pad)
-        if not one and not fits_rows(listing, [need] * ceil(len(ranking) / 2), self.pad):
+        listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, self.lines_px(1)])
+        split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
+        by_deal = captions.deal_points(self.state)
+        places = [r.place for r in ranking]
+        said = [
+            (
+                ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
+                " · ".join(str(n) for n in by_deal[r.player]),
+            )
+            for r in ranking
+        ]
+        layouts = (self.ranking_rows(listing, cols, split) for cols in (1, 2))
+        layout = next(
+            (found for found in layouts if found and self.legible(found[1], said, split)), None
+        )
+        if layout is None:
             self.ranked_tiles(box)
             return
-        cols = 1 if one else 2
+        slots, cells = layout
+        for slot, entry in zip(slots, ranking, strict=False):
+            self.panel(slot)
+            if entry.place == 1:
+                self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
+        if (worked_out := captions.solo_end(self.view)) is not None:
+            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
+        on = list(zip(cells, ranking, said, strict=True))
+        self.badges([(_wide(mark, BADGE_RATIO), r.player) for (_, mark, _, _), r, _ in on])
+        self.texts(
+            [
+                (place, ordinal, ATTENTION if r.place == 1 else TEXT)
+                for (place, _, _, _), r, (ordinal, _) in on
+            ]
+        )
+        if split:
+            self.texts([(under, deals, DIM) for (_, _, under, _), _, (_, deals) in on], "left")
+        self.texts([(points, str(r.points), TEXT) for (_, _, _, points), r, _ in on], "right", True)
+        again = NEW_GAME_HINT
+        if split:
+            self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
+        elif self.view.settings.book.bank:
+            self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
+        else:
+            self.text(bottom, again, DIM)
+
+    def ranking_rows(
+        self, listing: Rect, cols: int, split: bool
+    ) -> tuple[list[Rect], list[tuple[Rect, Rect, Rect, Rect]]] | None:
+        """The ranking's rows in `cols` columns: each row's panel, and in it the boxes of
+        the place, the mark, the deals' points (a match) and the points; None where the
+        rows would be too low for the points."""
+        ranking = self.state.ranking
+        need = self.big_px() + 2 * self.pad
+        if len(ranking) > 1 and not fits_rows(
+            listing, [need] * ceil(len(ranking) / cols), self.pad
+        ):
+            return None
         per_col = max(ceil(len(ranking) / cols), min(3, (listing.height + self.pad) // need))
         # Rows stretched across a TV would leave each place far from its player.
         width = min(listing.width, round(listing.height * 2.4 * cols))
@@ -590,49 +665,40 @@ class Screen:
             for col in columns(listing, [1] * cols, self.pad * 2)
             for slot in rows(col, [1] * per_col, self.pad)
         ]
-        places = [r.place for r in ranking]
-        by_deal = captions.deal_points(self.state)
-        split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
-        cells, deals = [], []
-        for entry, slot in zip(ranking, slots, strict=False):
-            inside = self.panel(slot)
-            said = " · ".join(str(n) for n in by_deal[entry.player])
-            if split and one:
+        cells = []
+        for slot in slots[: len(ranking)]:
+            inside = inset(slot, self.pad)
+            if split and cols == 1:
                 place, mark, under, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
-                deals.append((under, said, DIM))
             elif split:  # in two columns: place and mark over the deals, the total beside
                 left, points = columns(inside, [0.66, 0.34], self.pad)
                 top, under = rows(left, [0.5, 0.5], self.pad // 2)
                 place, mark = columns(top, [0.4, 0.6], self.pad)
-                deals.append((under, said, DIM))
             else:
                 place, mark, points = columns(inside, [0.28, 0.4, 0.32], self.pad)
-            cells.append((place, mark, points))
-            if entry.place == 1:
-                self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
-        if (worked_out := captions.solo_end(self.view)) is not None:
-            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
-        on = list(zip(cells, ranking, strict=True))
-        self.badges([(_wide(mark, BADGE_RATIO), r.player) for (_, mark, _), r in on])
-        self.texts(
-            [
-                (
-                    place,
-                    ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
-                    ATTENTION if r.place == 1 else TEXT,
-                )
-                for (place, _, _), r in on
-            ]
-        )
-        self.texts(deals, "left")
-        self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right", True)
-        again = NEW_GAME_HINT
-        if split:
-            self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
-        elif self.view.settings.book.bank:
-            self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
-        else:
-            self.text(bottom, again, DIM)
+                under = Rect(mark.x, mark.y, 0, 0)
+            cells.append((place, mark, under, points))
+        return slots, cells
+
+    def legible(
+        self,
+        cells: Sequence[tuple[Rect, Rect, Rect, Rect]],
+        said: Sequence[tuple[str, str]],
+        split: bool,
+    ) -> bool:
+        """Every place, mark and deals' points legible in its box, every points watched."""
+        ranking = self.state.ranking
+        for (place, mark, under, points), r, (ordinal, deals) in zip(
+            cells, ranking, said, strict=True
+        ):
+            if not (
+                self.canvas.fits(place, ordinal)
+                and self.canvas.fits(_badge_text_box(_wide(mark, BADGE_RATIO)), label(r.player))
+                and (not split or self.canvas.fits(under, deals))
+                and fit(str(r.points), points.width, points.height)[0] >= WATCHED_SIZE
+            ):
+                return False
+        return True
 
     def ranked_tiles(self, box: Rect) -> None:
         """The ranking as tiles in order of place, the winners framed, each place under
@@ -769,6 +835,11 @@ def _press(call: Call, seat: int, offset: str) -> tuple[str, Colour]:
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def _badge_text_box(box: Rect) -> Rect:
+    """Where a seat's mark's text goes in its badge."""
+    return inset(box, max(1, min(box.height // 8, box.width // 12)))
 
 
 def _wide(box: Rect, ratio: float) -> Rect:
