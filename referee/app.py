@@ -117,7 +117,7 @@ class App:
             self._seated: list[NameRequest] = []  # named, to the ledger once shown
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
-            shown = open_screen(displays, self.inbox, options.config.display, stdout)
+            shown = open_screen(displays, self.inbox, options.config.display, stdout, clock)
             self.screen, self.display, self.window = shown.screen, shown.kind, shown.window
             self.shown_as = shown.name  # as the log names it: "kms (card0 1280x720)"
             if self.screen is not None:
@@ -395,6 +395,8 @@ class App:
             # No sooner than the settings' frame rate allows.
             at = self.session.mono_ns(frame) - self._frame_lead_ns
             times.append(max(at, self._next_frame_ns))
+        if self.screen is not None:
+            times.append(self.screen.wake_ns)  # the console's screen, to ask for it back
         if self._window_polled:
             times.append(self._next_window_poll)
         if self.notifier.watchdog_interval_ns:

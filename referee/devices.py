@@ -24,7 +24,7 @@ from .config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
 from .edges import Inbox, in_play
 from .errors import ScreenUnavailable, StartError
 from .inputs import InputSource
-from .inputs.console_keys import ConsoleKeys, NoKeyboard, open_keyboards
+from .inputs.console_keys import NoKeyboard, open_console_keys
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
@@ -138,6 +138,12 @@ class Screen(Protocol):
         """Draw the view; False when the screen already showed exactly this."""
         ...
 
+    @property
+    def wake_ns(self) -> int | None:
+        """When to be shown the view again though it has not changed (the console's
+        screen, to ask for itself back); None: only when it changes."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -150,23 +156,31 @@ class OpenScreen:
 
 
 def open_screen(
-    displays: list[str], inbox: Inbox, size: DisplayConfig, stdout: TextIO | None = None
+    displays: list[str],
+    inbox: Inbox,
+    size: DisplayConfig,
+    stdout: TextIO | None = None,
+    clock: Callable[[], int] = time.monotonic_ns,
 ) -> OpenScreen:
     """The first of the displays that opens (pick_display's list); ScreenUnavailable
     from the last if none does."""
     display, *others = displays
     wanted = (size.width, size.height) if size.width else None
     try:
-        return _open_screen(display, inbox, wanted, stdout)
+        return _open_screen(display, inbox, wanted, stdout, clock)
     except ScreenUnavailable as err:
         if not others:
             raise
         log.warning("%s: trying the %s instead", err, others[0])
-        return open_screen(others, inbox, size, stdout)
+        return open_screen(others, inbox, size, stdout, clock)
 
 
 def _open_screen(
-    display: str, inbox: Inbox, wanted: tuple[int, int] | None, stdout: TextIO | None
+    display: str,
+    inbox: Inbox,
+    wanted: tuple[int, int] | None,
+    stdout: TextIO | None,
+    clock: Callable[[], int],
 ) -> OpenScreen:
     kind, _, card = display.partition(":")
     if kind == "window":
@@ -178,7 +192,7 @@ def _open_screen(
         from .outputs.kms import find_output
         from .outputs.kms_screen import KmsScreen
 
-        screen = KmsScreen(find_output(wanted, [card] if card else None))
+        screen = KmsScreen(find_output(wanted, [card] if card else None), clock)
         return OpenScreen(screen, kind, screen.name)
     if kind == "terminal":
         return OpenScreen(TerminalScreen(sys.stdout if stdout is None else stdout), kind, kind)
@@ -241,7 +255,7 @@ def open_input(
             return WindowKeys(window, clock)
         if display == "kms":
             try:
-                return ConsoleKeys(open_keyboards(), clock)
+                return open_console_keys(clock=clock)
             except NoKeyboard as err:
                 raise StartError(f"--input keyboard on the console: {err}") from None
         if display != "terminal":

@@ -11,34 +11,29 @@ The page's server (`referee web`, referee/web/) watches the same way for what th
 writes: given `written` (the store's -wal), a write to one of those names counts too.
 """
 
-import ctypes
 import logging
 import os
-import struct
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from .inotify import (
+    IN_CREATE,
+    IN_DELETE,
+    IN_DELETE_SELF,
+    IN_MODIFY,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    Inotify,
+)
 from .units import NS_PER_S
 
 log = logging.getLogger(__name__)
 
 LOOK_NS = NS_PER_S  # without inotify: how often to look
-# inotify(7): a name in the folder created, deleted, moved from or to; the folder itself
-# deleted or moved.
-_IN_MODIFY, _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x2, 0x40, 0x80, 0x100, 0x200
-_IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
-_CHANGES = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF
-_CHANGES |= _IN_MOVE_SELF
-_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then the name
-
-
-def _libc() -> ctypes.CDLL | None:
-    """The C library, if it has inotify (Linux's)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    return libc if hasattr(libc, "inotify_init1") else None
+# A name in the folder created, deleted, moved from or to; the folder itself deleted or
+# moved.
+_CHANGES = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
 
 
 class StoreWatch:
@@ -49,10 +44,8 @@ class StoreWatch:
         # Only these names' writes count: the folder holds others written all the time (a
         # log), and the store file's own are SQLite's checkpoints, which change nothing.
         self._written = {os.fsencode(name) for name in written}
-        self._mask = _CHANGES | (_IN_MODIFY if written else 0)
-        self._libc = _libc()
-        fd = -1 if self._libc is None else self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._fd = fd if fd >= 0 else None
+        self._mask = _CHANGES | (IN_MODIFY if written else 0)
+        self._inotify = Inotify.open()
         self._watching = False
         self._next_ns = clock() + LOOK_NS
         self._watch(self._next_ns)
@@ -61,7 +54,7 @@ class StoreWatch:
 
     def fileno(self) -> int | None:
         """What wakes the main loop when the folder changes (None: nothing)."""
-        return self._fd
+        return None if self._inotify is None else self._inotify.fileno()
 
     @property
     def wake_ns(self) -> int | None:
@@ -71,12 +64,8 @@ class StoreWatch:
     def due(self, now_ns: int) -> bool:
         """Whether to look at the store's path now: its folder changed, or (unwatched) a
         second has gone by."""
-        if self._watching and self._fd is not None:
-            try:
-                events = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return False
-            if not self._counts(events):
+        if self._watching and self._inotify is not None:
+            if not self._counts(self._inotify.read()):
                 return False
         elif now_ns < self._next_ns:
             return False
@@ -85,27 +74,16 @@ class StoreWatch:
         self._watch(now_ns + LOOK_NS)
         return True
 
-    def _counts(self, events: bytes) -> bool:
+    def _counts(self, events: list[tuple[int, bytes]]) -> bool:
         """Whether the events read hold a change that counts: any but a write, or a write
         to a name in `written`."""
-        at = 0
-        while at + _EVENT.size <= len(events):
-            _, mask, _, size = _EVENT.unpack_from(events, at)
-            name = events[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
-            at += _EVENT.size + size
-            if not mask & _IN_MODIFY or name in self._written:
-                return True
-        return False
+        return any(not mask & IN_MODIFY or name in self._written for mask, name in events)
 
     def _watch(self, next_ns: int) -> None:
         self._next_ns = next_ns
-        self._watching = (
-            self._libc is not None
-            and self._fd is not None
-            and self._libc.inotify_add_watch(self._fd, self._folder, self._mask) >= 0
-        )
+        self._watching = self._inotify is not None and self._inotify.watch(self._folder, self._mask)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._inotify is not None:
+            self._inotify.close()
+            self._inotify = None

@@ -25,12 +25,12 @@ DEVICE_GROUPS="gpio video input audio dialout"
 # copied out of the clone first so that pip's build/ and referee.egg-info/, owned by root,
 # never land in it.
 SOURCES="pyproject.toml README.md referee"
-# pygame-ce's wheel bundles SDL, which dlopens ALSA from the system for sound. The DRM,
-# GBM, EGL/GLES and Mesa packages were for SDL's KMSDRM driver, which the referee no longer
-# uses (its console screen is KMS dumb buffers, referee/outputs/kms.py): to be dropped
-# with the test guest's next rebuild, which this list is an input of (tests/vm/). "a|b":
-# the first name apt knows; Trixie renamed libasound2 in the 64-bit time_t transition.
-PACKAGES="python3-venv libdrm2 libgbm1 libegl1 libgles2 libgl1-mesa-dri
+# pygame-ce's wheel bundles SDL, which dlopens ALSA from the system for sound. No DRM,
+# GBM, EGL or Mesa: the console's screen is KMS dumb buffers by ioctl (referee/outputs/
+# kms.py), and a desktop's window comes with the desktop's own libraries. "a|b": the
+# first name apt knows; Trixie renamed libasound2 in the 64-bit time_t transition. Over
+# two lines: tests/vm/build-image.sh reads the list from its first line to its last.
+PACKAGES="python3-venv
 libasound2t64|libasound2"
 # PyPI's gpiod (libgpiod v2, for the buttons) has wheels for 64-bit Pis only: a 32-bit
 # Raspberry Pi OS builds it, with the compiler and Python's headers.

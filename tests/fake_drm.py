@@ -117,6 +117,18 @@ class FakeCard:
         self.closed = True
         self.master = False
 
+    # --- another program -----------------------------------------------------------------
+
+    def taken(self, crtc: int = 41) -> None:
+        """Another program is made master (a desktop, a VT switch under logind) and shows
+        its own frame: the console's framebuffer, in another mode."""
+        self.master, self.other_master = False, True
+        self.crtcs[crtc].fb_id, self.crtcs[crtc].mode = 1, mode(1920, 1080)
+
+    def given_back(self) -> None:
+        """The other program let go of master: the card has none."""
+        self.other_master = False
+
     # --- what the screen shows -----------------------------------------------------------
 
     def shown_fb(self, crtc: int = 41) -> int:

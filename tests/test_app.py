@@ -163,6 +163,8 @@ def test_a_pass_that_draws_nothing_does_not_hold_the_next_second_back(make_app):
 class SlowScreen:
     """A screen whose every frame takes 3 ms to draw and flip, on the table's clock."""
 
+    wake_ns = None
+
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.flipped: list[tuple[int, str | None]] = []  # (at, the point-out timer shown)

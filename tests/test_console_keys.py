@@ -5,28 +5,33 @@ struct input_event records into; the device's ioctls are played by a fake."""
 import errno
 import logging
 import os
+import re
 import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from referee import inotify
 from referee.edges import Edge, Inbox, LostTrack, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
     EV_KEY,
     EV_SYN,
     EVENT,
+    KEY_NAMES,
     QUEUE_BOUND_NS,
     SYN_DROPPED,
     ConsoleKeys,
     Keyboard,
     NoKeyboard,
-    open_keyboards,
+    open_console_keys,
 )
 from referee.inputs.mux import Inputs
+from referee.keys import KEYMAP, QUIT_KEY
 
-CODES = {"1": 2, "2": 3, "q": 16, "s": 31, "v": 47, "escape": 1}
+from .conftest import ROOT
+from .fake_evdev import Devices, key, plug
 
 
 class Clock:
@@ -35,10 +40,6 @@ class Clock:
 
     def __call__(self) -> int:
         return self.now
-
-
-def key(name: str, value: int, t_ns: int) -> bytes:
-    return EVENT.pack(t_ns // 10**9, t_ns % 10**9 // 1000, EV_KEY, CODES[name], value)
 
 
 @pytest.fixture
@@ -123,75 +124,188 @@ def test_the_main_loop_wakes_when_a_key_comes(keyboard):
 # --- opening the devices -----------------------------------------------------------------
 
 
-class Devices:
-    """The input devices' ioctls: which of the files (by path) is a keyboard, named what,
-    and which one another program has grabbed."""
-
-    def __init__(self, keyboards: dict[str, str], grabbed: tuple[str, ...] = ()) -> None:
-        self.keyboards = keyboards
-        self.grabbed = grabbed
-        self.calls: list[tuple[str, int]] = []
-
-    def __call__(self, fd: int, request: int, arg: bytes | int) -> bytes | int:
-        path = str(Path(f"/proc/self/fd/{fd}").readlink())
-        self.calls.append((Path(path).name, request))
-        if request == console_keys.EVIOCGBIT_KEY:
-            bits = bytearray(len(arg) if isinstance(arg, bytes) else 0)
-            if path in self.keyboards:
-                for code in range(1, 58):
-                    bits[code // 8] |= 1 << code % 8
-            return bytes(bits)
-        if request == console_keys.EVIOCGNAME:
-            return self.keyboards[path].encode() + b"\0" * 10
-        if request == console_keys.EVIOCGRAB and path in self.grabbed:
-            raise OSError(errno.EBUSY, "Device or resource busy")
-        return 0
-
-
 @pytest.fixture
-def events(tmp_path) -> list[str]:
-    paths = [tmp_path / f"event{n}" for n in range(3)]
-    for path in paths:
-        path.write_bytes(b"")
-    return [str(p) for p in paths]
+def folder(tmp_path) -> Iterator[Path]:
+    """A /dev/input of our own: three devices, none a keyboard unless a test says so."""
+    made = tmp_path / "input"
+    made.mkdir()
+    writers = [plug(made, f"event{n}") for n in range(3)]
+    (made / "mice").write_bytes(b"")
+    yield made
+    for fd in writers:
+        os.close(fd)
 
 
-def test_only_keyboards_are_opened_grabbed_and_set_to_the_monotonic_clock(events):
-    devices = Devices({events[0]: "USB Keyboard"})  # the others: a mouse, a power button
-    opened = open_keyboards(events, devices)
+def test_only_keyboards_are_opened_grabbed_and_set_to_the_monotonic_clock(folder):
+    devices = Devices({f"{folder}/event0": "USB Keyboard"})  # the others: a mouse, a button
+    keys = open_console_keys(folder, Clock(), devices)
     try:
-        assert [(k.name, k.path) for k in opened] == [("USB Keyboard", events[0])]
+        assert [(k.name, k.path) for k in keys.keyboards] == [("USB Keyboard", f"{folder}/event0")]
         asked = [request for name, request in devices.calls if name == "event0"]
         assert console_keys.EVIOCSCLOCKID in asked and asked[-1] == console_keys.EVIOCGRAB
+        assert {name for name, _ in devices.calls} == {"event0", "event1", "event2"}
     finally:
-        for k in opened:
-            os.close(k.fd)
+        keys.close()
 
 
-def test_a_keyboard_another_program_has_grabbed_is_left_to_it(events):
-    devices = Devices({events[0]: "Taken", events[1]: "Free"}, grabbed=(events[0],))
-    opened = open_keyboards(events, devices)
-    assert [k.name for k in opened] == ["Free"]
-    os.close(opened[0].fd)
+def test_a_keyboard_another_program_has_grabbed_is_left_to_it(folder):
+    taken, free = f"{folder}/event0", f"{folder}/event1"
+    devices = Devices({taken: "Taken", free: "Free"}, grabbed=(taken,))
+    keys = open_console_keys(folder, Clock(), devices)
+    assert [k.name for k in keys.keyboards] == ["Free"]
+    keys.close()
 
 
-def test_no_keyboard_says_why_in_one_line(events):
+def test_no_keyboard_says_why_in_one_line(folder, tmp_path):
+    with pytest.raises(NoKeyboard, match=r"^no keyboard among the input devices \(.*/event\*\)$"):
+        open_console_keys(folder, Clock(), Devices({}))
+    empty = tmp_path / "empty"
+    empty.mkdir()
     with pytest.raises(NoKeyboard, match=r"^no keyboard among the input devices"):
-        open_keyboards(events, Devices({}))
-    with pytest.raises(NoKeyboard, match=r"^no keyboard among the input devices"):
-        open_keyboards([], Devices({}))
+        open_console_keys(empty, Clock(), Devices({}))
 
 
-def test_no_permission_names_the_group(events, monkeypatch):
+def test_no_permission_names_the_group(folder, monkeypatch):
     def refused(path, flags):
         raise PermissionError(errno.EACCES, "Permission denied", path)
 
+    for n in (1, 2):
+        (folder / f"event{n}").unlink()
     monkeypatch.setattr(console_keys.os, "open", refused)  # as /dev/input's 0660 root:input
     with pytest.raises(NoKeyboard) as raised:
-        open_keyboards(events[:1], Devices({}))
+        open_console_keys(folder, Clock(), Devices({}))
     assert str(raised.value) == (
-        f"{events[0]}: permission denied: the user must be in the `input` group"
+        f"{folder}/event0: permission denied: the user must be in the `input` group"
     )
+
+
+# --- keyboards plugged in and pulled out while the box runs --------------------------------
+
+
+def test_a_keyboard_plugged_in_later_wakes_the_loop_and_is_read(folder, caplog):
+    first = f"{folder}/event0"
+    devices = Devices({first: "Old Keyboard", f"{folder}/event7": "New Keyboard"})
+    inbox = Inbox()
+    keys = open_console_keys(folder, Clock(), devices)
+    inputs = Inputs([keys], inbox, clock=Clock())
+    try:
+        assert inputs.wait(0) == []
+        with caplog.at_level(logging.INFO):
+            write = plug(folder, "event7")
+            said = inputs.wait(5)  # woken at once by the new device, not after 5 s
+        assert said == [
+            SourceStatus(
+                "keyboard", "the keyboard New Keyboard is plugged in (2 in all)", ok=True,
+                condition="gone",
+            )
+        ]  # fmt: skip
+        assert [r.getMessage() for r in caplog.records] == [
+            f"keyboard on the console: New Keyboard ({folder}/event7)"
+        ]
+        os.write(write, key("1", 1, 10**9))
+        assert inputs.wait(5) == [Edge("P1", 10**9, True)]
+        os.close(write)
+    finally:
+        inputs.close()
+        inbox.close()
+
+
+def test_a_keyboard_pulled_out_and_another_plugged_in_at_its_place(folder, caplog):
+    path = f"{folder}/event5"
+    devices = Devices({path: "USB Keyboard"})
+    write = plug(folder, "event5")
+    keys = open_console_keys(folder, Clock(), devices)
+    try:
+        with caplog.at_level(logging.INFO):
+            os.close(write)  # unplugged: its reads end (ENODEV on a real device)
+            (folder / "event5").unlink()  # and its node goes
+            write = plug(folder, "event5")  # plugged back in: a new node at the same path
+            said = keys.read()
+        gone = "the keyboard USB Keyboard went away (0 left)"
+        back = "the keyboard USB Keyboard is plugged in (1 in all)"
+        assert said == [
+            SourceStatus("keyboard", gone, ok=False, condition="gone"),
+            SourceStatus("keyboard", back, ok=True, condition="gone"),
+        ]
+        # One line each, and neither an error.
+        assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+            ("WARNING", gone),
+            ("INFO", f"keyboard on the console: USB Keyboard ({path})"),
+        ]
+        os.write(write, key("v", 1, 10**9))
+        assert keys.read() == [Edge("VALID", 10**9, True)]
+        os.close(write)
+    finally:
+        keys.close()
+
+
+def test_a_device_is_opened_once_udev_has_given_it_to_the_input_group(folder, monkeypatch):
+    """The kernel makes the node root's alone; udev then changes its group and mode."""
+    path = f"{folder}/event4"
+    devices = Devices({f"{folder}/event0": "Old", path: "New"})
+    keys = open_console_keys(folder, Clock(), devices)
+    real_open = os.open
+    denied = {path}
+
+    def open_as_user(name, flags, *args):
+        if str(name) in denied:
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return real_open(name, flags, *args)
+
+    write = plug(folder, "event4")
+    monkeypatch.setattr(console_keys.os, "open", open_as_user)
+    try:
+        assert keys.read() == []  # not ours to open yet
+        denied.clear()
+        Path(path).chmod(0o660)  # udev: group input, 0660
+        assert [item.text for item in keys.read()] == ["the keyboard New is plugged in (2 in all)"]
+        os.close(write)
+    finally:
+        keys.close()
+
+
+def test_a_device_that_is_no_keyboard_is_looked_at_once(folder):
+    devices = Devices({f"{folder}/event0": "Keyboard"})
+    keys = open_console_keys(folder, Clock(), devices)
+    try:
+        write = plug(folder, "event6")  # a mouse
+        assert keys.read() == []
+        looked = len(devices.calls)
+        (folder / "event6").chmod(0o660)  # udev at work on it
+        assert keys.read() == [] and len(devices.calls) == looked
+        os.close(write)
+    finally:
+        keys.close()
+
+
+def test_without_inotify_the_keyboards_there_are_read_and_the_log_says_so(
+    folder, monkeypatch, caplog
+):
+    monkeypatch.setattr(inotify, "_libc", lambda: None)
+    with caplog.at_level(logging.WARNING):
+        keys = open_console_keys(folder, Clock(), Devices({f"{folder}/event0": "Keyboard"}))
+    assert [k.name for k in keys.keyboards] == ["Keyboard"]
+    assert keys.fileno() is not None
+    assert f"{folder}: not watched: a keyboard plugged in is read from the next start" in (
+        caplog.text
+    )
+    keys.close()
+
+
+# <linux/input-event-codes.h>: KEY_1 to KEY_8, and the letters by their place on a US
+# keyboard (KEY_Q is the key right of Tab, marked A on an AZERTY keyboard).
+US_PLACES = {
+    **{str(n): n + 1 for n in range(1, 9)},
+    "q": 16, "e": 18, "r": 19, "u": 22, "s": 31, "x": 45, "v": 47, "escape": 1,
+}  # fmt: skip
+
+
+def test_keys_are_read_by_their_place_on_a_us_keyboard_as_the_readme_says():
+    keys = (ROOT / "README.md").read_text().split("## Keys")[1].split("\n## ")[0]
+    listed = set(re.findall(r"^\| `(\w)`", keys, re.MULTILINE)) | {str(n) for n in range(1, 9)}
+    assert listed == {*KEYMAP, QUIT_KEY}  # the table lists every key the box reads
+    assert {name: code for code, name in KEY_NAMES.items() if name in US_PLACES} == US_PLACES
+    assert "by their place on the keyboard, the place each has on a US" in " ".join(keys.split())
 
 
 def test_the_event_record_is_the_kernels():

@@ -12,13 +12,15 @@ import pytest
 from referee.app import App, RunOptions
 from referee.cli import main
 from referee.config import default_config
-from referee.inputs.console_keys import EV_KEY, EVENT, Keyboard
+from referee.inputs.console_keys import ConsoleKeys, Keyboard, open_console_keys
 from referee.outputs import kms
 from referee.outputs.display import render
+from referee.outputs.kms_screen import MASTER_RETRY_NS
+from referee.outputs.sound import call_out
+from referee.store import Store
 
 from .fake_drm import FakeCard
-
-CODES = {"1": 2, "2": 3, "s": 31, "q": 16}
+from .fake_evdev import Devices, key, plug
 
 
 @pytest.fixture
@@ -35,18 +37,17 @@ def console(monkeypatch):
 
     monkeypatch.setattr(kms, "find_output", on_this_card)
     monkeypatch.setattr(
-        "referee.devices.open_keyboards",
-        lambda: [Keyboard(read, "USB Keyboard", "/dev/input/event0")],
+        "referee.devices.open_console_keys",
+        lambda clock: ConsoleKeys([Keyboard(read, "USB Keyboard", "/dev/input/event0")], clock),
     )
     yield card, write
     os.close(write)
 
 
 def typed(write: int, keys: str, t_ns: int) -> None:
-    for n, key in enumerate(keys):
+    for n, name in enumerate(keys):
         t = t_ns + n * 200_000_000
-        for value in (1, 0):
-            os.write(write, EVENT.pack(t // 10**9, t % 10**9 // 1000, EV_KEY, CODES[key], value))
+        os.write(write, key(name, 1, t) + key(name, 0, t))
 
 
 class Clock:
@@ -108,3 +109,81 @@ def test_a_display_named_wrong_is_refused_by_the_command_line(capsys):
     assert "'window:/dev/dri/card0': use auto, window, kms, kms:/dev/dri/cardN" in (
         capsys.readouterr().err
     )
+
+
+def shows(card: FakeCard, view) -> bool:
+    expected = pygame.Surface((1280, 720))
+    render(expected, view)
+    return card.scanout() == bytes(expected.get_buffer())
+
+
+def test_the_game_goes_on_while_another_program_has_the_screen(console, tmp_path, caplog):
+    """Decisions, beeps and the ledger as ever; the screen asked for once a second (the
+    loop's wait wakes for it), and the game of the moment drawn when it is given back."""
+    card, write = console
+    config = default_config()
+    config = replace(config, buttons=replace(config.buttons, debounce_ns=1))
+    clock = Clock()
+    app = App(RunOptions(config, tmp_path / "referee.db", "keyboard", "auto"), clock=clock)
+    played: list = []
+    app.speaker.play = played.append  # type: ignore[method-assign]
+    app.present(app.view())
+    card.taken()  # a VT switch, a desktop started by hand
+    typed(write, "12s2", clock.now + 1_000_000)
+    clock.now += 2 * 10**9
+    with caplog.at_level(logging.WARNING):
+        for item in app.inputs.wait(0):
+            app._take(item)
+        app.step(clock.now)
+        app.present(app.view())  # refused by the card: nothing raised
+    state = app.session.state
+    assert state.pending is not None and state.pending.callers == (2,)
+    assert played[-1] == call_out(2) and card.shown_fb() == 1
+    assert "another program has the screen" in caplog.text
+    # Nothing else due but the point-out timer's seconds and the screen's next ask.
+    assert app.screen is not None and app.screen.wake_ns == clock.now + MASTER_RETRY_NS
+    timeout = app._timeout(clock.now, app.view())
+    assert timeout is not None and 0 < timeout <= MASTER_RETRY_NS / 10**9
+    card.given_back()
+    clock.now += MASTER_RETRY_NS
+    view = app.view()
+    app.present(view)
+    assert card.master and shows(card, view)
+    assert app.session.ledger.flush()
+    app.close()
+    with Store.open_readonly(tmp_path / "referee.db") as store:
+        game = store.latest_game()
+    assert game is not None and len(game.inputs) == 4  # two joined, SUPER, P2's call
+
+
+def test_a_keyboard_pulled_out_is_a_notice_until_one_is_plugged_in(console, tmp_path, monkeypatch):
+    folder = tmp_path / "input"
+    folder.mkdir()
+    devices = Devices({f"{folder}/event0": "Old", f"{folder}/event1": "New"})
+    old = plug(folder, "event0")
+    monkeypatch.setattr(
+        "referee.devices.open_console_keys",
+        lambda clock: open_console_keys(folder, clock, devices),
+    )
+    clock = Clock()
+    app = App(
+        RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "auto"), clock=clock
+    )
+    try:
+        os.close(old)
+        for item in app.inputs.wait(0):
+            app._take(item)
+        assert [n.text for n in app.notices()] == ["the keyboard Old went away (0 left)"]
+        new = plug(folder, "event1")
+        for item in app.inputs.wait(5):  # woken by the keyboard plugged in
+            app._take(item)
+        assert app.notices() == ()
+        assert app.messages[-1] == "the keyboard New is plugged in (1 in all)"
+        typed(new, "1", clock.now - 50_000_000)
+        for item in app.inputs.wait(5):
+            app._take(item)
+        app.step(clock.now + 100_000_000)
+        assert [p.id for p in app.session.state.players] == [1]
+        os.close(new)
+    finally:
+        app.close()

@@ -21,7 +21,12 @@ from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
 from referee.view import View
 
-SIZES = [(480, 320), (1280, 720), (1920, 1080), (720, 1280)]  # the last: Touch Display 2
+# The smallest, TVs, and portrait and square panels: Touch Display 2 (720x1280), 480x800
+# DSI panels, a round 480x480 one.
+SIZES = [
+    (480, 320), (800, 480), (1280, 720), (1920, 1080),
+    (720, 1280), (480, 800), (480, 640), (480, 480), (600, 1024),
+]  # fmt: skip
 VIEWS = gallery.views()
 # Sizes in pixels are the font's size (Drawn.size, its em), not the height of the
 # letters. On the 3.5" screen (480x320, 0.154 mm a pixel), read 1.5 m away:
@@ -34,6 +39,7 @@ WATCHED = {
     "official": 4,
     "notices": 4,
     "eight-players": 8,
+    "eight-players-over": 8,
     "call": 2,  # the caller, and the point-out timer
     "tie": 2,
     "official-tie": 2,
@@ -71,6 +77,15 @@ def test_every_screen_fits_its_texts(name, size):
         assert d.size >= least, f"{d.text!r} is {d.size} px, not {least}"
     for a, b in combinations(canvas.drawn, 2):
         assert not a.box.colliderect(b.box), f"{a.text!r} {a.box} overlaps {b.text!r} {b.box}"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(sorted(VIEWS)), st.integers(480, 1600), st.integers(320, 1600)
+)  # fmt: skip
+def test_every_screen_fits_its_texts_at_any_size_from_the_smallest(name, width, height):
+    """Any screen at least 480 wide and 320 high is laid out, not only the gallery's."""
+    test_every_screen_fits_its_texts(name, (width, height))
 
 
 def watched(view: View, size: tuple[int, int] = (480, 320)) -> list[Drawn]:
@@ -135,6 +150,21 @@ def test_an_ignored_input_says_why():
     assert "LOCKED" in shown
 
 
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720), (720, 1280)])
+def test_eight_players_at_the_end_are_shown_in_order_of_place_every_points_large(size):
+    """In rows where rows can be tall enough for the points, else as tiles (a 3.5"
+    screen): in order of place either way, equal points sharing one."""
+    view = VIEWS["eight-players-over"]
+    assert [d.text for d in watched(view, size)] == [str(r.points) for r in view.state.ranking]
+    shown = texts(view, size)
+    if size == (480, 320):
+        assert "bank 20  ·  SUPER starts a new game" in shown
+    else:
+        assert [t for t in shown if t.endswith(("st", "nd", "th"))] == [
+            "1st", "=2nd", "=2nd", "=4th", "=4th", "=4th", "=7th", "=7th"
+        ]  # fmt: skip
+
+
 def test_the_ranking_shares_places():
     assert texts(VIEWS["ranking"]).count("=1st") == 2
 
@@ -185,9 +215,9 @@ def test_notices_and_the_source_are_shown():
 
 
 @pytest.mark.parametrize("size", [(320, 240), (240, 320), (400, 300)])
-def test_a_screen_smaller_than_any_layout_shows_the_smallest_shrunk(size):
-    """A 2.8" panel, a portrait one, a window shrunk by hand: nothing cut off, the
-    480x320 picture shrunk to fit, its shape kept, centred."""
+def test_a_window_smaller_than_any_layout_shows_the_smallest_shrunk(size):
+    """A window shrunk by hand (the console refuses such a screen, tests/test_kms.py):
+    nothing cut off, the 480x320 picture shrunk to fit, its shape kept, centred."""
     surface = pygame.Surface(size)
     render(surface, VIEWS["call"])
     laid_out = drawn(VIEWS["call"], (480, 320)).surface

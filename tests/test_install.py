@@ -167,6 +167,29 @@ def test_the_unit_and_the_script_name_the_same_groups(installed):
     assert in_unit == in_script
 
 
+def test_the_guest_image_reads_the_scripts_whole_package_list():
+    """tests/vm/build-image.sh puts install.sh's PACKAGES into the test guest's only apt
+    repository, read with sed: it must read the list the shell does, nothing more."""
+    script = (ROOT / "systemd/install.sh").read_text()
+    value = re.search(r'^PACKAGES="([^"]*)"', script, re.MULTILINE)
+    assert value is not None
+    build = ROOT / "tests/vm/build-image.sh"
+    read = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'eval "$(sed -n "/^install_packages() {{/,/^}}/p" {build})"; install_packages',
+        ],
+        env={**os.environ, "ROOT": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert read.stdout.split() == re.split(r"[\s|]+", value[1].strip())
+    # The console draws without GL: no Mesa, EGL or GBM for the box.
+    assert not re.search(r"mesa|libegl|libgles|libgbm|libdrm", value[1])
+
+
 def test_touches_nothing_outside_destdir(installed):
     assert not installed.log.exists(), installed.log.read_text()
     assert system_paths() == installed.system_before

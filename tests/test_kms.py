@@ -23,7 +23,7 @@ from referee.outputs.kms import (
     find_output,
     open_output,
 )
-from referee.outputs.kms_screen import KmsScreen
+from referee.outputs.kms_screen import MASTER_RETRY_NS, KmsScreen
 
 from .fake_drm import FakeCard, FakeConnector, mode
 
@@ -94,6 +94,64 @@ def test_a_flip_that_never_completes_falls_back_to_setting_each_frame(caplog):
     screen.close()
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000 * 10**9
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.mark.parametrize("flips", [True, False], ids=["flips", "set each frame"])
+def test_a_screen_another_program_takes_is_asked_for_slowly_and_drawn_again(flips, caplog):
+    card = FakeCard(refused={} if flips else {drm.PAGE_FLIP: errno.EINVAL})
+    clock = Clock()
+    screen = KmsScreen(open_output(card.path, None, lambda path: card), clock)
+    assert screen.show(VIEWS["lobby"]) and screen.wake_ns is None
+    card.taken()
+    with caplog.at_level(logging.INFO, logger="referee"):
+        caplog.clear()
+        assert not screen.show(VIEWS["call"])  # refused: nothing raised, nothing shown
+        assert card.shown_fb() == 1
+        assert screen.wake_ns == clock.now + MASTER_RETRY_NS
+        # Until then, not a request to the card, however often the loop shows a view.
+        asked = len(card.calls)
+        clock.now += MASTER_RETRY_NS - 1
+        assert not screen.show(VIEWS["call"]) and not screen.show(VIEWS["scoreboard"])
+        assert len(card.calls) == asked
+        clock.now += 1  # still held: asked once, and again a second later
+        assert not screen.show(VIEWS["call"])
+        assert (
+            card.calls[asked:] == ["SET_MASTER"] and screen.wake_ns == clock.now + MASTER_RETRY_NS
+        )
+        card.given_back()
+        clock.now += MASTER_RETRY_NS
+        assert screen.show(VIEWS["call"])  # the picture of the moment, on our mode again
+    assert card.master and card.scanout() == pixels("call", (1280, 720))
+    assert (card.crtcs[41].mode.hdisplay, card.crtcs[41].mode.vdisplay) == (1280, 720)
+    assert screen.wake_ns is None and screen.output.flips == flips
+    # One line when it was taken, one when it came back.
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "card0 1280x720: another program has the screen (Permission denied): the game"
+            " goes on, and is shown again when the screen is given back",
+        ),
+        ("INFO", "card0 1280x720: the screen is back: drawn again"),
+    ]
+    assert screen.show(VIEWS["lobby"]) and card.scanout() == pixels("lobby", (1280, 720))
+    screen.close()
+
+
+def test_closing_while_another_program_has_the_screen_leaves_it_its_frame():
+    card = FakeCard()
+    screen = opened(card)
+    screen.show(VIEWS["lobby"])
+    card.taken()
+    screen.close()
+    assert card.shown_fb() == 1 and card.closed and card.dumbs == {}
+
+
 def test_closing_puts_the_console_back_frees_the_buffers_and_drops_master():
     card = FakeCard()
     screen = opened(card)
@@ -135,6 +193,27 @@ def test_the_first_connected_screen_and_a_crtc_its_encoder_can_drive():
     assert card.scanout(42) == pixels("lobby", (480, 320))
     screen.close()
     assert card.crtcs[42].fb_id == 0  # the CRTC was off: off again
+
+
+def test_a_screen_smaller_than_the_screens_are_laid_out_for_is_refused_in_one_line():
+    """A 3.5" SPI panel in portrait: 320 wide, under the 480 the screens need."""
+    card = FakeCard([FakeConnector(22, [mode(320, 480)], kind=19, number=1, encoder_id=31)])
+    with pytest.raises(KmsError) as raised:
+        opened(card)
+    assert str(raised.value) == (
+        "/dev/dri/card0: SPI-1 at 320x480 is smaller than the screens are laid out for: at"
+        " least 480 wide and 320 high (480x320: turn a 320x480 panel on its side, rotate=90"
+        " in its overlay)"
+    )
+    assert "SETCRTC" not in card.calls and card.dumbs == {} and card.closed
+
+
+@pytest.mark.parametrize("size", [(480, 320), (480, 800), (480, 480)])
+def test_a_screen_at_least_480_wide_and_320_high_is_shown_on(size):
+    card = FakeCard([FakeConnector(22, [mode(*size)], kind=19, number=1, encoder_id=31)])
+    screen = opened(card)
+    assert screen.show(VIEWS["call"]) and card.scanout() == pixels("call", size)
+    screen.close()
 
 
 def test_a_card_that_only_renders_is_passed_over_for_the_next():

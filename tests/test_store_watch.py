@@ -1,7 +1,7 @@
 """When the loop looks whether the store is still at its path: at once when its folder
 changes (inotify), else once a second."""
 
-from referee import store_watch
+from referee import inotify
 from referee.store_watch import LOOK_NS, StoreWatch
 
 NOW = 5_000_000_000
@@ -39,7 +39,7 @@ def test_a_folder_gone_is_looked_at_every_second_until_it_is_back(tmp_path):
 
 
 def test_without_inotify_the_store_is_looked_at_every_second(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_watch, "_libc", lambda: None)
+    monkeypatch.setattr(inotify, "_libc", lambda: None)
     watch = StoreWatch(tmp_path / "referee.db", lambda: NOW)
     assert watch.fileno() is None and watch.wake_ns == NOW + LOOK_NS
     assert not watch.due(NOW + LOOK_NS - 1)

@@ -18,7 +18,7 @@ from typing import Any
 from referee.edges import BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.pi_header import gpio_name, load_pinmap
 from referee.rules.settings import RULE_KEYS, Key, Settings
-from referee.units import NS_PER_MS, NS_PER_S
+from referee.units import NS_PER_MS, NS_PER_S, SMALLEST_SCREEN
 
 NS_PER_US = 1_000
 NS_PER_UNIT = {"s": NS_PER_S, "ms": NS_PER_MS, "us": NS_PER_US}
@@ -346,14 +346,14 @@ SECTIONS: dict[str, dict[str, Setting]] = {
         _setting(
             "width",
             0,
-            "pixels, 480 to 7680, or 0 with height 0 for the screen's own size",
-            _zero_or_within(480, 7680),
+            f"pixels, {SMALLEST_SCREEN[0]} to 7680, or 0 with height 0 for the screen's own size",
+            _zero_or_within(SMALLEST_SCREEN[0], 7680),
         ),
         _setting(
             "height",
             0,
-            "pixels, 320 to 4320, or 0 with width 0 for the screen's own size",
-            _zero_or_within(320, 4320),
+            f"pixels, {SMALLEST_SCREEN[1]} to 4320, or 0 with width 0 for the screen's own size",
+            _zero_or_within(SMALLEST_SCREEN[1], 4320),
         ),
         _setting("fps", 30, "frames a second, 1 to 60", _within(1, 60)),
     ),

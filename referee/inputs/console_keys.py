@@ -10,9 +10,10 @@ USB) are still reported in the same report: the resolution stays the keyboard's.
 
 Every keyboard is grabbed (EVIOCGRAB): its keys go to the referee alone, not to the
 console's tty underneath (no echo on the console's text, no switch to another VT). All
-of them sit in one epoll set, whose descriptor is the one the loop waits on. Keys are
-read by their place on the keyboard (the kernel's key codes are a US layout's): the
-console's keymap is not applied.
+of them sit in one epoll set, whose descriptor is the one the loop waits on, with an
+inotify watch on /dev/input: a keyboard plugged in while the box runs is read from then
+on, one pulled out is closed, each said in one line. Keys are read by their place on the
+keyboard (the kernel's key codes are a US layout's): the console's keymap is not applied.
 """
 
 import errno
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.edges import BUTTONS, Edge, LostTrack, Quit, SourceStatus
+from referee.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
 from referee.inputs import SourceItem
 from referee.inputs.keyboard import KEYBOARD_RESOLUTION_NS
 from referee.keys import KEYMAP, QUIT_KEY
@@ -36,7 +38,6 @@ from referee.units import NS_PER_S
 log = logging.getLogger(__name__)
 
 INPUT = Path("/dev/input")
-DEVICES = f"{INPUT}/event*"  # as messages name them
 # Between the kernel's stamp of a key and the key in our queue: one function call under
 # one lock (evdev_events), microseconds; a millisecond, as for GPIO's interrupt thread.
 QUEUE_BOUND_NS = 1_000_000
@@ -56,6 +57,9 @@ _ROWS = ((2, "1234567890"), (16, "qwertyuiop"), (30, "asdfghjkl"), (44, "zxcvbnm
 KEY_NAMES = {first + n: key for first, row in _ROWS for n, key in enumerate(row)}
 KEY_NAMES[KEY_ESC] = "escape"
 QUITS = (QUIT_KEY, "escape")
+# A device plugged in: its node is made by the kernel, root's alone (IN_CREATE), then given
+# to the `input` group by udev (IN_ATTRIB); it is tried at each until it opens.
+PLUGGED = IN_CREATE | IN_ATTRIB
 
 Ioctl = Callable[[int, int, bytes | int], bytes | int]
 
@@ -68,6 +72,10 @@ class NoKeyboard(Exception):
     """No keyboard can be read; the message says why, in one line."""
 
 
+class _Denied(Exception):
+    """A device the user may not open (yet)."""
+
+
 @dataclass
 class Keyboard:
     fd: int
@@ -78,36 +86,6 @@ class Keyboard:
 def is_keyboard(key_bits: bytes) -> bool:
     """A device with the digits and the letters (not a power button, a mouse, a remote)."""
     return all(key_bits[code // 8] & (1 << code % 8) for code in (2, 9, 16, 47))
-
-
-def open_keyboards(paths: Sequence[str] | None = None, ioctl: Ioctl = _ioctl) -> list[Keyboard]:
-    """Every keyboard among the input devices, grabbed, stamping on CLOCK_MONOTONIC."""
-    paths = sorted(str(p) for p in INPUT.glob("event*")) if paths is None else paths
-    keyboards, denied = [], []
-    for path in paths:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except PermissionError:
-            denied.append(path)
-            continue
-        except OSError:
-            continue  # gone since it was listed
-        try:
-            keyboard = _keyboard(fd, path, ioctl)
-        except OSError as err:
-            log.warning("%s: not read (%s)", path, err.strerror)
-            keyboard = None
-        if keyboard is None:
-            os.close(fd)
-        else:
-            keyboards.append(keyboard)
-    if keyboards:
-        return keyboards
-    if denied:
-        raise NoKeyboard(
-            f"{', '.join(denied)}: permission denied: the user must be in the `input` group"
-        )
-    raise NoKeyboard(f"no keyboard among the input devices ({DEVICES})")
 
 
 def _keyboard(fd: int, path: str, ioctl: Ioctl) -> Keyboard | None:
@@ -130,6 +108,28 @@ def _keyboard(fd: int, path: str, ioctl: Ioctl) -> Keyboard | None:
     return Keyboard(fd, name, path)
 
 
+def _node(info: os.stat_result) -> tuple[int, int]:
+    """A device node's identity: its inode, which a node made anew does not share."""
+    return info.st_dev, info.st_ino
+
+
+def open_console_keys(
+    folder: Path = INPUT, clock: Callable[[], int] = time.monotonic_ns, ioctl: Ioctl = _ioctl
+) -> "ConsoleKeys":
+    """Every keyboard among the input devices, and every one plugged in later; NoKeyboard,
+    in one line, if there is none to read now."""
+    keys = ConsoleKeys((), clock, ioctl)
+    denied = keys.watch(folder)
+    if keys.keyboards:
+        return keys
+    keys.close()
+    if denied:
+        raise NoKeyboard(
+            f"{', '.join(denied)}: permission denied: the user must be in the `input` group"
+        )
+    raise NoKeyboard(f"no keyboard among the input devices ({folder}/event*)")
+
+
 class ConsoleKeys:
     """The console's keyboards as the input: each key stamped by the kernel."""
 
@@ -138,15 +138,79 @@ class ConsoleKeys:
     buttons = BUTTONS
 
     def __init__(
-        self, keyboards: Sequence[Keyboard], clock: Callable[[], int] = time.monotonic_ns
+        self,
+        keyboards: Sequence[Keyboard] = (),
+        clock: Callable[[], int] = time.monotonic_ns,
+        ioctl: Ioctl = _ioctl,
     ) -> None:
         self._clock = clock
+        self._ioctl = ioctl
         self._epoll = select.epoll()
-        self._keyboards = list(keyboards)
-        for keyboard in self._keyboards:
-            self._epoll.register(keyboard.fd, select.EPOLLIN)
+        self.keyboards: list[Keyboard] = []
+        # Each device node looked at, by path: a keyboard read, or no keyboard (a mouse, a
+        # power button), not looked at again at its next change of attributes. A node made
+        # anew at the same path (plugged out and in) is another inode.
+        self._seen: dict[str, tuple[int, int]] = {}
+        for keyboard in keyboards:
+            self._add(keyboard)
+        self._folder: Path | None = None
+        self._inotify: Inotify | None = None
         self._held: set[str] = set()
         self._watermark = clock() - QUEUE_BOUND_NS
+
+    def watch(self, folder: Path) -> list[str]:
+        """Read every keyboard in the folder, now and whenever one is plugged in; the
+        devices that could not be opened for want of permission."""
+        self._folder = folder
+        inotify = Inotify.open()
+        if inotify is not None and inotify.watch(folder, PLUGGED):
+            self._inotify = inotify
+            self._epoll.register(inotify.fileno(), select.EPOLLIN)
+        else:
+            if inotify is not None:
+                inotify.close()
+            log.warning(
+                "%s: not watched: a keyboard plugged in is read from the next start", folder
+            )
+        # After the watch is set: a keyboard plugged in meanwhile is seen by one or the other.
+        denied = []
+        for path in sorted(str(p) for p in folder.glob("event*")):
+            try:
+                self._plug(path)
+            except _Denied:
+                denied.append(path)
+        return denied
+
+    def _plug(self, path: str) -> Keyboard | None:
+        """The device at path, read if it is a keyboard not read yet; _Denied while it
+        cannot be opened (udev has not given it to the `input` group yet)."""
+        try:
+            if self._seen.get(path) == _node(Path(path).stat()):
+                return None
+        except OSError:
+            return None  # gone since it was named
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except PermissionError:
+            raise _Denied(path) from None
+        except OSError:
+            return None  # gone since it was named
+        try:
+            keyboard = _keyboard(fd, path, self._ioctl)
+        except OSError as err:
+            log.warning("%s: not read (%s)", path, err.strerror)
+            keyboard = None
+        if keyboard is None:
+            self._seen[path] = _node(os.fstat(fd))
+            os.close(fd)
+            return None
+        self._add(keyboard)
+        return keyboard
+
+    def _add(self, keyboard: Keyboard) -> None:
+        self._seen[keyboard.path] = _node(os.fstat(keyboard.fd))
+        self.keyboards.append(keyboard)
+        self._epoll.register(keyboard.fd, select.EPOLLIN)
 
     def fileno(self) -> int | None:
         return self._epoll.fileno()
@@ -164,7 +228,7 @@ class ConsoleKeys:
     def read(self) -> list[SourceItem]:
         read_ns = self._clock()
         items: list[SourceItem] = []
-        for keyboard in list(self._keyboards):
+        for keyboard in list(self.keyboards):
             while True:
                 try:
                     data = os.read(keyboard.fd, EVENT.size * 64)
@@ -179,7 +243,33 @@ class ConsoleKeys:
                     seconds, micros, kind, code, value = EVENT.unpack_from(data, offset)
                     t_ns = seconds * NS_PER_S + micros * 1000
                     items += self._event(t_ns, kind, code, value, read_ns)
+        # After the keyboards: one pulled out and plugged back in is closed before the new
+        # one is opened, and the screen says so in that order.
+        items += self._plugged_in()
         self._watermark = max(self._watermark, read_ns - QUEUE_BOUND_NS)
+        return items
+
+    def _plugged_in(self) -> list[SourceItem]:
+        """The keyboards plugged in since the last read, read from now on."""
+        if self._inotify is None or self._folder is None:
+            return []
+        folder = self._folder
+        events = self._inotify.read()
+        if any(mask & IN_Q_OVERFLOW for mask, _ in events):  # events lost: look at them all
+            names = [p.name for p in folder.glob("event*")]
+        else:
+            names = [os.fsdecode(name) for _, name in events]
+        items: list[SourceItem] = []
+        for name in sorted(set(names)):
+            if not name.startswith("event"):
+                continue
+            try:
+                keyboard = self._plug(str(folder / name))
+            except _Denied:
+                continue  # udev gives it to the `input` group next: IN_ATTRIB
+            if keyboard is not None:
+                text = f"the keyboard {keyboard.name} is plugged in ({len(self.keyboards)} in all)"
+                items.append(SourceStatus("keyboard", text, ok=True, condition="gone"))
         return items
 
     def _event(self, t_ns: int, kind: int, code: int, value: int, read_ns: int) -> list[SourceItem]:
@@ -204,16 +294,19 @@ class ConsoleKeys:
         return [Edge(button, t_ns, down)]
 
     def _gone(self, keyboard: Keyboard) -> SourceStatus:
-        self._keyboards.remove(keyboard)
+        self.keyboards.remove(keyboard)
         self._epoll.unregister(keyboard.fd)
         os.close(keyboard.fd)
-        left = len(self._keyboards)
+        left = len(self.keyboards)
         text = f"the keyboard {keyboard.name} went away ({left} left)"
         log.warning("%s", text)
         return SourceStatus("keyboard", text, ok=left > 0, condition="gone")
 
     def close(self) -> None:
         self._epoll.close()
-        for keyboard in self._keyboards:
+        if self._inotify is not None:
+            self._inotify.close()
+            self._inotify = None
+        for keyboard in self.keyboards:
             os.close(keyboard.fd)  # the grab ends with it
-        self._keyboards = []
+        self.keyboards = []

@@ -20,6 +20,7 @@ import pygame
 from referee.edges import Inbox, Quit
 from referee.errors import ScreenUnavailable
 from referee.keys import QUIT_KEY
+from referee.units import SMALLEST_SCREEN
 from referee.view import View
 
 from . import captions
@@ -31,9 +32,6 @@ from .x11 import x_connection
 __all__ = ["ScreenUnavailable", "Window", "render"]
 
 DEFAULT_SIZE = (1280, 720)
-# The smallest screen the layouts are made for (a 3.5" SPI panel): a smaller one is
-# shown this, shrunk.
-SMALLEST = (480, 320)
 # Of the desktop's width and height, what a window may take: the rest for its title bar
 # and the desktop's own panels.
 DESKTOP_SHARE = 0.9
@@ -50,16 +48,16 @@ _WANTED = (
 
 def render(surface: pygame.Surface, view: View) -> None:
     """Draw the whole screen for the view on the surface, whatever its size. Smaller than
-    the smallest laid out (a 2.8" panel's 320x240, a window shrunk by hand), the picture is
-    laid out at that size and shrunk to the surface, its shape kept: smaller text, but
-    none of it cut off."""
+    the smallest laid out (a window shrunk by hand; the console refuses such a screen),
+    the picture is laid out at that size and shrunk to the surface, its shape kept:
+    smaller text, but none of it cut off."""
     width, height = surface.get_size()
-    smallest_width, smallest_height = SMALLEST
+    smallest_width, smallest_height = SMALLEST_SCREEN
     if width >= smallest_width and height >= smallest_height:
         draw_screen(Canvas(surface), view)
         return
     scale = min(width / smallest_width, height / smallest_height)
-    laid_out = pygame.Surface(SMALLEST, 0, surface)
+    laid_out = pygame.Surface(SMALLEST_SCREEN, 0, surface)
     draw_screen(Canvas(laid_out), view)
     shrunk = pygame.transform.smoothscale(
         laid_out, (round(smallest_width * scale), round(smallest_height * scale))
@@ -96,6 +94,8 @@ def _within_desktop(size: tuple[int, int]) -> tuple[int, int]:
 
 class Window:
     """A window on the desktop."""
+
+    wake_ns = None  # shown again only when the picture changes (devices.Screen)
 
     def __init__(self, inbox: Inbox, *, size: tuple[int, int] | None = None) -> None:
         try:

@@ -32,7 +32,8 @@ from referee.view import Notice, ReplayView, Severity, View
 
 from .display import render
 
-SIZES = ((480, 320), (1280, 720), (720, 1280))  # the last: Touch Display 2, portrait
+# A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
+SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
 GPIO = "GPIO (lgpio: kernel edge times)"
 KEYBOARD = "keyboard (8 ms resolution)"
 
@@ -98,6 +99,14 @@ def _midgame(settings: Settings) -> Table:
         .call(1, 25, valid=True)
         .call(3, 30, valid=False)
     )
+
+
+def _eight() -> Table:
+    """Eight players, named, some way in: P6 called wrongly and is locked."""
+    eight = Table(Settings(players=8), EIGHT).join(*range(1, 9))
+    for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
+        eight.call(seat, 10 + 10 * i, valid=True)
+    return eight.call(6, 120, valid=False)
 
 
 def _replay_of_the_call() -> ReplayView:
@@ -208,11 +217,10 @@ def views() -> dict[str, View]:
     ]
     out["notices"] = midgame.view(41, notices=trouble)
 
-    eight = Table(Settings(players=8), EIGHT).join(*range(1, 9))
-    for i, seat in enumerate((1, 5, 2, 8, 5, 7, 3, 5, 8, 1)):
-        eight.call(seat, 10 + 10 * i, valid=True)
-    eight.call(6, 120, valid=False)
+    eight = _eight()
     out["eight-players"] = eight.view(125)
+    # Eight places, names long and short, two players sharing one.
+    out["eight-players-over"] = _eight().play(End(at(130))).view(131)
     crowd = [
         Press(seat, at(130) + i * 3_100_000) for i, seat in enumerate((4, 2, 7, 1, 8, 3, 5, 6))
     ]

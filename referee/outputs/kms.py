@@ -14,7 +14,10 @@ screen on the console").
 
 Opening the card makes the referee its DRM master (the first to open a card with no
 master is made it); closing puts back the CRTC as it was found (the console's text) and
-drops master, so a desktop or the console can take the screen again.
+drops master, so a desktop or the console can take the screen again. Another program
+that takes master meanwhile (a VT switch under logind, a second program made master)
+makes `present` raise ScreenTaken; `take_back` makes the referee master again once it
+is let go, and sets its frame on the CRTC again.
 """
 
 import contextlib
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.errors import ScreenUnavailable
+from referee.units import SMALLEST_SCREEN
 
 from . import drm
 from .drm import Card, DrmCard, ModeInfo
@@ -48,8 +52,17 @@ _CONNECTOR_TYPES = (
 )  # fmt: skip
 
 
+# What the kernel answers a request only DRM master may make, from a descriptor that is no
+# longer master: EACCES (drm_ioctl's check), EPERM and EBUSY from some drivers' paths.
+TAKEN_ERRNOS = (errno.EACCES, errno.EPERM, errno.EBUSY)
+
+
 class KmsError(ScreenUnavailable):
     """A card that cannot show the referee's frames; the message says which and why."""
+
+
+class ScreenTaken(Exception):
+    """Another program is DRM master of the card: nothing the referee draws is shown."""
 
 
 @dataclass
@@ -232,7 +245,8 @@ class KmsOutput:
 
     def present(self, frame: memoryview, pitch: int) -> None:
         """Show the frame (XRGB8888 rows `pitch` bytes apart) at the next vertical blank.
-        Waits for the flip before it, if it is still under way: its buffer is this one's."""
+        Waits for the flip before it, if it is still under way: its buffer is this one's.
+        ScreenTaken if another program is master of the card now."""
         self._wait_flip()
         back = self._buffers[1 - self._shown]
         _copy_rows(frame, pitch, back.memory, back.pitch, self.size[0] * BPP // 8)
@@ -244,11 +258,28 @@ class KmsOutput:
                 )
                 self._flip_pending = True
             except OSError as err:  # EINVAL, EOPNOTSUPP: a driver without flips
+                _raise_if_taken(err)
                 log.info("%s: page flips refused (%s): each frame is set", self.name, err.strerror)
                 self.flips = False
         if not self.flips:
-            self._set_crtc(back.fb_id)
+            try:
+                self._set_crtc(back.fb_id)
+            except OSError as err:
+                _raise_if_taken(err)
+                raise
         self._shown = 1 - self._shown
+
+    def take_back(self) -> bool:
+        """Master of the card again, the last frame shown set on the CRTC again (the other
+        program set its own, perhaps in another mode); False while the card is held."""
+        try:
+            self.card.ioctl(drm.SET_MASTER)  # allowed again to the descriptor that was master
+            self._set_crtc(self._buffers[self._shown].fb_id)
+        except OSError as err:
+            if err.errno in TAKEN_ERRNOS:
+                return False
+            raise
+        return True
 
     def _wait_flip(self) -> None:
         if not self._flip_pending:
@@ -287,6 +318,11 @@ class KmsOutput:
                 self.card.ioctl(drm.RMFB, drm.FbId(buffer.fb_id))
             with contextlib.suppress(OSError):
                 self.card.ioctl(drm.DESTROY_DUMB, drm.DestroyDumb(buffer.handle))
+
+
+def _raise_if_taken(err: OSError) -> None:
+    if err.errno in TAKEN_ERRNOS:
+        raise ScreenTaken(err.strerror)
 
 
 def _copy_rows(
@@ -356,6 +392,14 @@ def open_output(
         mode = choose_mode(found.modes, wanted)
         if wanted is not None and (mode.hdisplay, mode.vdisplay) != wanted:
             log.warning("%s %s has no %dx%d mode: %s", name, found.name, *wanted, mode_text(mode))
+        least_width, least_height = SMALLEST_SCREEN
+        if mode.hdisplay < least_width or mode.vdisplay < least_height:
+            raise KmsError(
+                f"{path}: {found.name} at {mode.hdisplay}x{mode.vdisplay} is smaller than the"
+                f" screens are laid out for: at least {least_width} wide and {least_height}"
+                f" high ({least_width}x{least_height}: turn a 320x480 panel on its side,"
+                " rotate=90 in its overlay)"
+            )
         try:
             output = KmsOutput(card, found, crtc, mode)
         except OSError as err:

@@ -1,5 +1,5 @@
 """Boxes cut from a screen by proportion, so every layout scales from 480x320 to 1920x1080,
-and turns on a portrait screen (720x1280, 320x480): what stands side by side on a wide
+and turns on a portrait screen (720x1280, 480x800): what stands side by side on a wide
 box is stacked on a tall one.
 
 Each helper splits a box into boxes that tile it exactly: edges are rounded once, shared

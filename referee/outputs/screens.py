@@ -7,7 +7,7 @@ a phase is the biggest thing on its screen. The words come from captions.py, sha
 with the terminal, so both screens say the same.
 """
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from math import ceil
 
 import pygame
@@ -66,6 +66,16 @@ PHOTO_ROWS = 4
 NAME_LENGTHS = (24, 12, 8, 5)
 # A name cut shorter than this (its ellipsis included) says less than the seat's number.
 NAME_CUT_LEAST = 4
+NEW_GAME_HINT = "SUPER starts a new game"
+# The key bar. In more lines than one, a line breaks between two keys, never inside one.
+_KEYS = [key.replace(" ", "\u00a0") for key in KEY_LEGEND]
+KEYS_TIGHT = "keys: " + "\u00a0· ".join(_KEYS)
+KEYS_ONE_LINE = (  # spaced out, tight, bare, barest
+    "keys:\u00a0 " + "\u00a0 · ".join(_KEYS),
+    KEYS_TIGHT,
+    KEYS_TIGHT.removeprefix("keys: "),
+    "  ".join(_KEYS),
+)
 
 
 class Screen:
@@ -135,7 +145,7 @@ class Screen:
     ) -> None:
         """Seats' marks, all one size: number and symbol on the seat's colour, or only
         outlined in it when unlit (out of the game, locked)."""
-        inner = [inset(box, max(1, min(box.height // 8, box.width // 12))) for box, _ in marks]
+        inner = [_badge_text_box(box) for box, _ in marks]
         numbers = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
         # A name may make the marks' text smaller than the numbers', down to this.
         least = min(numbers, max(WATCHED_SIZE if watched else MIN_SIZE, numbers * 2 // 3))
@@ -234,7 +244,12 @@ class Screen:
         weights = [0.08] + [0.08] * len(shown) + [0.77 - 0.08 * len(shown)]
         least = [self.lines_px(1)] + [two] * len(shown) + [0]
         if legend:
-            weights, least = [*weights, 0.08], [*least, self.lines_px(2)]
+            # In as few lines as it fits: two where one does not (480x320), three on a
+            # narrow portrait screen (480x800).
+            legend_lines = next(
+                (n for n in (2, 3) if fit(KEYS_TIGHT, area.width, self.lines_px(n), n)[0]), 3
+            )
+            weights, least = [*weights, 0.08], [*least, self.lines_px(legend_lines)]
         weights, least = [*weights, 0.15], [*least, self.lines_px(2) + self.pad]
         boxes = rows(area, weights, self.pad, least)
         header, main, footer = boxes[0], boxes[1 + len(shown)], boxes[-1]
@@ -245,15 +260,8 @@ class Screen:
             # One line where it fits, spaced out or tight: two would be larger, but a bar
             # read in two halves.
             # Without its "keys:" where that makes it one line (800x480).
-            # In two lines, a line breaks between two keys, never inside one.
-            keys = [key.replace(" ", "\u00a0") for key in KEY_LEGEND]
-            wide = "keys:\u00a0 " + "\u00a0 · ".join(keys)
-            tight = "keys: " + "\u00a0· ".join(keys)
-            bare = tight.removeprefix("keys: ")
-            barest = "  ".join(keys)
-            candidates = (wide, tight, bare, barest)
-            one = next((k for k in candidates if self.canvas.fits(boxes[-2], k)), None)
-            self.text(boxes[-2], one or tight, DIM, max_lines=1 if one else 2)
+            one = next((k for k in KEYS_ONE_LINE if self.canvas.fits(boxes[-2], k)), None)
+            self.text(boxes[-2], one or KEYS_TIGHT, DIM, max_lines=1 if one else legend_lines)
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
@@ -352,11 +360,56 @@ class Screen:
         them; where the tiles are too low for that (eight players on a 3.5" screen), the
         locked are said under the scores instead."""
         players = self.state.players
+        tiles, bottom = self.tiles_and_line(box)
+        out = sitting_out(self.view.settings, self.state)
+        under = {}
+        for p in players:
+            if p.locked:
+                under[p.id] = ("LOCKED", BAD)
+            elif p.id == self.state.dealer:
+                under[p.id] = ("SITS OUT" if p.id == out else "DEALS", ATTENTION)
+        status = self.tiles(
+            tiles,
+            [(p.id, p.points) for p in players],
+            {*self.state.locked, *([out] if out else [])},
+            {p.id for p in players if p.locked},
+            under,
+        )
+        locked = [captions.who(self.view, p.id) for p in players if p.locked and not status]
+        self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
+
+    def tiles_and_line(self, box: Rect) -> tuple[Rect, Rect]:
+        """Room for tiles, and a line under them."""
+        tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, self.lines_px(1)])
+        return tiles, bottom
+
+    def tiles(
+        self,
+        box: Rect,
+        points: Sequence[tuple[int, int]],
+        unlit: Container[int] = (),
+        dimmed: Container[int] = (),
+        under: Mapping[int, tuple[str, Colour]] | None = None,
+        framed: Container[int] = (),
+    ) -> bool:
+        """A tile per (seat, points), row by row: the seat's mark over the points, large,
+        and a word under them (`under`, by seat) where the tiles are tall enough; whether
+        they were. Unlit seats' marks are outlined, dimmed seats' points dim, framed
+        seats' tiles framed."""
         line, gap = self.lines_px(1), self.pad // 2
-        tiles, bottom = rows(box, [0.89, 0.11], self.pad, [0, line])
-        cols = grid_columns(tiles, len(players), TILE_RATIO, self.pad)
-        boxes = grid(tiles, len(players), cols, self.pad)
-        inside = inset(boxes[0], self.pad)
+
+        def lowest(cols: int) -> Rect:  # rows of tiles may differ by a pixel
+            return min(grid(box, len(points), cols, self.pad), key=lambda tile: tile.height)
+
+        def tall_enough(cols: int) -> bool:
+            return fits_rows(inset(lowest(cols), gap), [self.badge_px(), self.big_px()], gap)
+
+        cols = grid_columns(box, len(points), TILE_RATIO, self.pad)
+        # Rows of tiles too low for the points (a square screen): more abreast, fewer rows.
+        if not tall_enough(cols):
+            cols = next((c for c in range(cols + 1, len(points) + 1) if tall_enough(c)), cols)
+        boxes = grid(box, len(points), cols, self.pad)
+        inside = inset(lowest(cols), self.pad)
         least, weights = [self.badge_px(), self.big_px(), line], [0.34, 0.48, 0.18]
         status = fits_rows(inside, least, gap)
         if not status:
@@ -364,21 +417,19 @@ class Screen:
         # The panel's margin gives way before the points do.
         margin = self.pad if fits_rows(inside, least, gap) else gap
         cells = [rows(self.panel(cell, margin=margin), weights, gap, least) for cell in boxes]
-        on = list(zip(cells, players, strict=True))
-        out = sitting_out(self.view.settings, self.state)
-        unlit = {*self.state.locked, *([out] if out else [])}
-        self.badges([(mark, p.id) for (mark, *_), p in on], unlit)
+        on = list(zip(cells, points, strict=True))
+        self.badges([(mark, seat) for (mark, *_), (seat, _) in on], unlit)
         self.texts(
-            [(points, str(p.points), DIM if p.locked else TEXT) for (_, points, *_), p in on],
+            [(box, str(n), DIM if seat in dimmed else TEXT) for (_, box, *_), (seat, n) in on],
             watched=True,
         )
-        for (_, _, *under), p in on:
-            if under and p.locked:
-                self.text(under[0], "LOCKED", BAD)
-            elif under and p.id == self.state.dealer:
-                self.text(under[0], "SITS OUT" if p.id == out else "DEALS", ATTENTION)
-        locked = [captions.who(self.view, p.id) for p in players if p.locked and not status]
-        self.bottom_line(bottom, f"locked: {', '.join(locked)}" if locked else "")
+        for cell, (seat, _) in zip(boxes, points, strict=True):
+            if seat in framed:
+                self.canvas.frame(cell, ATTENTION, max(2, self.pad // 2), self.radius)
+        for (_, _, *below), (seat, _) in on:
+            if below and seat in (under or {}):
+                self.text(below[0], *(under or {})[seat])
+        return status
 
     def bottom_line(self, box: Rect, before: str = "") -> None:
         """Under the scores: the bank, or the match's deal and dealer; after what the
@@ -442,7 +493,7 @@ class Screen:
         sets = state.players[0].points
         found = "1 SET found" if sets == 1 else f"{sets} SETs found"
         self.text(self.panel(detail), f"{found}  ·  owed {state.owed}")
-        self.text(again, "SUPER starts a new game", DIM)
+        self.text(again, NEW_GAME_HINT, DIM)
 
     def claim(self, box: Rect) -> None:
         ask, valid, invalid, worth = rows(box, [0.4, 0.16, 0.16, 0.28], self.pad)
@@ -498,20 +549,30 @@ class Screen:
         title, listing = rows(inside, [0.13, 0.87], self.pad // 2, [self.lines_px(1), 0])
         self.text(title, "photo finish", DIM)
         gap = max(1, self.pad // 2)
-        # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
-        fit = (listing.height + gap) // (self.badge_px() + gap)
-        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, fit)), gap)
         presses = captions.offsets(call)
+        said = [_press(call, seat, offset) for seat, offset in presses]
+        # Each press's offset beside its mark; under it where the column is too narrow
+        # for that (a square or 480 px wide portrait screen: the column is tall instead).
+        line = self.lines_px(1)
+        when_width = (listing.width - self.pad) * 0.6
+        beside = all(fit(text, round(when_width), line)[0] >= MIN_SIZE for text, _ in said)
+        row_px = self.badge_px() if beside else self.badge_px() + gap + line
+        # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
+        room = (listing.height + gap) // (row_px + gap)
+        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, room)), gap)
         if len(presses) > len(slots):
             later = len(presses) - (len(slots) - 1)
-            presses = presses[: len(slots) - 1]
+            presses, said = presses[: len(slots) - 1], said[: len(slots) - 1]
             self.text(slots[-1], f"+{later} more", DIM)
-        cells = [columns(slot, [0.4, 0.6], self.pad) for slot in slots[: len(presses)]]
-        on = list(zip(cells, presses, strict=True))
-        self.badges([(mark, seat) for (mark, _), (seat, _) in on])
-        self.texts(
-            [(when, *_press(call, seat, offset)) for (_, when), (seat, offset) in on], "left"
-        )
+        cells = [
+            columns(slot, [0.4, 0.6], self.pad)
+            if beside
+            else rows(slot, [0.6, 0.4], gap, [self.badge_px(), line])
+            for slot in slots[: len(presses)]
+        ]
+        on = list(zip(cells, presses, said, strict=True))
+        self.badges([(mark, seat) for (mark, _), (seat, _), _ in on])
+        self.texts([(when, text, colour) for (_, when), _, (text, colour) in on], "left")
 
     # --- the super round's countdown ----------------------------------------------------
 
@@ -535,14 +596,66 @@ class Screen:
     # --- the end ------------------------------------------------------------------------
 
     def over(self, box: Rect) -> None:
-        """The ranking, a place a row: in one column while the rows are tall enough for
-        the points, else in two."""
+        """The ranking, a place a row: in one column where the rows are tall and wide
+        enough for every place, mark and points, else in two, else (eight players on a
+        3.5" screen, a narrow portrait one) as the scores' tiles in order of place."""
         ranking = self.state.ranking
-        line = self.lines_px(1)
-        listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, line])
+        listing, bottom = rows(box, [0.88, 0.12], self.pad, [0, self.lines_px(1)])
+        split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
+        by_deal = captions.deal_points(self.state)
+        places = [r.place for r in ranking]
+        said = [
+            (
+                ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
+                " · ".join(str(n) for n in by_deal[r.player]),
+            )
+            for r in ranking
+        ]
+        layouts = (self.ranking_rows(listing, cols, split) for cols in (1, 2))
+        layout = next(
+            (found for found in layouts if found and self.legible(found[1], said, split)), None
+        )
+        if layout is None:
+            self.ranked_tiles(box)
+            return
+        slots, cells = layout
+        for slot, entry in zip(slots, ranking, strict=False):
+            self.panel(slot)
+            if entry.place == 1:
+                self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
+        if (worked_out := captions.solo_end(self.view)) is not None:
+            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
+        on = list(zip(cells, ranking, said, strict=True))
+        self.badges([(_wide(mark, BADGE_RATIO), r.player) for (_, mark, _, _), r, _ in on])
+        self.texts(
+            [
+                (place, ordinal, ATTENTION if r.place == 1 else TEXT)
+                for (place, _, _, _), r, (ordinal, _) in on
+            ]
+        )
+        if split:
+            self.texts([(under, deals, DIM) for (_, _, under, _), _, (_, deals) in on], "left")
+        self.texts([(points, str(r.points), TEXT) for (_, _, _, points), r, _ in on], "right", True)
+        again = NEW_GAME_HINT
+        if split:
+            self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
+        elif self.view.settings.book.bank:
+            self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
+        else:
+            self.text(bottom, again, DIM)
+
+    def ranking_rows(
+        self, listing: Rect, cols: int, split: bool
+    ) -> tuple[list[Rect], list[tuple[Rect, Rect, Rect, Rect]]] | None:
+        """The ranking's rows in `cols` columns: each row's panel, and in it the boxes of
+        the place, the mark, the deals' points (a match) and the points; None where the
+        rows would be too low for the points."""
+        ranking = self.state.ranking
         need = self.big_px() + 2 * self.pad
-        one = len(ranking) == 1 or fits_rows(listing, [need] * len(ranking), self.pad)
-        cols = 1 if one else 2
+        if len(ranking) > 1 and not fits_rows(
+            listing, [need] * ceil(len(ranking) / cols), self.pad
+        ):
+            return None
         per_col = max(ceil(len(ranking) / cols), min(3, (listing.height + self.pad) // need))
         # Rows stretched across a TV would leave each place far from its player.
         width = min(listing.width, round(listing.height * 2.4 * cols))
@@ -552,49 +665,65 @@ class Screen:
             for col in columns(listing, [1] * cols, self.pad * 2)
             for slot in rows(col, [1] * per_col, self.pad)
         ]
-        places = [r.place for r in ranking]
-        by_deal = captions.deal_points(self.state)
-        split = len(self.state.deal_ends) > 1  # a match: each deal's points, then the total
-        cells, deals = [], []
-        for entry, slot in zip(ranking, slots, strict=False):
-            inside = self.panel(slot)
-            said = " · ".join(str(n) for n in by_deal[entry.player])
-            if split and one:
+        cells = []
+        for slot in slots[: len(ranking)]:
+            inside = inset(slot, self.pad)
+            if split and cols == 1:
                 place, mark, under, points = columns(inside, [0.2, 0.28, 0.34, 0.18], self.pad)
-                deals.append((under, said, DIM))
             elif split:  # in two columns: place and mark over the deals, the total beside
                 left, points = columns(inside, [0.66, 0.34], self.pad)
                 top, under = rows(left, [0.5, 0.5], self.pad // 2)
                 place, mark = columns(top, [0.4, 0.6], self.pad)
-                deals.append((under, said, DIM))
             else:
                 place, mark, points = columns(inside, [0.28, 0.4, 0.32], self.pad)
-            cells.append((place, mark, points))
-            if entry.place == 1:
-                self.canvas.frame(slot, ATTENTION, max(2, self.pad // 2), self.radius)
-        if (worked_out := captions.solo_end(self.view)) is not None:
-            self.text(slots[1], worked_out, max_lines=2)  # one player: room below
-        on = list(zip(cells, ranking, strict=True))
-        self.badges([(_wide(mark, BADGE_RATIO), r.player) for (_, mark, _), r in on])
-        self.texts(
-            [
-                (
-                    place,
-                    ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
-                    ATTENTION if r.place == 1 else TEXT,
-                )
-                for (place, _, _), r in on
-            ]
-        )
-        self.texts(deals, "left")
-        self.texts([(points, str(r.points), TEXT) for (_, _, points), r in on], "right", True)
-        again = "SUPER starts a new game"
-        if split:
-            self.either(bottom, [f"deals, then total  ·  {again}", again], DIM)
-        elif self.view.settings.book.bank:
-            self.either(bottom, [f"bank {self.state.bank}  ·  {again}", again], DIM)
-        else:
-            self.text(bottom, again, DIM)
+                under = Rect(mark.x, mark.y, 0, 0)
+            cells.append((place, mark, under, points))
+        return slots, cells
+
+    def legible(
+        self,
+        cells: Sequence[tuple[Rect, Rect, Rect, Rect]],
+        said: Sequence[tuple[str, str]],
+        split: bool,
+    ) -> bool:
+        """Every place, mark and deals' points legible in its box, every points watched."""
+        ranking = self.state.ranking
+        for (place, mark, under, points), r, (ordinal, deals) in zip(
+            cells, ranking, said, strict=True
+        ):
+            if not (
+                self.canvas.fits(place, ordinal)
+                and self.canvas.fits(_badge_text_box(_wide(mark, BADGE_RATIO)), label(r.player))
+                and (not split or self.canvas.fits(under, deals))
+                and fit(str(r.points), points.width, points.height)[0] >= WATCHED_SIZE
+            ):
+                return False
+        return True
+
+    def ranked_tiles(self, box: Rect) -> None:
+        """The ranking as tiles in order of place, the winners framed, each place under
+        its points where the tiles have room: where a row a place would make the points
+        smaller than the table can read. Equal points share a place, so the order and
+        the points say the ranking even where the places are not written."""
+        ranking = self.state.ranking
+        places = [r.place for r in ranking]
+        under = {
+            r.player: (
+                ("=" if places.count(r.place) > 1 else "") + _ordinal(r.place),
+                ATTENTION if r.place == 1 else TEXT,
+            )
+            for r in ranking
+        }
+        winners = {r.player for r in ranking if r.place == 1}
+        tiles, bottom = self.tiles_and_line(box)
+        shown = self.tiles(tiles, [(r.player, r.points) for r in ranking], (), (), under, winners)
+        bank = f"bank {self.state.bank}" if self.view.settings.book.bank else ""
+        said = [
+            "  ·  ".join(filter(None, ["" if shown else "in order of place", bank, NEW_GAME_HINT])),
+            "  ·  ".join(filter(None, [bank, NEW_GAME_HINT])),
+            NEW_GAME_HINT,
+        ]
+        self.either(bottom, said, DIM)
 
 
 def _replay(screen: Screen, box: Rect) -> None:
@@ -706,6 +835,11 @@ def _press(call: Call, seat: int, offset: str) -> tuple[str, Colour]:
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def _badge_text_box(box: Rect) -> Rect:
+    """Where a seat's mark's text goes in its badge."""
+    return inset(box, max(1, min(box.height // 8, box.width // 12)))
 
 
 def _wide(box: Rect, ratio: float) -> Rect:

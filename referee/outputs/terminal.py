@@ -205,6 +205,8 @@ def _details(view: View) -> list[Segment]:
 
 
 class TerminalScreen:
+    wake_ns = None  # shown again only when the picture changes (devices.Screen)
+
     def __init__(self, stream: TextIO, *, colour_on: bool = True) -> None:
         self._stream = stream
         self._colour = colour_on
