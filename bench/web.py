@@ -21,7 +21,7 @@ from pathlib import Path
 
 from referee.rules import Press, Settings, Verdict
 from referee.store import Store
-from referee.web.serve import bind
+from referee.web.listen import bind
 
 STREAMS = 10
 INPUTS = 20

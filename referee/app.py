@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from . import rescue
 from .arbiter import Arbiter
-from .config import AudioConfig, Config
+from .config import AudioConfig, Config, ConfigError, NextRules, with_phone
 from .control import open_control, socket_path
 from .devices import (
     check_openable,
@@ -42,24 +42,29 @@ from .edges import (
     LedgerNews,
     LostTrack,
     NameRequest,
+    NewGameRequest,
     Quit,
     Reply,
+    RulesRequest,
     SourceStatus,
     Status,
     signals_to,
 )
-from .errors import UnsavedInputs
+from .errors import StoreError, UnsavedInputs
 from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
+from .rules import Phase, Settings, settings_values
 from .rules.effects import seat as seat_name
 from .session import Outcome, Session
-from .store import Store
+from .store import Change, Store
 from .store_watch import StoreWatch
 from .systemd import Notifier
 from .units import NS_PER_S
 from .view import Notice, Severity, View
+from .web.join import JoinSign
+from .web.pin import pin_path
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.clip_writer import ClipWriter
@@ -114,7 +119,9 @@ class App:
             self.control = open_control(socket_path(self.store.path), self.inbox)
             if self.control is not None:
                 opened.callback(self.control.close)
-            self._seated: list[NameRequest] = []  # named, to the ledger once shown
+            self._shown: list[Change] = []  # the page's changes, to the ledger once shown
+            self.next_rules = self._next_rules(options.config.game)
+            self.join: JoinSign | None = None  # while the page is served (page_at)
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
             shown = open_screen(displays, self.inbox, options.config.display, stdout, clock)
@@ -155,7 +162,7 @@ class App:
             self.arbiter = Arbiter(options.config.buttons)
             self.session = Session(
                 self.store,
-                options.config.game,
+                self.next_rules.settings,
                 tie_floor_ns=self.inputs.resolution_ns,
                 now_ns=started_ns,
                 told=lambda: self.inbox.put(LedgerNews()),
@@ -169,6 +176,24 @@ class App:
         self._frame_lead_ns = 0  # how long the last frame took to draw and flip
         self._next_window_poll = 0
         self._plan: Plan = ()
+
+    def _next_rules(self, file: Settings) -> NextRules:
+        """The settings file's rules and those a phone set over them (the store keeps
+        them); the file's alone, and a notice that says why, when those cannot be read or
+        no longer go with the file's."""
+        try:
+            rules, trouble = with_phone(file, self.store.next_rules())
+        except StoreError as err:
+            rules, trouble = NextRules.of(file), f"the rules a phone set cannot be read: {err}"
+        if trouble is not None:
+            log.warning("%s", trouble)
+            self.troubles[("rules", "phone")] = trouble
+        return rules
+
+    def page_at(self, listen: str) -> None:
+        """The page is served at listen (HOST:PORT): the lobby shows its address and the
+        PIN (web/join.py)."""
+        self.join = JoinSign(listen, pin_path(self.store.path), self.clock)
 
     def _clip_writer(self, audio: AudioConfig) -> "ClipWriter | None":
         """Each call's clip, while the microphone listens and clips may be kept."""
@@ -208,7 +233,7 @@ class App:
         while True:
             view = self.view()
             self.present(view)
-            self.keep_names()
+            self.keep_changes()
             self._poll_window()
             now = self.clock()
             for item in self.inputs.wait(self._timeout(now, view), awake=self._press_due(now)):
@@ -344,9 +369,13 @@ class App:
                 pass  # the notices are read from the ledger for the next frame
             case NameRequest():
                 self.name_seat(item)
+            case RulesRequest():
+                self.set_rules(item)
+            case NewGameRequest():
+                self.new_game(item)
 
     def name_seat(self, request: NameRequest) -> None:
-        """The page names a seat: shown at once, kept once shown (keep_names)."""
+        """The page names a seat: shown at once, kept once shown (keep_changes)."""
         if not request.reply.take():
             return  # its asker gave up: the table was told nothing
         seat, name = request.seat, request.name
@@ -355,16 +384,70 @@ class App:
             request.reply.give(why)
             return
         self.session.names[seat] = name
-        self.messages.append(f"{seat_name(seat)} is {name}")
-        self._seated.append(request)
+        said = f"{seat_name(seat)} is {name}"
+        self.messages.append(said)
+        game = self.session.ledger.game_id
+        self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), request.reply)
 
-    def keep_names(self) -> None:
-        """Names the outputs show now go to the ledger, which answers when they are on
-        the disk: nothing is kept that the table was not shown."""
-        for request in self._seated:
-            log.info("%s is %s: shown; to the ledger", seat_name(request.seat), request.name)
-            self.session.ledger.name(request.seat, request.name, _saved(request.reply))
-        self._seated.clear()
+    def set_rules(self, request: RulesRequest) -> None:
+        """The page sets the next games' rules, checked as the settings file's are: a game
+        in its lobby takes them at once, a started one keeps its own and the screen says
+        what the next will differ in. Shown at once, kept once shown (keep_changes)."""
+        if not request.reply.take():
+            return
+        try:
+            rules = self.next_rules.changed(request.values)
+        except ConfigError as err:
+            request.reply.give(str(err))
+            return
+        if rules == self.next_rules:
+            request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
+            return
+        was, now = settings_values(self.next_rules.settings), settings_values(rules.settings)
+        changed = ", ".join(f"{k} {now[k]}" for k in now if now[k] != was[k])
+        self.next_rules = rules
+        self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
+        lobby = self.session.take_rules(rules.settings)
+        whose = "this game's" if lobby else "the next game's"
+        said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
+        self.messages.append(said)
+        phone, settle = dict(rules.phone), self.session.in_lobby
+        self._keep(said, lambda store: store.set_next_rules(phone, settle), request.reply)
+
+    def new_game(self, request: NewGameRequest) -> None:
+        """The page asks for a new game: as SUPER after the end, and only then (a game in
+        play is ended at the box, where the table sees it: UNDO held 3 s)."""
+        if not request.reply.take():
+            return
+        phase = self.session.state.phase
+        if phase is Phase.LOBBY:
+            request.reply.give("this game has not started yet: it is a new game already")
+            return
+        if phase is not Phase.OVER:
+            request.reply.give("a game is under way: end it at the box first (UNDO held 3 s)")
+            return
+        if refused := self.session.start_next(self.clock()):  # the ended game stays
+            said = refused[0].text  # why: the disk has not taken all of it
+            self.messages.append(said)
+            request.reply.give(said, trouble=True)
+            return
+        said = f"a phone started a new game: game {self.session.ledger.game_id}"
+        log.info("%s", said)
+        self.messages.append(said)
+        request.reply.give(None)
+
+    def _keep(self, said: str, write: Callable[[Store], None], reply: Reply) -> None:
+        """A change shown from the next frame on, to the ledger once shown."""
+        log.info("%s: to be shown", said)
+        self._shown.append(Change(said, write, _saved(reply)))
+
+    def keep_changes(self) -> None:
+        """The changes the outputs show now go to the ledger, which answers when they are
+        on the disk: nothing is kept that the table was not shown."""
+        for change in self._shown:
+            log.info("%s: shown; to the ledger", change.said)
+            self.session.ledger.keep(change)
+        self._shown.clear()
 
     def _log_status(self) -> None:
         state = self.session.state
@@ -402,6 +485,9 @@ class App:
         if self.notifier.watchdog_interval_ns:
             times.append(self._last_ping + self.notifier.watchdog_interval_ns)
         times.append(self.store_watch.wake_ns)
+        if self._joining:
+            assert self.join is not None
+            times.append(self.join.due_ns)  # the Wi-Fi may come up, the PIN change
         due = min((t for t in times if t is not None), default=None)
         return None if due is None else max(0, due - now_ns) / 1e9
 
@@ -423,7 +509,13 @@ class App:
             listening=self.microphone is not None and self.microphone.error is None,
             replay=None if self._replays is None else self._replays.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
+            join=self.join.join() if self._joining and self.join is not None else None,
         )
+
+    @property
+    def _joining(self) -> bool:
+        """The lobby shows how a phone joins the page."""
+        return self.join is not None and self.session.state.phase is Phase.LOBBY
 
     def notices(self) -> tuple[Notice, ...]:
         notices = [Notice(text) for text in self.troubles.values()]
@@ -446,8 +538,8 @@ class App:
         if not ledger.flush():
             log.error("%d inputs could not be saved: %s", ledger.pending, ledger.trouble)
             self.unsaved = rescue.keep(ledger)
-            for named in ledger.unsaved_names:  # typed again in a moment: no rescue file
-                log.error("not saved: %s is %s", seat_name(named.seat), named.name)
+            for change in ledger.unsaved_changes:  # made again in a moment: no rescue file
+                log.error("not saved: %s", change.said)
 
 
 def _saved(reply: Reply) -> Callable[[str | None], None]:

@@ -8,10 +8,10 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import __version__, rescue
-from .config import Config, example_config, load_config, render_config
+from .config import Config, example_config, load_config, render_config, with_phone
 from .errors import (
     EXIT_BAD_INPUT,
     RefereeError,
@@ -26,9 +26,6 @@ from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
 from .terminal_log import held_logs, stderr_to_log
 
-if TYPE_CHECKING:  # the page's server is imported only when it is served
-    from .web.child import PageProcess
-
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -41,8 +38,9 @@ def _log_to(handler: logging.Handler) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # Imported here: only `run` needs the screens and the inputs.
+    # Imported here: only `run` needs the screens, the inputs and the page's process.
     from .app import App, RunOptions
+    from .web.child import PageProcess
 
     config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
@@ -59,23 +57,28 @@ def _run(args: argparse.Namespace) -> int:
         if app.display == "terminal":
             running.enter_context(stderr_to_log(store))
         release()
-        if args.web is not None and (page := _page(args, config, store)) is not None:
-            app.messages.append(running.enter_context(page).said)
+        if (listen := _page_listen(args, config)) == "off":
+            pass
+        elif args.web is None:  # served by a process of its own: referee-web.service
+            app.page_at(listen)
+        else:
+            page = running.enter_context(PageProcess(store, args.config, listen))
+            app.messages.append(page.said)
+            if page.listening is not None:
+                app.page_at(page.listening)
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved
     return code
 
 
-def _page(args: argparse.Namespace, config: Config, store: Path) -> "PageProcess | None":
-    """`run --web`: the page served beside the daemon, at `[web] listen` or where asked;
-    None when that is off."""
+def _page_listen(args: argparse.Namespace, config: Config) -> str:
+    """Where the page is served: `run --web`'s HOST:PORT (its process beside the daemon's),
+    else `[web] listen` (referee-web.service, on a box); "off" for nowhere."""
     from .pi_header import is_raspberry_pi
-    from .web.child import PageProcess
-    from .web.serve import resolve_listen
+    from .web.listen import resolve_listen
 
-    listen = resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
-    return None if listen == "off" else PageProcess(store, args.config, listen)
+    return resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
 
 
 def _put_back_waiting(store: Path) -> None:
@@ -230,13 +233,14 @@ def _history(args: argparse.Namespace) -> int:
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
+    from .web.listen import bind, inherited, resolve_listen
     from .web.pin import ensure_pin, pin_path
-    from .web.serve import bind, inherited, resolve_listen, serve
+    from .web.serve import serve
 
     _log_to(logging.StreamHandler(sys.stderr))
+    config = load_config(args.config)
     sock = inherited()  # `referee run --web` bound it
     if sock is None:
-        config = load_config(args.config)
         listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
         if listen == "off":
             log.info("[web] listen is off: no page served")
@@ -244,7 +248,7 @@ def _web(args: argparse.Namespace) -> int:
         sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), sock)
+    serve(store, pin_path(store), sock, config.game)
     return 0
 
 
@@ -317,7 +321,19 @@ def _config(args: argparse.Namespace) -> int:
         print(example_config(), end="")
         return 0
     config = load_config(args.config)
-    print(render_config(config, named=args.config is not None), end="")
+    # The rule keys a phone set, which override the file's: in the store `run` would use.
+    store = args.store or config.store_path or default_store_path(reading=True)
+    try:
+        with Store.open_readonly(store) as opened:
+            phone = opened.next_rules()
+    except StoreError as err:
+        phone = {}
+        if store.exists():  # no store yet: no phone has set anything
+            print(f"referee: no rules a phone set: {err}", file=sys.stderr)
+    rules, trouble = with_phone(config.game, phone)
+    if trouble is not None:
+        print(f"referee: {trouble}", file=sys.stderr)
+    print(render_config(config, named=args.config is not None, rules=rules, store=store), end="")
     return 0
 
 
@@ -507,10 +523,22 @@ def parser() -> argparse.ArgumentParser:
     _store_options(pin)
     pin.add_argument("--new", action="store_true", help="replace the PIN with a new one")
     pin.set_defaults(func=_pin)
-    cfg = commands.add_parser("config", help="check the settings file and print the settings")
+    cfg = commands.add_parser(
+        "config",
+        help="check the settings file and print the settings in effect",
+        description="Check the settings file and print the settings in effect, as a file that"
+        " loads back into them: the rule keys a phone set (kept in the store) marked where"
+        " they override the file's.",
+    )
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--config", type=Path, metavar="FILE", help="the settings file to check")
     which.add_argument("--example", action="store_true", help="print every key and its default")
+    cfg.add_argument(
+        "--store",
+        type=_absolute,
+        metavar="FILE",
+        help="where the rules a phone set are kept (default: as for run)",
+    )
     cfg.set_defaults(func=_config)
     return top
 

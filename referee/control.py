@@ -9,13 +9,16 @@ One request per connection, one line of JSON of at most REQUEST_MAX bytes, sent 
 READ_S; one line back:
 
     {"op": "name", "seat": 2, "name": "Ann"}   ->   {"ok": true}  or  {"error": "one line"}
+    {"op": "rules", "values": {"pointout_s": 5}}   the next games' rules (config/next_rules.py)
+    {"op": "newgame"}                              a new game, as SUPER after the end
 
 An error with `"trouble": true` is the box's (it stopped, the disk refused, it did not
 answer in time), not the request's: the same request may do later.
 
 A thread of its own reads and checks each request, so that a slow or hostile peer never
 holds the main loop; the loop gets it through its Inbox, applies it between two
-decisions and answers once the name is on the screen and on the disk (App.name_seat).
+decisions and answers once the change is on the screen and on the disk (App.name_seat,
+App.set_rules, App.new_game).
 """
 
 import asyncio
@@ -34,13 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .edges import Inbox, NameRequest
+from .edges import Inbox, InboxItem, NameRequest, NewGameRequest, Reply, RulesRequest
 from .names import check_name
 from .units import MAX_SEATS
 
 log = logging.getLogger(__name__)
 
-REQUEST_MAX = 4096  # bytes: a name and a few words
+REQUEST_MAX = 4096  # bytes: a name, the rule keys and a few words
 READ_S = 1.0  # a peer that sends no whole request in this long is dropped
 ANSWER_S = 2.0  # the loop's answer: the name shown and on the disk (an SD card's stall)
 # A socket's path is at most 107 bytes (sun_path); a longer one is reached through its
@@ -70,7 +73,23 @@ def socket_path(store: Path) -> Path:
     return store.with_suffix(".sock")
 
 
-def parse_request(data: bytes) -> NameSeat:
+@dataclass(frozen=True)
+class SetRules:
+    """Set these rule keys for the next games: a JSON object, checked by the loop against
+    the rules it has, as the settings file's [rules] would be (config/next_rules.py)."""
+
+    values: dict[str, object]
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """A new game, as SUPER after the end."""
+
+
+Request = NameSeat | SetRules | NewGame
+
+
+def parse_request(data: bytes) -> Request:
     """A request's line, or RequestError saying what is wrong with it."""
     if len(data) > REQUEST_MAX:
         raise RequestError(f"a request is at most {REQUEST_MAX} bytes")
@@ -82,9 +101,15 @@ def parse_request(data: bytes) -> NameSeat:
         raise RequestError("a request is one line of JSON") from None
     if not isinstance(value, dict):
         raise RequestError("a request is a JSON object")
-    if value.get("op") != "name":
-        raise RequestError('unknown "op": the box knows "name"')
-    return name_request({k: v for k, v in value.items() if k != "op"})
+    rest = {k: v for k, v in value.items() if k != "op"}
+    match value.get("op"):
+        case "name":
+            return name_request(rest)
+        case "rules":
+            return rules_request(rest)
+        case "newgame":
+            return new_game_request(rest)
+    raise RequestError('unknown "op": the box knows "name", "rules" and "newgame"')
 
 
 def name_request(value: dict[str, Any]) -> NameSeat:
@@ -103,6 +128,23 @@ def name_request(value: dict[str, Any]) -> NameSeat:
         return NameSeat(seat, check_name(name))
     except ValueError as err:
         raise RequestError(str(err)) from None
+
+
+def rules_request(value: dict[str, Any]) -> SetRules:
+    """`{"values": {...}}`, a JSON object of rule keys; or RequestError."""
+    if unknown := sorted(value.keys() - {"values"}):
+        raise RequestError(f"unknown key {_shown(unknown[0])}: give the values")
+    values = value.get("values")
+    if not isinstance(values, dict):
+        raise RequestError('"values" must be a JSON object of rule keys')
+    return SetRules(values)
+
+
+def new_game_request(value: dict[str, Any]) -> NewGame:
+    """`{}`: a new game takes nothing else; or RequestError."""
+    if unknown := sorted(value.keys()):
+        raise RequestError(f"unknown key {_shown(unknown[0])}: a new game takes none")
+    return NewGame()
 
 
 def _shown(text: str) -> str:
@@ -186,9 +228,9 @@ class ControlSocket:
             return
         except OSError:
             return  # gone, or too slow: nobody to answer
-        log.info("%s asks: seat %d named %s", _peer(conn), request.seat, request.name)
         self._waiting = answer = Answer()
-        self._inbox.put(NameRequest(request.seat, request.name, answer))
+        log.info("%s asks: %s", _peer(conn), _asked(request))
+        self._inbox.put(_item(request, answer))
         _send(conn, answer.wait(self._answer_s))
         self._waiting = None
 
@@ -205,13 +247,36 @@ class ControlSocket:
                 self.path.unlink()
 
 
+def _item(request: Request, reply: Reply) -> InboxItem:
+    """The request as the main loop takes it."""
+    match request:
+        case NameSeat(seat, name):
+            return NameRequest(seat, name, reply)
+        case SetRules(values):
+            return RulesRequest(values, reply)
+        case NewGame():
+            return NewGameRequest(reply)
+
+
+def _asked(request: Request) -> str:
+    """What is asked, for the log, in a line of bounded length."""
+    match request:
+        case NameSeat(seat, name):
+            return f"seat {seat} named {name}"
+        case SetRules(values):
+            said = json.dumps(values)  # escaped: one line, whatever it holds
+            return f"the next games' rules {said if len(said) <= 200 else said[:200] + '...'}"
+        case NewGame():
+            return "a new game"
+
+
 def open_control(path: Path, inbox: Inbox) -> ControlSocket | None:
     """The control socket at path, or None (and why in the log): the game goes on
     without the page's writes."""
     try:
         return ControlSocket(path, inbox)
     except OSError as err:
-        log.warning("%s: no control socket (%s): names from the page are refused", path, err)
+        log.warning("%s: no control socket (%s): the page's writes are refused", path, err)
         return None
 
 

@@ -107,7 +107,33 @@ class NameRequest:
     reply: Reply
 
 
-InboxItem = Edge | LostTrack | SourceStatus | Quit | Status | LedgerNews | NameRequest
+@dataclass(frozen=True, slots=True)
+class RulesRequest:
+    """The page sets rule keys for the next games (control.py): a JSON object, checked by
+    the loop against the rules it has (config/next_rules.py)."""
+
+    values: dict[str, object]
+    reply: Reply
+
+
+@dataclass(frozen=True, slots=True)
+class NewGameRequest:
+    """The page asks for a new game, as SUPER does after the end."""
+
+    reply: Reply
+
+
+InboxItem = (
+    Edge
+    | LostTrack
+    | SourceStatus
+    | Quit
+    | Status
+    | LedgerNews
+    | NameRequest
+    | RulesRequest
+    | NewGameRequest
+)
 
 
 class Inbox:

@@ -40,6 +40,7 @@ from .rules import (
     Tick,
     new_game,
     parse_input,
+    replay,
     settings_values,
     step,
     words,
@@ -84,7 +85,9 @@ class Session:
     last_ns: int  # the game time up to which the game is decided
     late: int  # inputs that came late, this run
     resumed: str | None = None  # what the table must know of a resumed game, for the screen
-    names: dict[int, str]  # who sits where, by seat: as shown, and then kept (App.name)
+    names: dict[int, str]  # who sits where, by seat: as shown, and then kept (App.name_seat)
+    # While the game is in its lobby, its inputs, to replay with other rules; else None.
+    _lobby: list[Input] | None
 
     def __init__(
         self,
@@ -101,26 +104,26 @@ class Session:
         self.store = store
         self._told = told
         self.late = 0
-        # The tie window never goes below what the input can resolve (docs/design.md, "Event time").
-        self.rules = replace(rules, tie_ns=max(rules.tie_ns, tie_floor_ns))
+        self._tie_floor_ns = tie_floor_ns
+        self.rules = self._floored(rules)
         game = store.latest_game()
         if game is None:
             self._new_game(now_ns, {})
             return
         self.names = dict(game.names)
         state = game.state()
-        if game.settings != self.rules and state.phase is Phase.LOBBY:
+        self._lobby = list(game.inputs) if state.phase is Phase.LOBBY else None
+        self.settings = game.settings
+        self.state = state
+        if game.settings != self.rules and self._lobby is not None:
             # Not started: it takes the settings in effect now, as a table expects of a
             # box started after its settings were changed; its joins stay.
             try:
                 store.settle_lobby(game.id, self.rules)
-                game = replace(game, settings=self.rules)
-                state = game.state()
+                self._settle()
                 log.info("game %d, not started yet, takes the settings now", game.id)
             except StoreError as err:  # it keeps its own; the screen says what differs
                 log.warning("game %d keeps its settings: %s", game.id, err)
-        self.settings = game.settings
-        self.state = state
         self.ledger = self._ledger(game.id)
         last_ns = game.inputs[-1].t_ns if game.inputs else 0
         self.origin_ns = now_ns - last_ns
@@ -152,7 +155,8 @@ class Session:
     @property
     def next_game(self) -> str | None:
         """What the next game will play by, where it differs from this one's settings (the
-        settings file changed, or the input's resolution): for the screen; else None."""
+        settings file or a phone changed them, or the input's resolution): for the screen;
+        else None."""
         if self.settings == self.rules:
             return None
         was, will = settings_values(self.settings), settings_values(self.rules)
@@ -167,6 +171,34 @@ class Session:
             self.origin_ns / NS_PER_S,
         )
 
+    def _floored(self, rules: Settings) -> Settings:
+        """The tie window never goes below what the input can resolve (docs/design.md,
+        "Event time")."""
+        return replace(rules, tie_ns=max(rules.tie_ns, self._tie_floor_ns))
+
+    def take_rules(self, rules: Settings) -> bool:
+        """The next game's rules from now on; a game still in its lobby takes them at
+        once (its joins stay: True), a started one keeps its own (next_game says what the
+        next will differ in). The caller keeps them (Store.set_next_rules)."""
+        self.rules = self._floored(rules)
+        if self._lobby is None or self.settings == self.rules:
+            return False
+        self._settle()
+        return True
+
+    def _settle(self) -> None:
+        """The game in the lobby takes the rules: its inputs played again with them, its
+        players at the seats it no longer has stood up."""
+        assert self._lobby is not None
+        self.settings = self.rules
+        self.state = replay(self.settings, self._lobby, lobby=True)
+        self.names = {seat: name for seat, name in self.names.items() if seat <= self.rules.players}
+
+    @property
+    def in_lobby(self) -> tuple[int, Settings] | None:
+        """The game's id and settings while it is in its lobby, else None."""
+        return None if self._lobby is None else (self.ledger.game_id, self.settings)
+
     def _ledger(self, game_id: int) -> Ledger:
         ledger = Ledger(self.store, game_id)
         if self._told is not None:
@@ -177,6 +209,7 @@ class Session:
         """A game in the lobby; the players named at its seats (those it has) stay there."""
         self.settings = self.rules
         self.state = new_game(self.settings, lobby=True)
+        self._lobby = []
         names = {seat: name for seat, name in names.items() if seat <= self.settings.players}
         self.ledger = self._ledger(self.store.new_game(self.settings, lobby=True, names=names))
         self.names = names
@@ -211,7 +244,7 @@ class Session:
     def play(self, decision: Decision) -> list[Outcome]:
         """A decided button press: its input goes to the engine and the ledger."""
         if decision.button == "SUPER" and self.state.phase is Phase.OVER:
-            return self._next_game(decision.t_ns)
+            return self.start_next(decision.t_ns)
         # The replay scripts' words for it: one grammar for scripts, ledger and buttons.
         button = decision.button
         said = ["press", button[1:]] if button in PLAYER_BUTTONS else [button.lower()]
@@ -220,8 +253,9 @@ class Session:
             return self._late(inp)
         return list(self._feed(inp))
 
-    def _next_game(self, now_ns: int) -> list[Outcome]:
-        """SUPER after the end: a new game, once every input of this one is saved."""
+    def start_next(self, now_ns: int) -> list[Outcome]:
+        """A new game after the end (SUPER, or a phone), once every input and change of
+        this one is saved."""
         ended = self.ledger
         if not ended.flush():
             return [Ignored(f"the ended game is not all saved yet ({ended.trouble})")]
@@ -263,7 +297,11 @@ class Session:
         if not isinstance(inp, Tick) or self.state is not before:
             if save:
                 self.ledger.append(inp)  # written, or queued for the ledger's writer
+                if self._lobby is not None:
+                    self._lobby.append(inp)
             self._remember(inp, before)
+        if self.state.phase is not Phase.LOBBY:
+            self._lobby = None
         return effects
 
     def _remember(self, inp: Input, before: State) -> None:
@@ -293,6 +331,8 @@ class Session:
             self.state = self._recent[at].before
         del self._recent[at:]
         self.ledger.append(inp)  # the ledger replays in event-time order: it takes its place
+        if self._lobby is not None:
+            bisect.insort(self._lobby, inp, key=lambda one: one.t_ns)
         outcomes: list[Outcome] = [note]
         for redone in (inp, *again):
             outcomes += self._step(redone, save=False)

@@ -98,6 +98,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (game_id, player_id)  -- nobody sits at two seats of one game
         )""",
     ),
+    (
+        # The rule keys a phone set for the next games (config/next_rules.py): they
+        # override the settings file's [rules] and are never written into it.
+        """CREATE TABLE next_rules (
+            key TEXT PRIMARY KEY,  -- a key of the settings file's [rules] table
+            value TEXT NOT NULL  -- its value as JSON, typed as the file types it
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -403,13 +411,39 @@ class Store:
         return [self._name(f"player {player_id}", name) for player_id, name in rows]
 
     def settle_lobby(self, game_id: int, settings: Settings) -> None:
-        """A game still in its lobby takes other settings (its joins stay), or StoreError.
-        Only a game not started: its settings decide nothing until SUPER starts it."""
+        """A game still in its lobby takes other settings, or StoreError. Only a game not
+        started: its settings decide nothing until SUPER starts it. Its joins stay (the
+        replay ignores those of seats it no longer has), and so do its seats' players, but
+        for the seats it no longer has."""
         with self._writing() as conn:
-            conn.execute(
-                "UPDATE games SET rules = ?, settings = ? WHERE id = ?",
-                (settings.rules.value, settings_json(settings), game_id),
+            _settle(conn, game_id, settings)
+
+    def next_rules(self) -> dict[str, object]:
+        """The rule keys a phone set for the next games, in the order they were set, as
+        JSON gave them: checked by who uses them (config/next_rules.py)."""
+        rows = self._read_all("SELECT key, value FROM next_rules ORDER BY rowid")
+        rules: dict[str, object] = {}
+        for key, text in rows:
+            try:
+                rules[str(key)] = json.loads(text)
+            except (TypeError, ValueError, RecursionError):
+                shown = repr(text) if len(repr(text)) <= 60 else f"{repr(text)[:60]}..."
+                raise StoreError(self.path, f"next rules: bad value {shown} of {key!r}") from None
+        return rules
+
+    def set_next_rules(
+        self, rules: Mapping[str, object], lobby: tuple[int, Settings] | None = None
+    ) -> None:
+        """Keep these rule keys, and only these, for the next games; and settle the game
+        in the lobby (its id, and the settings it takes now) in the same transaction."""
+        with self._writing() as conn:
+            conn.execute("DELETE FROM next_rules")
+            conn.executemany(
+                "INSERT INTO next_rules (key, value) VALUES (?, ?)",
+                ((key, json.dumps(value)) for key, value in rules.items()),
             )
+            if lobby is not None:
+                _settle(conn, *lobby)
 
     def append(self, game_id: int, inp: Input) -> None:
         """Add an input to a game; it is on the disk when this returns, or StoreError."""
@@ -779,11 +813,13 @@ class Stored:
 
 
 @dataclass(frozen=True)
-class Named:
-    """A player seated while the game runs, waiting for the disk like an input."""
+class Change:
+    """What the table was shown while the game runs (a seat's player, the next games'
+    rules), waiting for the disk like an input."""
 
-    seat: int
-    name: str
+    said: str  # what it is, for the log should the disk never take it: "P2 is Ann"
+    # Into the store, in one transaction; ValueError: the caller asked the impossible.
+    write: Callable[[Store], None]
     # From the writer's thread: None once on the disk; else why not, each time it fails.
     done: Callable[[str | None], None]
 
@@ -808,6 +844,14 @@ def _storable_words(inp: Input) -> str:
     if not same:
         raise ValueError(f"cannot store {inp!r}: it would not read back as itself")
     return text
+
+
+def _settle(conn: sqlite3.Connection, game_id: int, settings: Settings) -> None:
+    conn.execute(
+        "UPDATE games SET rules = ?, settings = ? WHERE id = ?",
+        (settings.rules.value, settings_json(settings), game_id),
+    )
+    conn.execute("DELETE FROM seats WHERE game_id = ? AND seat > ?", (game_id, settings.players))
 
 
 def _seat_players(conn: sqlite3.Connection, game_id: int, named: Sequence[tuple[int, str]]) -> None:
@@ -898,7 +942,7 @@ class Ledger:
             raise ValueError(f"{store.path}: no game {game_id}")
         self.head = head  # what a rescue file needs, should the store fail later
         self._unsaved: deque[Stored] = deque()
-        self._named: deque[Named] = deque()  # written after the inputs waiting with them
+        self._changes: deque[Change] = deque()  # written after the inputs waiting with them
         self._reason: str | None = None  # set while the disk refuses
         self.saved = store.count_inputs(game_id)  # the game's inputs on the disk
         # Guards the three above for the writer's thread; notified when it has news.
@@ -921,10 +965,10 @@ class Ledger:
             return tuple(self._unsaved)
 
     @property
-    def unsaved_names(self) -> tuple[Named, ...]:
-        """The players seated while the game ran whom the disk has not taken yet."""
+    def unsaved_changes(self) -> tuple[Change, ...]:
+        """The changes shown while the game ran that the disk has not taken yet."""
         with self._news:
-            return tuple(self._named)
+            return tuple(self._changes)
 
     @property
     def reason(self) -> str | None:
@@ -972,11 +1016,11 @@ class Ledger:
                 return False
         return self.flush()
 
-    def name(self, seat: int, name: str, done: Callable[[str | None], None]) -> None:
-        """Seat a player in this game, written as an input is (at once, or behind the loop)
-        after the inputs waiting now; `done` says when it is on the disk (Named)."""
+    def keep(self, change: Change) -> None:
+        """Write the change as an input is written (at once, or behind the loop), after the
+        inputs waiting now; its `done` says when it is on the disk."""
         with self._news:
-            self._named.append(Named(seat, name, done))
+            self._changes.append(change)
             if self._writer is not None:
                 self._news.notify_all()
                 return
@@ -1000,39 +1044,39 @@ class Ledger:
             while True:
                 with self._news:
                     batch, reason = list(islice(self._unsaved, BATCH_MAX)), self._reason
-                    # The names once every input before them is on the disk.
-                    named = [] if batch else list(self._named)
-                if not batch and not named and not check and reason is None:
+                    # A change once every input before it is on the disk.
+                    change = self._changes[0] if self._changes and not batch else None
+                if not batch and change is None and not check and reason is None:
                     return True
                 try:
                     if batch:
                         self.store._append(self.game_id, batch)
-                    elif named:
-                        self.store.name_seats(self.game_id, [(n.seat, n.name) for n in named])
+                    elif change is not None:
+                        change.write(self.store)
                     else:
                         self.store.check_writable()
                 except StoreError as err:
                     self._refused(err, reason)
-                    for one in self.unsaved_names:  # those behind the inputs refused too
+                    for one in self.unsaved_changes:  # those behind the inputs refused too
                         one.done(f"not saved yet: {err.reason}")
                     return False
-                except ValueError as err:  # a player at two seats: the caller's mistake
-                    log.error("names not saved: %s", err)
+                except ValueError as err:
+                    if change is None:
+                        raise
+                    log.error("not saved: %s: %s", change.said, err)  # the caller's mistake
                     with self._news:
-                        for _ in named:
-                            self._named.popleft()
-                    for one in named:
-                        one.done(str(err))
+                        self._changes.popleft()
+                    change.done(str(err))
                     continue
                 with self._news:
                     for _ in batch:
                         self._unsaved.popleft()
-                    for _ in named:
-                        self._named.popleft()
+                    if change is not None:
+                        self._changes.popleft()
                     self.saved += len(batch)
                     self._reason = None
-                for one in named:
-                    one.done(None)
+                if change is not None:
+                    change.done(None)
                 if reason is not None:
                     log.info("storage trouble over: every input is saved to %s", self.store.path)
                 check = False
@@ -1062,7 +1106,7 @@ class Ledger:
         retry_s: float | None = None  # None: until an input comes
         while True:
             with self._news:
-                idle = not self._unsaved and not self._named
+                idle = not self._unsaved and not self._changes
                 if not self._stopping and (retry_s is not None or idle):
                     self._idle = True
                     self._news.wait(retry_s)

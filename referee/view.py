@@ -41,6 +41,17 @@ class ReplayView:
 
 
 @dataclass(frozen=True)
+class Join:
+    """How a phone joins the page (docs/web.md): shown in the lobby while it is served."""
+
+    url: str | None  # the page's address, http://192.168.1.23:8080/; None: none to reach
+    pin: str | None  # the box's PIN; None: it cannot be read (the log says why)
+    # Why phones cannot reach the url ("no network", "this computer only"); "": they can,
+    # and the screen shows its QR code.
+    unreachable: str = ""
+
+
+@dataclass(frozen=True)
 class View:
     settings: Settings
     state: State
@@ -51,6 +62,7 @@ class View:
     listening: bool = False  # the microphone keeps the last seconds: its mark is shown
     replay: ReplayView | None = None  # a call's sound played again, slowed down
     names: tuple[tuple[int, str], ...] = ()  # (seat, player's name), for the named seats
+    join: Join | None = None  # in the lobby, while the page is served
 
     def name(self, player: int) -> str | None:
         """The name of the player at this seat, if the seat has one."""

@@ -33,3 +33,56 @@ def logging_as_it_was() -> Iterator[None]:
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+# The page's tests (docs/web.md): a store with a game under way, the page's server on it,
+# a judge signed in with the PIN, and the daemon the page asks. A module gives its own
+# `store` where it needs another game (a fixture may ask for the one it overrides).
+
+# What a browser sends with a write from the box's own page.
+SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A game under way: P2 has called."""
+    from referee.rules import Press, Settings
+    from referee.store import Store
+
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        game = opened.new_game(Settings(players=4), lobby=False)
+        opened.append(game, Press(player=2, t_ns=1_000_000_000))
+    return path
+
+
+@pytest.fixture
+def client(store: Path) -> Iterator[object]:
+    """The page's server on the store (Starlette's test client)."""
+    from starlette.testclient import TestClient
+
+    from referee.web.pin import ensure_pin, pin_path
+    from referee.web.server import create_app
+
+    ensure_pin(pin_path(store))
+    with TestClient(create_app(store, pin_path(store))) as client:
+        yield client
+
+
+@pytest.fixture
+def judge(client, store: Path):
+    """The client, signed in with the box's PIN."""
+    from referee.web.pin import pin_path, read_pin
+
+    assert client.post("/api/login", json={"pin": read_pin(pin_path(store))}, headers=SAME)
+    return client
+
+
+@pytest.fixture
+def daemon(store: Path) -> Iterator[object]:
+    """`referee run` on the store, its loop in a thread (tests/daemon.py)."""
+    from .daemon import Daemon
+
+    running = Daemon(store)
+    yield running
+    running.stop()

@@ -22,6 +22,8 @@ from referee.outputs.sound import joined
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
+from referee.web.join import CHECK_NS as JOIN_CHECK_NS
+from referee.web.pin import pin_path, read_pin
 
 from .slow_fsync import writes_held
 
@@ -595,7 +597,7 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
     assert names_kept(app) == {}  # not shown yet: not the ledger's
     assert page.answer is None
     app.present(app.view())
-    app.keep_names()
+    app.keep_changes()
     assert page.answered() == {"ok": True}  # once on the disk
     assert names_kept(app) == {2: "Ann"}
     assert "Ann" in app.screen._stream.getvalue()  # type: ignore[union-attr]
@@ -611,7 +613,7 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
 def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, seat, name, said):
     app = make_app(players=4).app
     named(app, 2, "Ann")
-    app.keep_names()
+    app.keep_changes()
     page = named(app, seat, name)
     assert page.answered() == {"error": said}
     assert app.view().names == ((2, "Ann"),)
@@ -620,7 +622,7 @@ def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, sea
 def test_names_stay_through_a_restart_and_into_the_next_game(make_app):
     table = make_app(players=4)
     named(table.app, 1, "Ann").answered()
-    table.app.keep_names()
+    table.app.keep_changes()
     assert named(table.app, 2, "Bob")  # taken and shown, never kept: the box stops first
     table.app.close()
     again = make_app(players=4)
@@ -628,3 +630,59 @@ def test_names_stay_through_a_restart_and_into_the_next_game(make_app):
     again.tap("P1", "P2", "SUPER", "END", "SUPER")
     assert again.app.session.state.phase is Phase.LOBBY
     assert again.app.session.ledger.game_id == 2 and names_kept(again.app) == {1: "Ann"}
+
+
+def asked(app: App, request: dict) -> Page:
+    """Ask the daemon, and let the loop take the request from its one wait."""
+    page = Page(app, request)
+    for item in app.inputs.wait(WAIT_S):
+        app._take(item)
+    return page
+
+
+def test_rules_from_the_page_are_checked_shown_then_kept_and_a_lobby_takes_them(make_app):
+    app = make_app(players=4).app
+    page = asked(app, {"op": "rules", "values": {"tie_ms": -1}})
+    assert page.answered() == {
+        "error": "[rules] tie_ms: must be milliseconds, 0 to 86400000 (a day); got -1"
+    }
+    page = asked(app, {"op": "rules", "values": {"players": 3, "super_s": 7}})
+    assert app.session.settings.players == 3  # the game in the lobby: at once
+    assert app.view().messages[-1] == "a phone set this game's rules: players 3, super_s 7.0"
+    with Store.open_readonly(app.store.path) as store:
+        assert store.next_rules() == {}  # not shown yet: not the ledger's
+    app.present(app.view())
+    app.keep_changes()
+    assert page.answered() == {"ok": True}
+    with Store.open_readonly(app.store.path) as store:
+        assert store.next_rules() == {"players": 3, "super_s": 7.0}
+        assert store.latest_game().settings.players == 3
+
+
+def test_rules_a_phone_set_that_the_file_no_longer_takes_are_set_aside_and_said(make_app):
+    first = make_app(players=4)
+    asked(first.app, {"op": "rules", "values": {"rules": "solo"}})
+    first.app.present(first.app.view())
+    first.app.keep_changes()
+    first.app.close()
+    again = make_app(players=3)  # the file now says three seats: solo cannot go with them
+    assert again.app.session.settings.players == 3
+    notices = [n.text for n in again.app.notices()]
+    assert notices == [
+        'the rules a phone set are not used: [rules] rules: rules=solo needs players=1; got "solo"'
+    ]
+
+
+def test_the_lobby_shows_the_page_and_the_pin_and_looks_again_when_due(make_app):
+    table = make_app()
+    app = table.app
+    assert app.view().join is None  # no page served: no QR code, no PIN
+    app.page_at("10.0.0.5:8080")
+    join = app.view().join
+    assert join is not None and (join.url, join.unreachable) == ("http://10.0.0.5:8080/", "")
+    assert join.pin == read_pin(pin_path(app.store.path))
+    timeout = app._timeout(table.clock.now, app.view())
+    assert timeout is not None and timeout == pytest.approx(JOIN_CHECK_NS / 1e9)
+    table.tap("P1", "P2", "SUPER")
+    assert app.view().join is None  # the game is on: the lobby's sign is gone
+    assert app._timeout(table.clock.now, app.view()) is None  # and nothing to wake for

@@ -632,3 +632,33 @@ def test_a_replay_is_slowed_as_a_tape_unless_its_pitch_is_kept(tmp_path):
         "referee.toml:3: [audio] replay_pitch: must be how a replay is slowed: varispeed or"
         ' kept (its own pitch; README.md); got "same"'
     )
+
+
+def test_cli_shows_the_rules_a_phone_set_over_the_files_and_where_they_are_kept(tmp_path, capsys):
+    from referee.store import Store
+
+    path = write(tmp_path, "[rules]\npointout_s = 8\n")
+    store = tmp_path / "referee.db"
+    with Store.open(store) as opened:
+        opened.set_next_rules({"pointout_s": 5.0, "deals": 3})
+    assert main(["config", "--config", str(path), "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"# The [rules] keys marked below were set on a phone (docs/web.md); kept in {store},"
+        in out
+    )
+    assert "\n# set on a phone; the file's: 8.0\n# seconds to show a SET" in out
+    assert "\npointout_s = 5.0\n" in out and "\ndeals = 3\n" in out
+    assert "\nplayers = 4\n" in out and out.count("set on a phone; the file's") == 2
+    again = load_config(write(tmp_path, out, "again.toml"))  # loads back: what is in effect
+    assert (again.game.pointout_ns, again.game.deals) == (5_000_000_000, 3)
+    with Store.open(store) as opened:
+        opened.set_next_rules({"rules": "solo"})
+    write(tmp_path, "[rules]\nplayers = 3\n")
+    assert main(["config", "--config", str(path), "--store", str(store)]) == 0
+    said = capsys.readouterr()
+    assert "set on a phone" not in said.out
+    assert said.err == (
+        "referee: the rules a phone set are not used: [rules] rules: rules=solo needs"
+        ' players=1; got "solo"\n'
+    )

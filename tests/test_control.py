@@ -18,14 +18,16 @@ from referee.control import (
     Answer,
     ControlSocket,
     NameSeat,
+    NewGame,
     NotRunning,
     RequestError,
+    SetRules,
     ask,
     open_control,
     parse_request,
     socket_path,
 )
-from referee.edges import Inbox, NameRequest
+from referee.edges import Inbox, NameRequest, NewGameRequest, RulesRequest
 from referee.names import check_name
 from referee.units import MAX_SEATS
 
@@ -55,7 +57,13 @@ def test_any_bytes_are_a_request_or_one_line_saying_why_not(data):
     except RequestError as err:
         assert str(err) and "\n" not in str(err)
         return
-    assert 1 <= request.seat <= MAX_SEATS and check_name(request.name) == request.name
+    match request:
+        case NameSeat(seat, name):
+            assert 1 <= seat <= MAX_SEATS and check_name(name) == name
+        case SetRules(values):
+            assert isinstance(values, dict)  # the loop checks them (config/next_rules.py)
+        case NewGame():
+            pass
 
 
 @SLOW_OK
@@ -96,6 +104,9 @@ def test_a_request_is_taken_exactly_when_each_part_is_right(value):
         ({"op": "name", "seat": 2, "name": "A\x00n"}, "control characters (U+0000)"),
         ({"op": "name", "seat": True, "name": "Ann"}, '"seat" must be'),
         ({"op": "names", "seat": 2, "name": "Ann"}, 'unknown "op"'),
+        ({"op": "rules", "values": [1]}, '"values" must be a JSON object of rule keys'),
+        ({"op": "rules", "values": {}, "seat": 1}, 'unknown key "seat": give the values'),
+        ({"op": "newgame", "now": True}, 'unknown key "now": a new game takes none'),
     ],
 )
 def test_what_is_wrong_with_a_request_is_said(request_, said):
@@ -116,8 +127,9 @@ class Loop:
         while not self._stop.is_set():
             select.select([self.inbox.fileno()], [], [], 0.05)  # woken by a put
             for item in self.inbox.drain():
-                assert isinstance(item, NameRequest)
-                self.seen.append((item.seat, item.name))
+                assert isinstance(item, NameRequest | RulesRequest | NewGameRequest)
+                seen = (item.seat, item.name) if isinstance(item, NameRequest) else item
+                self.seen.append(seen)
                 if item.reply.take() and self.answer is not None:
                     item.reply.give(self.answer(item))
 
@@ -159,6 +171,16 @@ def test_a_request_reaches_the_loop_and_its_answer_the_peer(control, tmp_path):
     assert stat.S_IMODE(sock.path.stat().st_mode) == 0o600  # the daemon's user alone
     assert exchange(sock.path, b'{"op": "name", "seat": 2, "name": " Ann "}\n') == {"ok": True}
     assert loop.seen == [(2, "Ann")]
+
+
+def test_the_rules_and_a_new_game_reach_the_loop_as_what_they_ask(control):
+    sock, loop = control()
+    said = exchange(sock.path, b'{"op": "rules", "values": {"pointout_s": 5}}\n')
+    assert said == {"ok": True}
+    assert exchange(sock.path, b'{"op": "newgame"}\n') == {"ok": True}
+    rules, new_game = loop.seen
+    assert isinstance(rules, RulesRequest) and rules.values == {"pointout_s": 5}
+    assert isinstance(new_game, NewGameRequest)
 
 
 def test_the_loops_refusal_is_the_answer(control):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from referee.edges import Edge, Inbox, Quit
 from referee.errors import ScreenUnavailable
 from referee.inputs.keyboard import WindowKeys
-from referee.outputs import gallery
+from referee.outputs import gallery, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
@@ -445,3 +445,36 @@ def test_the_key_bar_is_one_line_where_it_can_be():
     for size in ((800, 480), (1280, 720)):
         [keys] = [d for d in drawn(VIEWS["solo"], size).drawn if "q\u00a0quit" in d.text]
         assert keys.box.height < 2 * keys.size, (size, keys)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_lobby_shows_the_pages_qr_code_and_its_pin(size):
+    """The code drawn is the page's address, module by module (a whole number of pixels
+    each); the PIN beside it; without a network, the screen says so instead."""
+    view = VIEWS["lobby"]
+    assert view.join is not None and view.join.url is not None
+    canvas = drawn(view, size)
+    assert "PIN 481093" in [d.text for d in canvas.drawn]
+    pixels = pygame.surfarray.array3d(canvas.surface)
+    white = (pixels == 255).all(axis=2).nonzero()  # only the code's light is pure white
+    left, top = int(white[0].min()), int(white[1].min())
+    side = int(white[0].max()) - left + 1
+    code = qr.modules(view.join.url)
+    px = side // (len(code) + 2 * qr.QUIET)
+    assert px >= 3 and side == px * (len(code) + 2 * qr.QUIET)
+    for y, row in enumerate(code):
+        for x, dark in enumerate(row):
+            at = (left + (x + qr.QUIET) * px + px // 2, top + (y + qr.QUIET) * px + px // 2)
+            assert (canvas.surface.get_at(at)[:3] == qr.DARK) == dark, (x, y)
+    offline = texts(VIEWS["lobby-no-network"], size)
+    assert "PIN 481093" in offline and any("no network" in t for t in offline)
+    assert (
+        not (pygame.surfarray.array3d(drawn(VIEWS["lobby-no-network"], size).surface) == 255)
+        .all(axis=2)
+        .any()
+    )
+
+
+def test_no_page_served_is_no_code_and_no_pin():
+    shown = texts(replace(VIEWS["lobby"], join=None))
+    assert not any("PIN" in t for t in shown) and "Press your buzzer to join" in shown

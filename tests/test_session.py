@@ -112,3 +112,45 @@ def test_the_log_says_where_each_games_clock_is_on_the_monotonic_clock(tmp_path,
         "game 1's clock: 0 s at CLOCK_MONOTONIC 50.000000 s",
         "game 1's clock: 0 s at CLOCK_MONOTONIC 103.000000 s",
     ]
+
+
+def test_a_game_in_its_lobby_takes_new_rules_at_once_its_joins_replayed(tmp_path):
+    """A phone sets the rules while the table joins: the joins of seats the new rules
+    still have stay, and the game resumed from the ledger is the same."""
+    with Store.open(tmp_path / "referee.db") as store:
+        session = Session(store, Settings(players=4), tie_floor_ns=2 * MS, now_ns=T0)
+        for t, button in enumerate(("P1", "P3", "P4", "P4", "P2")):  # P4 joins and leaves
+            session.play(Decision(T0 + t * S, button))
+        session.names.update({1: "Ann", 3: "Cy"})
+        three = Settings(players=3, pointout_ns=5 * S)
+        assert session.take_rules(three)
+        assert session.settings == Settings(players=3, pointout_ns=5 * S, tie_ns=2 * MS)
+        assert [p.id for p in session.state.players] == [1, 2, 3]
+        assert session.in_lobby == (session.ledger.game_id, session.settings)
+        two = Settings(players=2)
+        assert session.take_rules(two)
+        assert [p.id for p in session.state.players] == [1, 2]
+        assert session.names == {1: "Ann"}  # seat 3 is no more
+        store.settle_lobby(*session.in_lobby)
+        session.close()
+        resumed = Session(store, two, tie_floor_ns=2 * MS, now_ns=T0)
+        assert (resumed.settings, resumed.state) == (session.settings, session.state)
+
+
+def test_a_started_game_keeps_its_rules_and_says_what_the_next_will_differ_in(session):
+    assert not session.take_rules(Settings(players=4, pointout_ns=5 * S))
+    assert session.settings.pointout_ns == 2 * S and session.in_lobby is None
+    assert session.next_game == "the next game: pointout_s 5.0"
+    play(session, 1 * S, "END")
+    assert session.start_next(T0 + 2 * S) == []
+    assert session.settings.pointout_ns == 5 * S and session.next_game is None
+
+
+def test_a_late_join_in_the_lobby_is_replayed_in_its_place_with_new_rules(tmp_path):
+    with Store.open(tmp_path / "referee.db") as store:
+        session = Session(store, Settings(players=4), tie_floor_ns=0, now_ns=T0)
+        play(session, 2 * S, "P2")
+        assert play(session, 1 * S, "P1")[0].endswith("decided again in its place")
+        session.take_rules(Settings(players=3))
+        assert [p.id for p in session.state.players] == [1, 2]
+        assert stored_state(session).players == session.state.players

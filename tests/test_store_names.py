@@ -13,11 +13,16 @@ from referee import store as store_module
 from referee.cli import main
 from referee.names import check_name
 from referee.rules import Press, Settings
-from referee.store import SCHEMA_VERSION, Ledger, Store, StoreError
+from referee.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
 
 from .test_store import pragma, raw, writer
 
 WAIT_S = 5.0
+
+
+def seated(game, seat, name, done):
+    """A player seated as the daemon seats one from the page (App.name_seat)."""
+    return Change(f"P{seat} is {name}", lambda store: store.name_seats(game, [(seat, name)]), done)
 
 
 def test_a_version_1_store_is_migrated_with_its_games_kept(tmp_path, monkeypatch):
@@ -33,7 +38,7 @@ def test_a_version_1_store_is_migrated_with_its_games_kept(tmp_path, monkeypatch
         assert game is not None and game.inputs == (Press(2, 7),)
         assert store.seat_names(game.id) == {} and store.players() == []
         store.name_seats(game.id, [(2, "Ann")])
-    assert pragma(path, "user_version") == SCHEMA_VERSION == 2
+    assert pragma(path, "user_version") == SCHEMA_VERSION
     with Store.open_readonly(path) as store:
         assert store.seat_names(1) == {2: "Ann"}
 
@@ -104,10 +109,10 @@ def test_a_name_is_written_behind_after_the_inputs_before_it(tmp_path):
         ledger.write_behind(lambda: None)
         said, saved = [], threading.Event()
         ledger.append(Press(1, 5))
-        ledger.name(1, "Ann", lambda why: (said.append(why), saved.set()))
+        ledger.keep(seated(1, 1, "Ann", lambda why: (said.append(why), saved.set())))
         assert saved.wait(WAIT_S)
         ledger.close()
-        assert said == [None] and ledger.saved == 1 and ledger.unsaved_names == ()
+        assert said == [None] and ledger.saved == 1 and ledger.unsaved_changes == ()
     with Store.open_readonly(path) as reader:
         assert reader.seat_names(1) == {1: "Ann"}
 
@@ -120,9 +125,9 @@ def test_a_name_the_disk_refuses_waits_and_says_so(tmp_path):
         for n in range(1, 2000):
             if not ledger.append(Press(1, n)):
                 break
-        ledger.name(2, "Bob", said.append)
+        ledger.keep(seated(1, 2, "Bob", said.append))
         assert said == ["not saved yet: disk full"]
-        assert [(n.seat, n.name) for n in ledger.unsaved_names] == [(2, "Bob")]
+        assert [change.said for change in ledger.unsaved_changes] == ["P2 is Bob"]
         writer(store).execute("PRAGMA max_page_count = 1000000")
         assert ledger.flush()
         assert said == ["not saved yet: disk full", None] and store.seat_names(1) == {2: "Bob"}

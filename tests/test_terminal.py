@@ -163,3 +163,11 @@ def test_the_terminal_names_the_players_where_the_screen_does():
     assert "   Bob ▲  first" in text and "   Ann ●  +37.0 ms" in text
     assert "> Ann +37.0 ms" in text  # the engine's "P1 +37.0 ms", named
     assert "BOB: SHOW YOUR SET" in text
+
+
+def test_the_lobby_says_where_the_page_is_and_the_pin():
+    line = "the page on the phones: http://192.168.1.23:8080/ · PIN 481093"
+    assert line in render(gallery.views()["lobby"], colour_on=False)
+    offline = render(gallery.views()["lobby-no-network"], colour_on=False)
+    assert "the page on the phones: no network · PIN 481093" in offline
+    assert "PIN" not in render(gallery.views()["scoreboard"], colour_on=False)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from referee.cli import main
+from referee.web.pin import pin_path, read_pin
 
 from .processes import OnTerminal, wait_in_file, wait_in_store
 
@@ -18,9 +19,9 @@ CONFIG = "[rules]\npointout_s = 120.0\n[buttons]\ndebounce_ms = 1.0\n"
 class Terminal(OnTerminal):
     """`referee run` on a pseudo-terminal, the way a person at a keyboard sees it."""
 
-    def __init__(self, tmp_path, store):
+    def __init__(self, tmp_path, store, more=""):
         config = tmp_path / "referee.toml"
-        config.write_text(CONFIG)
+        config.write_text(CONFIG + more)
         env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"))
         env.pop("DISPLAY", None)
         super().__init__(
@@ -136,3 +137,17 @@ def test_the_store_deleted_under_the_daemon_keeps_every_input_and_its_lock(tmp_p
     assert term.quit() == 0
     assert main(["state", "--store", str(store)]) == 0
     assert [p["id"] for p in json.loads(capsys.readouterr().out)["players"]] == [1, 2]
+
+
+def test_the_lobby_says_where_the_page_is_served_and_its_pin(tmp_path):
+    """`run` without --web: the page is another process's (referee-web.service) at
+    `[web] listen`; with listen off, no address and no PIN."""
+    store = tmp_path / "referee.db"
+    term = Terminal(tmp_path, store, '[web]\nlisten = "10.1.2.3:8080"\n')
+    frame = term.wait_for("the page on the phones: http://10.1.2.3:8080/ · PIN ")
+    assert f"PIN {read_pin(pin_path(store))}" in frame  # made by the daemon, the first time
+    assert term.quit() == 0
+    term = Terminal(tmp_path, store, '[web]\nlisten = "off"\n')
+    frame = term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    assert "PIN" not in frame
+    assert term.quit() == 0

@@ -7,8 +7,11 @@ import json
 import socket
 import stat
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -20,8 +23,8 @@ from starlette.testclient import TestClient
 from referee import cli
 from referee.rules import Press, Settings, Verdict
 from referee.store import Store
+from referee.web.listen import bind, resolve_listen
 from referee.web.pin import TRIES, WAIT_NS, ensure_pin, new_pin, pin_path, read_pin
-from referee.web.serve import bind, resolve_listen
 from referee.web.server import BODY_MAX, COOKIE, create_app
 
 ORIGIN = "http://testserver"
@@ -37,13 +40,11 @@ class Clock:
 
 
 @pytest.fixture
-def store(tmp_path):
-    path = tmp_path / "referee.db"
-    with Store.open(path) as opened:
-        game = opened.new_game(Settings(players=4), lobby=False)
-        opened.append(game, Press(player=2, t_ns=1_000_000_000))
-        opened.append(game, Press(player=4, t_ns=1_004_200_000))
-    return path
+def store(store):
+    """P2's call, and P4 pressed 4.2 ms after."""
+    with Store.open(store) as opened:
+        opened.append(1, Press(player=4, t_ns=1_004_200_000))
+    return store
 
 
 @pytest.fixture
@@ -471,20 +472,29 @@ def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, driven by Playwright; the test skips, saying why, without them."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     if not CHROMIUM.exists():
         pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
-    (host, port), stop = served(store)
-    try:
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
+    with chromium() as browser:
+        (host, port), stop = served(store)
+        try:
             page = browser.new_page(viewport={"width": 390, "height": 844})
             page.goto(f"http://{host}:{port}/")
             page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
             with Store.open(store) as daemon:
                 daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
                 page.wait_for_selector("#call >> text=valid", timeout=5000)
-            browser.close()
-    finally:
-        stop()
+        finally:
+            stop()

@@ -7,7 +7,7 @@ import urllib.request
 from referee.rules import Press, Settings
 from referee.store import Store
 from referee.web.child import PageProcess
-from referee.web.serve import bind
+from referee.web.listen import bind
 
 STARTS_S = 30.0  # a fresh interpreter importing the server, on a busy machine
 

@@ -23,7 +23,7 @@ from referee.web.server import create_app
 from tests.conftest import ROOT
 from tests.rules.test_timeline import OFFICIAL_GAME, SUPER_GAME
 from tests.tables import table_game
-from tests.test_web import CHROMIUM, served
+from tests.test_web import chromium, served
 
 SOLITAIRE_LOST = "config players=1 rules=solitaire sudden_death=true\n0 press 1\n1 valid\n2 super\n"
 SOLO = "config players=1 rules=solo pointout_s=0\n0 press 1\n1 valid\n6 end\n"
@@ -322,9 +322,6 @@ SIZES = [(390, 844), (1920, 1080)]  # a phone, a TV
 def test_the_history_and_the_stats_in_a_browser(tmp_path):
     """Opens both views at a phone's size and a TV's, and saves their screenshots: to
     docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not CHROMIUM.exists():
-        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
     shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
     path = tmp_path / "referee.db"
     start = datetime(2025, 6, 1, 20, 0, tzinfo=UTC)
@@ -332,10 +329,9 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path):
         for n, (s, seed) in enumerate([(Settings(players=4), 7), (Settings(players=3), 8)] * 3):
             inputs = table_game(s, seed + n, valid=0.9)
             opened.new_game(s, lobby=False, started_at=start + timedelta(days=n), inputs=inputs)
-    (host, port), stop = served(path)
-    try:
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+    with chromium() as browser:
+        (host, port), stop = served(path)
+        try:
             for width, height in SIZES:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 page.goto(f"http://{host}:{port}/#history")
@@ -351,9 +347,8 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path):
                 assert page.locator("#game").is_hidden()
                 page.screenshot(path=str(shots / f"web-stats-{width}x{height}.png"))
                 page.close()
-            browser.close()
-    finally:
-        stop()
+        finally:
+            stop()
 
 
 def test_referee_history_lists_the_games_and_writes_the_same_csv(store, client, capsys):

@@ -2,82 +2,22 @@
 control socket to a real App (its loop run in a thread, as `referee run` runs it), the
 known players, and every way a name request is refused."""
 
-import io
-import os
-import threading
-from dataclasses import replace
-
 import pytest
 from starlette.testclient import TestClient
 
-from referee.app import App, RunOptions
-from referee.config import default_config
-from referee.rules import Press, Settings
 from referee.store import Store
 from referee.web.pin import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 
-SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
-
-
-class Daemon:
-    """`referee run` on the store: its main loop in a thread, on the terminal display."""
-
-    def __init__(self, store) -> None:
-        config = default_config()
-        config = replace(config, game=replace(config.game, players=4))
-        self._keys, self._typing = os.pipe()
-        self.screen = io.StringIO()
-        options = RunOptions(config, store, input="keyboard", display="terminal")
-        self.app = App(options, stdin_fd=self._keys, stdout=self.screen)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        app = self.app
-        while not self._stop.is_set():
-            app.present(app.view())
-            app.keep_names()
-            for item in app.inputs.wait(0.05):  # woken at once by a request
-                app._take(item)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.app.close()
-        os.close(self._keys)
-        os.close(self._typing)
+from .conftest import SAME
 
 
 @pytest.fixture
-def store(tmp_path):
-    path = tmp_path / "referee.db"
-    with Store.open(path) as opened:
-        game = opened.new_game(Settings(players=4), lobby=False, names={4: "Dee"})
-        opened.append(game, Press(player=2, t_ns=1_000_000_000))
-    return path
-
-
-@pytest.fixture
-def client(store):
-    ensure_pin(pin_path(store))
-    with TestClient(create_app(store, pin_path(store))) as client:
-        yield client
-
-
-@pytest.fixture
-def judge(client, store):
-    """The client, signed in with the box's PIN."""
-    assert client.post("/api/login", json={"pin": read_pin(pin_path(store))}, headers=SAME)
-    return client
-
-
-@pytest.fixture
-def daemon(store):
-    running = Daemon(store)
-    yield running
-    running.stop()
+def store(store):
+    """The game under way, Dee at seat 4."""
+    with Store.open(store) as opened:
+        opened.name_seats(1, [(4, "Dee")])
+    return store
 
 
 def name(client, seat, name, headers=SAME):

@@ -4,7 +4,7 @@ Every wrong value stops with one ConfigError naming the file, the line and the k
 """
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +79,26 @@ def _read_file(source: Source) -> dict[str, dict[str, Any]]:
             raise source.error(_unknown("section", section, list(SECTIONS), "[{}]".format), section)
         if not isinstance(table, dict):
             raise source.error(f"must be a table of keys; got {toml_value(table)}", section)
-        for name, raw in table.items():
-            if name not in SECTIONS[section]:
-                what = _unknown("key", name, list(SECTIONS[section]), str, _home(name))
-                raise source.error(what, section, name)
-            given[section][name] = _read(source, section, name, raw)
+        given[section] = _read_table(source, section, table)
     return given
+
+
+def _read_table(source: Source, section: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    """A section's values, each checked alone, in the order given."""
+    read = {}
+    for name, raw in table.items():
+        if name not in SECTIONS[section]:
+            what = _unknown("key", name, list(SECTIONS[section]), str, _home(name))
+            raise source.error(what, section, name)
+        read[name] = _read(source, section, name, raw)
+    return read
+
+
+def check_rules(table: Mapping[str, Any], path: Path | None = None) -> Settings:
+    """Rule keys as the settings file's `[rules]` table would give them, checked each and
+    together with the same checks and words: ConfigError, naming path when given."""
+    source = Source(path, {"rules": table}, {})
+    return _rules(_read_table(source, "rules", table), source)
 
 
 def _rules(given: dict[str, Any], source: Source) -> Settings:

@@ -1,12 +1,14 @@
 """The settings written out as a settings file: the example, and the settings in effect."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from referee.edges import PLAYER_BUTTONS
 from referee.rules.settings import settings_values
 
 from .loading import default_config, search_paths
+from .next_rules import NextRules
 from .schema import SECTION_TEXT, SECTIONS, TIMES, Config, toml_value
 
 
@@ -35,28 +37,46 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
     }
 
 
-def _render(config: Config, header: list[str]) -> str:
+def _render(config: Config, header: list[str], notes: dict[str, str] | None = None) -> str:
+    """notes: a line more for some of the [rules] keys, where their value comes from."""
     values = _values(config)
     out = [f"# {line}" for line in header]
     for section, settings in SECTIONS.items():
         out += ["", *(f"# {line}" for line in SECTION_TEXT[section].splitlines()), f"[{section}]"]
         for name, setting in settings.items():
+            if section == "rules" and notes and name in notes:
+                out.append(f"# {notes[name]}")
             out += [f"# {setting.key.allowed}", f"{name} = {toml_value(values[section][name])}"]
     return "\n".join(out) + "\n"
 
 
-def render_config(config: Config, *, named: bool = False) -> str:
+def render_config(
+    config: Config,
+    *,
+    named: bool = False,
+    rules: NextRules | None = None,
+    store: Path | None = None,
+) -> str:
     """The settings in effect, as a settings file that loads back into them. named: the
-    file was named (--config), not looked for."""
+    file was named (--config), not looked for; rules: the next game's, a phone's keys over
+    the file's, which the store keeps."""
     if named:
-        return _render(config, [f"The settings in effect, read from {config.path} (--config)."])
-    looked = f"(looked for, in this order: {', '.join(map(str, search_paths()))})."
-    if config.path is None:
-        return _render(
-            config,
-            ["The settings in effect: the defaults, as no settings file was found", looked],
-        )
-    return _render(config, [f"The settings in effect, read from {config.path}", looked])
+        header = [f"The settings in effect, read from {config.path} (--config)."]
+    elif config.path is None:
+        header = ["The settings in effect: the defaults, as no settings file was found"]
+    else:
+        header = [f"The settings in effect, read from {config.path}"]
+    if not named:
+        header.append(f"(looked for, in this order: {', '.join(map(str, search_paths()))}).")
+    if rules is None or not rules.phone:
+        return _render(config, header)
+    header += [
+        f"The [rules] keys marked below were set on a phone (docs/web.md); kept in {store},",
+        "they override the file's until a phone sets them back.",
+    ]
+    file = settings_values(rules.file)
+    notes = {k: f"set on a phone; the file's: {toml_value(file[k])}" for k in rules.phone}
+    return _render(replace(config, game=rules.settings), header, notes)
 
 
 def example_config() -> str:

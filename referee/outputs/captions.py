@@ -254,6 +254,18 @@ def cards(view: View) -> str | None:
     return out
 
 
+def joining(view: View) -> str | None:
+    """How a phone joins the page, in one line (the terminal's lobby): its address, or
+    why phones cannot reach it, and the PIN."""
+    if (join := view.join) is None:
+        return None
+    where = join.url or join.unreachable
+    if join.url is not None and join.unreachable:
+        where += f" ({join.unreachable})"
+    pin = f"PIN {join.pin}" if join.pin is not None else "no PIN: see the log"
+    return f"the page on the phones: {where} · {pin}"
+
+
 _OPEN_HINT = {
     SuperMeans.SUPER_ROUND: "",
     SuperMeans.DEAL_OVER: " · SUPER ends the deal",

@@ -28,7 +28,7 @@ from referee.rules import (
     new_game,
     step,
 )
-from referee.view import Notice, ReplayView, Severity, View
+from referee.view import Join, Notice, ReplayView, Severity, View
 
 from .display import render
 
@@ -71,6 +71,7 @@ class Table:
         source: str = GPIO,
         *,
         listening: bool = False,
+        join: Join | None = None,
     ) -> View:
         return View(
             settings=self.settings,
@@ -81,9 +82,12 @@ class Table:
             source=source,
             listening=listening,
             names=self.names,
+            join=join,
         )
 
 
+# The lobby's page address and PIN, as a box on a home Wi-Fi shows them (web/join.py).
+JOIN = Join("http://192.168.1.23:8080/", "481093")
 # Names from the page: one too long for a 3.5" screen's marks, which shorten it.
 FOUR = {1: "Ann", 2: "Bob", 3: "Cy", 4: "Alexandrina"}
 EIGHT = {**FOUR, 5: "Eve", 6: "Maximilian", 7: "Gus", 8: "Hal"}
@@ -142,7 +146,9 @@ def views() -> dict[str, View]:
     four = Settings(players=4)
     out: dict[str, View] = {}
 
-    out["lobby"] = Table(four).play(Press(1, at(1)), Press(3, at(2))).view(2.5, source=KEYBOARD)
+    lobby = Table(four).play(Press(1, at(1)), Press(3, at(2)))
+    out["lobby"] = lobby.view(2.5, source=KEYBOARD, join=JOIN)
+    out["lobby-no-network"] = lobby.view(2.5, join=Join(None, JOIN.pin, "no network"))
 
     midgame = _midgame(four).play(Press(3, at(40)))  # locked: the engine says why it ignores it
     out["scoreboard"] = midgame.view(41)

@@ -18,9 +18,9 @@ from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.effects import seat as seat_name
 from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.units import NS_PER_S
-from referee.view import MIC_MARK, Severity, View
+from referee.view import MIC_MARK, Join, Severity, View
 
-from . import captions
+from . import captions, qr
 from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, fit, font
 from .captions import KEY_LEGEND
 from .layout import along, columns, fits_rows, grid, grid_columns, inset, rows, square
@@ -315,9 +315,15 @@ class Screen:
     # --- lobby and super-round join: who is in ------------------------------------------
 
     def roster(self, box: Rect, seats: Sequence[int], joined: set[int], locked: set[int]) -> None:
-        """A tile per seat: lit when in, with IN or LOCKED written under it."""
+        """A tile per seat: lit when in, with IN or LOCKED written under it where there
+        is room for both legibly (else the tiles alone: lit says in)."""
         cols = grid_columns(box, len(seats), TILE_RATIO, self.pad)
-        cells = [rows(c, [0.6, 0.4], self.pad // 2) for c in grid(box, len(seats), cols, self.pad)]
+        tiles = grid(box, len(seats), cols, self.pad)
+        under = [self.badge_px(), self.lines_px(1) + self.pad]
+        if not fits_rows(tiles[0], under, self.pad // 2):
+            self.badges(list(zip(tiles, seats, strict=True)), set(seats) - joined)
+            return
+        cells = [rows(tile, [0.6, 0.4], self.pad // 2, under) for tile in tiles]
         self.badges(
             [(mark, s) for (mark, _), s in zip(cells, seats, strict=True)], set(seats) - joined
         )
@@ -330,16 +336,49 @@ class Screen:
         )
 
     def lobby(self, box: Rect) -> None:
+        if (join := self.view.join) is not None:
+            # How a phone joins beside the seats; under them on a portrait screen.
+            box, sign = along(box, [0.6, 0.4], self.pad)
+            self.join_sign(sign, join)
         ask, seats, hint = rows(box, [0.2, 0.62, 0.18], self.pad)
-        small = self.text(ask, "Press your buzzer to join") * 3 // 4
+        said = ["Press your buzzer to join", "Press to join"]
+        asked = next((t for t in said if self.canvas.fits(ask, t)), said[-1])
+        small = max(MIN_SIZE, self.text(ask, asked) * 3 // 4)
         joined = {p.id for p in self.state.players}
         self.roster(seats, range(1, self.view.settings.players + 1), joined, set())
         need = self.view.settings.min_players
         if len(joined) >= need:
-            self.text(hint, f"{len(joined)} in: press SUPER to start", GOOD, max_size=small)
+            start = [f"{len(joined)} in: press SUPER to start", "SUPER starts"]
+            self.either(hint, start, GOOD, max_size=small)
         else:
             players = "one player" if need == 1 else f"{need} players"
-            self.text(hint, f"SUPER starts the game with {players}", DIM, max_size=small)
+            wait = [f"SUPER starts the game with {players}", f"{players} to start"]
+            self.either(hint, wait, DIM, max_size=small)
+
+    def join_sign(self, box: Rect, join: Join) -> None:
+        """The page's QR code and the PIN, large, and its address; where phones cannot
+        reach it, why not. Where there is no room the address goes first: the code holds
+        it. Side by side on a wide panel (under the seats of a portrait screen)."""
+        inside = self.panel(box)
+        line = self.lines_px(1)
+        pin = [f"PIN {join.pin}"] if join.pin is not None else ["no PIN: see the log", "no PIN"]
+        address = (join.url or "").removeprefix("http://").removesuffix("/")
+        if join.url is None or join.unreachable:
+            said = join.unreachable if join.url is None else f"{address}: {join.unreachable}"
+            what, code = rows(inside, [0.5, 0.5], self.pad, [line, line])
+            self.either(what, [f"the page: {said}", said, join.unreachable], DIM, max_lines=2)
+            self.either(code, pin)
+            return
+        if inside.width >= 1.6 * inside.height:
+            shown, words = columns(inside, [0.5, 0.5], self.pad)
+            code, where = rows(words, [0.6, 0.4], self.pad // 2)
+        else:
+            shown, code, where = rows(inside, [0.7, 0.18, 0.12], self.pad // 2, [0, line, 0])
+        shown_pin = next((t for t in pin if self.canvas.fits(code, t)), pin[-1])
+        size = self.text(code, shown_pin)
+        if self.canvas.fits(where, address):
+            self.text(where, address, DIM, max_size=max(MIN_SIZE, size * 3 // 4))
+        qr.draw(self.canvas, shown, join.url)
 
     def super_join(self, box: Rect) -> None:
         sr = self.state.super_round

@@ -193,6 +193,8 @@ def _details(view: View) -> list[Segment]:
         ]
     if (worked_out := captions.solo_end(view)) is not None:
         out.append((f"score: {worked_out}", PLAIN))
+    if (join := captions.joining(view)) is not None:
+        out.append((join, (None, True)))
     if state.phase is Phase.OVER and state.result is None:
         by_deal = captions.deal_points(state)
         for r in state.ranking:

@@ -4,6 +4,8 @@
 pin       the PIN, its file, the sessions it opens and the wait after wrong ones
 follow    the latest game, read from the store each time the daemon writes it
 server    the routes (Starlette): the state, its events, the login; every refusal JSON
-serve     the address, its socket, and uvicorn
+listen    the address `[web] listen` names and its socket, without the server's imports
+join      how a phone joins: the address it reaches and the PIN, for the lobby's screen
+serve     uvicorn on that socket
 page/     the page itself: one HTML file, its style and script inline
 """

@@ -5,7 +5,8 @@ computer's is one line it can show the table at once, and hands the listening so
 `referee web` (serve.py, `inherited`). The page's process reads the store as it always
 does (docs/design.md, "The page"): it never shares the daemon's loop, its GIL nor its
 memory. It stops when the daemon stops. On a box, referee-web.service serves the page in
-its own sandbox instead, and referee.service runs with `--web off`.
+its own sandbox instead, and referee.service runs without `--web` (its lobby shows the
+address `[web] listen` names: web/join.py).
 """
 
 import logging
@@ -18,17 +19,18 @@ from types import TracebackType
 
 from referee.errors import StartError
 
-from .serve import SOCKET_FD, address, bind
+from .listen import SOCKET_FD, address, bind, host_port
 
 log = logging.getLogger(__name__)
 
-STOP_S = 3.0  # the page's own stop takes a second (serve.GRACEFUL_S)
+STOP_S = 3.0  # the page's own stop takes a second (web/serve.py, GRACEFUL_S)
 
 
 class PageProcess:
     """The page's server at `listen` (HOST:PORT) on `store`, for as long as it is entered.
 
-    `said`: what to tell the table: where the page is, or why it is not served."""
+    `said`: what to tell the table: where the page is, or why it is not served;
+    `listening`: HOST:PORT as bound (the port the system chose for port 0), while served."""
 
     def __init__(self, store: Path, config: Path | None, listen: str) -> None:
         self.store = store
@@ -36,6 +38,7 @@ class PageProcess:
         self.listen = listen
         self.process: subprocess.Popen[bytes] | None = None
         self.said = ""
+        self.listening: str | None = None
 
     def __enter__(self) -> "PageProcess":
         try:
@@ -53,6 +56,7 @@ class PageProcess:
                 command, env=env, pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL
             )
             self.said = f"the page on the phones: {address(sock)}"
+            self.listening = host_port(sock)
         log.info("%s (process %d)", self.said, self.process.pid)
         return self
 

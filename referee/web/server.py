@@ -24,14 +24,23 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from referee.control import NotRunning, RequestError, ask, name_request, socket_path
-from referee.errors import PinError, StoreError
+from referee.control import (
+    NotRunning,
+    RequestError,
+    ask,
+    name_request,
+    new_game_request,
+    socket_path,
+)
+from referee.errors import ConfigError, PinError, StoreError
 from referee.outputs.seats import colour, symbol
+from referee.rules import Settings
 from referee.units import MAX_SEATS, NS_PER_S
 
 from .follow import Follower, Snapshot, read_players
 from .history_api import HistoryApi
 from .pin import DIGITS, SESSION_NS, Judges
+from .settings_api import check_change, read_rules
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +63,14 @@ def create_app(
     store: Path,
     pin: Path,
     *,
+    rules: Settings | None = None,
     clock: Callable[[], int] = time.monotonic_ns,
     keep_alive_s: float = KEEP_ALIVE_S,
     closing: asyncio.Event | None = None,
 ) -> ASGIApp:
-    """The app; `closing`, once set, ends every event stream (the server stops)."""
+    """The app; `rules`: the settings file's (the next game's, but for a phone's); `closing`,
+    once set, ends every event stream (the server stops)."""
+    file_rules = rules or Settings()
     closing = closing or asyncio.Event()
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
@@ -118,22 +130,54 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
-    async def names(request: Request) -> Response:
-        _session(request, judges)
-        try:
-            named = name_request(await _json_object(request))
-        except RequestError as err:
-            raise Refused(400, str(err)) from None
-        asked = {"op": "name", "seat": named.seat, "name": named.name}
+    async def daemon(asked: dict[str, Any]) -> Response:
+        """Ask the daemon, and answer with the state once it is done: 409 when the table
+        cannot take it now, 503 when the box cannot (or no daemon answers)."""
         try:
             answer = await ask(socket_path(store), asked, ASK_S)
         except NotRunning as err:
             raise Refused(503, str(err)) from None
         if (error := answer.get("error")) is not None:
             raise Refused(503 if answer.get("trouble") else 409, str(error))
-        await follower.refresh()  # the name is on the disk: read now, not at the next wake
+        await follower.refresh()  # it is on the disk: read now, not at the next wake
         snapshot = follower.snapshot
         return JSONResponse(snapshot.json(clock()), snapshot.status)
+
+    async def names(request: Request) -> Response:
+        _session(request, judges)
+        try:
+            named = name_request(await _json_object(request))
+        except RequestError as err:
+            raise Refused(400, str(err)) from None
+        return await daemon({"op": "name", "seat": named.seat, "name": named.name})
+
+    async def read_settings() -> dict[str, Any]:
+        try:
+            return await asyncio.to_thread(read_rules, store, file_rules)
+        except StoreError as err:
+            raise Refused(503, err.reason) from None
+
+    async def settings(request: Request) -> Response:
+        if request.method == "GET":
+            return JSONResponse(await read_settings())
+        _session(request, judges)
+        values = await _json_object(request)
+        try:
+            await asyncio.to_thread(check_change, store, file_rules, values)
+        except ConfigError as err:
+            raise Refused(400, str(err)) from None
+        except StoreError as err:
+            raise Refused(503, err.reason) from None
+        await daemon({"op": "rules", "values": values})
+        return JSONResponse(await read_settings())
+
+    async def new_game(request: Request) -> Response:
+        _session(request, judges)
+        try:
+            new_game_request(await _json_object(request))
+        except RequestError as err:
+            raise Refused(400, str(err)) from None
+        return await daemon({"op": "newgame"})
 
     async def players(request: Request) -> Response:
         try:
@@ -157,6 +201,8 @@ def create_app(
             Route("/api/logout", logout, methods=["POST"]),
             Route("/api/session", session, methods=["GET"]),
             Route("/api/names", names, methods=["POST"]),
+            Route("/api/settings", settings, methods=["GET", "POST"]),
+            Route("/api/newgame", new_game, methods=["POST"]),
             Route("/api/players", players, methods=["GET"]),
             *history.routes,
             Route("/{name}", asset, methods=["GET"]),

@@ -1,0 +1,69 @@
+"""The rules the next game plays by: the settings file's, and the keys a phone set over them.
+
+A judge's phone sets rule keys for the next games (docs/web.md, "Settings"). They are
+kept in the store (`Store.next_rules`), never written into the settings file, and
+override its `[rules]` until a phone sets them back to the file's values. They are
+checked as if they were written in the file's `[rules]` table, by the same checks and in
+the same words (`check_rules`), over the keys the file sets: a key the file does not
+set, or sets to its default, is left to its default, as in a file without it.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from referee.errors import ConfigError
+from referee.rules.settings import RULE_KEYS, Settings, Value, settings_from, settings_values
+
+from .checks import check_rules
+
+PHONE, FILE = "phone", "file"  # where a key's value comes from
+
+
+@dataclass(frozen=True)
+class NextRules:
+    file: Settings  # what the settings file says, its defaults included
+    phone: Mapping[str, Value]  # the keys a phone set, only those that differ from the file's
+    settings: Settings  # both together: what the next game plays by
+
+    @classmethod
+    def of(cls, file: Settings, phone: Mapping[str, object] | None = None) -> "NextRules":
+        """The file's settings and the keys a phone set; ConfigError when those are not
+        rule keys a file could give, or do not go with the file's."""
+        return cls(file, {}, file).changed(phone or {})
+
+    def changed(self, values: Mapping[str, object]) -> "NextRules":
+        """These keys set too, over those set before; ConfigError as a file with them in
+        its `[rules]` would be refused: a key that cannot go with the others is blamed on
+        the first of them, in that order, that the keys before it cannot take (so on those
+        set now rather than the file's)."""
+        table: dict[str, object] = {
+            k: v for k, v in _set_away(self.file).items() if k not in self.phone
+        }
+        table |= self.phone
+        for key in values:
+            table.pop(key, None)  # re-added last, in the order given
+        table |= values
+        settings = check_rules(table)
+        now, file = settings_values(settings), settings_values(self.file)
+        phone = {k: now[k] for k in RULE_KEYS if k in table and now[k] != file[k]}
+        return NextRules(self.file, phone, settings)
+
+    def source(self, key: str) -> str:
+        """Where the key's value comes from: a phone, or the settings file (its default)."""
+        return PHONE if key in self.phone else FILE
+
+
+def _set_away(settings: Settings) -> dict[str, Value]:
+    """The keys these settings set away from their defaults (those of their rule set)."""
+    values = settings_values(settings)
+    defaults = settings_values(settings_from({"rules": settings.rules.value}))
+    return {k: v for k, v in values.items() if k == "rules" or v != defaults[k]}
+
+
+def with_phone(file: Settings, phone: Mapping[str, object]) -> tuple[NextRules, str | None]:
+    """The file's rules and the phone's over them; the file's alone, and why, when the
+    phone's cannot be used (the file changed under them, or the store's are damaged)."""
+    try:
+        return NextRules.of(file, phone), None
+    except ConfigError as err:
+        return NextRules.of(file), f"the rules a phone set are not used: {err}"

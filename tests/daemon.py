@@ -1,0 +1,57 @@
+"""`referee run` on a store, in this process: its main loop in a thread, on the terminal
+display and the keyboard (a pipe), as the page's tests need a daemon to ask."""
+
+import io
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+from referee.app import App, RunOptions
+from referee.config import default_config
+from referee.keys import KEYMAP
+
+KEY_OF = {button: key for key, button in KEYMAP.items()}
+
+
+class Daemon:
+    """The loop's parts as App.run has them, woken at once by a request or a key."""
+
+    def __init__(self, store, **rules) -> None:
+        config = default_config()
+        config = replace(config, game=replace(config.game, **{"players": 4, **rules}))
+        self._keys, self._typing = os.pipe()
+        self.screen = io.StringIO()
+        options = RunOptions(config, store, input="keyboard", display="terminal")
+        self.app = App(options, stdin_fd=self._keys, stdout=self.screen)
+        self._stop = threading.Event()
+        self._passed = threading.Condition()  # notified at the end of each pass of the loop
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        app = self.app
+        while not self._stop.is_set():
+            app.present(app.view())
+            app.keep_changes()
+            for item in app.inputs.wait(0.05):
+                app._take(item)
+            app.step(app.clock())
+            with self._passed:
+                self._passed.notify_all()
+
+    def wait_for(self, check: Callable[[], bool], what: str, timeout_s: float = 5.0) -> None:
+        """Wait until check() holds, looked at after each pass of the loop."""
+        with self._passed:
+            assert self._passed.wait_for(check, timeout_s), f"not within {timeout_s} s: {what}"
+
+    def press(self, button: str) -> None:
+        """The button's key typed on the daemon's keyboard."""
+        os.write(self._typing, KEY_OF[button].encode())
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.app.close()
+        os.close(self._keys)
+        os.close(self._typing)

@@ -1,0 +1,88 @@
+"""How a phone joins the page (web/join.py): the address the lobby shows for `[web]
+listen`, the box's own on the local network for an address of every interface, and the
+PIN, looked at again while the lobby is shown."""
+
+import ipaddress
+
+import pytest
+
+from referee.view import Join
+from referee.web.join import CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
+from referee.web.pin import new_pin, pin_path, read_pin
+
+from .test_app import Clock
+
+
+@pytest.mark.parametrize(
+    ("listen", "shown"),
+    [
+        ("0.0.0.0:8080", ("http://192.168.1.23:8080/", "")),
+        ("[::]:8080", ("http://192.168.1.23:8080/", "")),
+        ("10.0.0.5:80", ("http://10.0.0.5:80/", "")),
+        ("[fd00::5]:8080", ("http://[fd00::5]:8080/", "")),
+        ("box.local:8080", ("http://box.local:8080/", "")),
+        ("127.0.0.1:8080", ("http://127.0.0.1:8080/", "this computer only")),
+        ("[::1]:8080", ("http://[::1]:8080/", "this computer only")),
+        ("localhost:8080", ("http://localhost:8080/", "this computer only")),
+    ],
+)
+def test_the_address_a_phone_types(listen, shown):
+    assert page_url(listen, lambda: "192.168.1.23") == shown
+
+
+def test_no_address_on_a_network_is_no_network():
+    assert page_url("0.0.0.0:8080", lambda: None) == (None, "no network")
+
+
+def test_the_boxs_address_is_one_of_its_own_never_loopback(tmp_path):
+    found = lan_ipv4()
+    if found is None:
+        pytest.skip("this machine has no route to a local network")
+    address = ipaddress.IPv4Address(found)
+    assert not address.is_loopback and not address.is_unspecified
+    # Reached through a route of the routing table's too, when no private one is routed.
+    routes = tmp_path / "route"
+    routes.write_text("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n")
+    assert lan_ipv4(routes) in (found, None)
+
+
+def test_a_box_without_a_default_route_is_found_through_its_networks(tmp_path):
+    """Its own access point, say: an address in each network it routes to is tried."""
+    routes = tmp_path / "route"
+    routes.write_text(
+        "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n"
+        "eth0\t00000000\t0102A8C0\t0003\t0\t0\t0\t00000000\n"  # the default: skipped
+        "wlan0\t00002A0A\t00000000\t0001\t0\t0\t0\t0000FFFF\n"  # 10.42.0.0/16
+        "lo\t0000007F\t00000000\t0001\t0\t0\t0\t000000FF\n"
+        "eth1\tnothex\t00000000\t0001\t0\t0\t0\t00FFFFFF\n"
+        "short\tline\n"
+    )
+    assert _routed(routes) == ["10.42.0.1"]
+    assert _routed(tmp_path / "none") == []
+
+
+def test_the_sign_looks_again_only_when_due(tmp_path):
+    pin, clock, lan = pin_path(tmp_path / "referee.db"), Clock(), ["192.168.1.23"]
+    sign = JoinSign("0.0.0.0:8080", pin, clock, lambda: lan[0])
+    first = sign.join()
+    assert first == Join("http://192.168.1.23:8080/", read_pin(pin))  # made the first time
+    assert sign.due_ns == clock.now + CHECK_NS
+    lan[0] = "10.0.0.9"  # the Wi-Fi changed
+    new = new_pin(pin)  # `referee pin --new`
+    clock.now += CHECK_NS - 1
+    assert sign.join() == first  # not looked at yet
+    clock.now += 1
+    assert sign.join() == Join("http://10.0.0.9:8080/", new)
+
+
+def test_a_pin_that_cannot_be_read_is_no_pin_and_said_once(tmp_path, caplog):
+    pin = pin_path(tmp_path / "referee.db")
+    pin.write_text("123456\n")
+    pin.chmod(0o644)  # others may read it: refused (web/pin.py)
+    clock = Clock()
+    sign = JoinSign("10.0.0.5:8080", pin, clock)
+    assert sign.join() == Join("http://10.0.0.5:8080/", None)
+    clock.now += CHECK_NS
+    sign.join()
+    said = [r.message for r in caplog.records if "PIN" in r.message]
+    assert len(said) == 1 and "others may read the PIN" in said[0] and "123456" not in said[0]
