@@ -207,7 +207,10 @@ def _held(
         return loud
     count = mean.shape[1]
     half = max(1, round(settings.sustained_s / settings.hop_s / 2))
-    first = _means(rise, half)
+    # A rise counts here up to the loud threshold: a click's few frames, tens of dB up,
+    # would otherwise lift both halves' means from up to 20 ms before it (a white-noise
+    # click was placed 16 ms early so), and a loud sound is the loud test's to take.
+    first = _means(np.minimum(rise, threshold), half)
     # Each half on its own: a loud sound late in sustained_s would lift a single mean over
     # the low threshold for the noise before it, placing the onset tens of ms early.
     second = np.full_like(first, -np.inf)
