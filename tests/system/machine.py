@@ -9,6 +9,7 @@ and the guest agent's virtio port, through which the test runs commands in the g
 """
 
 import base64
+import contextlib
 import ctypes
 import json
 import os
@@ -237,6 +238,14 @@ class Machine:
         if check and result.returncode != 0:
             raise GuestError(f"{script!r} exited {result.returncode}:\n{out}{err}")
         return result
+
+    def poweroff(self, timeout_s: float) -> None:
+        """Shut the guest down as a user would, and wait for QEMU to exit. The guest agent
+        goes down with it, so the command is started, not waited for: waiting, its status
+        request met a connection reset once the agent had stopped."""
+        with contextlib.suppress(ConnectionError):
+            self.agent_call("guest-exec", path="/bin/systemctl", arg=["poweroff"])
+        self.wait_exit(timeout_s)
 
     def guest_time_offset_ns(self, samples: int = 15) -> tuple[int, int]:
         """Guest CLOCK_REALTIME minus the host's, from the quickest of a few round trips,

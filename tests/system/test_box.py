@@ -160,8 +160,7 @@ def test_install_as_a_user_does(box: Box) -> None:
         f"grep -q '^output = \"soundcard\"' {config} && grep -q '^pointout_s = 60' {config} && "
         "systemctl stop referee && rm -f /var/lib/referee/referee.db*"
     )
-    vm.run("systemctl poweroff", check=False)
-    vm.wait_exit(300)
+    vm.poweroff(300)
     box.machine = None
 
 
