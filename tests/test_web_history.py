@@ -20,6 +20,7 @@ from referee.store import Store
 from referee.web import history_api
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
+from referee.web.worker import Worker
 from tests.conftest import ROOT
 from tests.rules.test_timeline import OFFICIAL_GAME, SUPER_GAME
 from tests.tables import table_game
@@ -306,12 +307,9 @@ def test_a_text_a_spreadsheet_would_run_is_kept_text_in_the_csv():
 
 def test_every_route_is_in_the_contract(tmp_path):
     contract = (ROOT / "docs" / "web.md").read_text()
-    api = history_api.HistoryApi(tmp_path / "referee.db")
-    try:
-        for route in api.routes:
-            assert f"`GET {route.path.replace('{name}', 'games.csv')}" in contract, route.path
-    finally:
-        api.close()
+    api = history_api.HistoryApi(tmp_path / "referee.db", Worker())
+    for route in api.routes:
+        assert f"`GET {route.path.replace('{name}', 'games.csv')}" in contract, route.path
 
 
 # In a real browser: Debian's Chromium, never one downloaded (docs/web.md)

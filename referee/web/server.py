@@ -41,6 +41,7 @@ from .follow import Follower, Snapshot, read_players
 from .history_api import HistoryApi
 from .pin import DIGITS, SESSION_NS, Judges
 from .settings_api import check_change, read_rules
+from .worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,8 @@ def create_app(
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
     page = _Page(PAGE)
-    history = HistoryApi(store)
+    worker = Worker()  # the one thread that reads at length
+    history = HistoryApi(store, worker)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -83,7 +85,7 @@ def create_app(
             try:
                 yield
             finally:
-                history.close()
+                worker.close()
 
     async def state(request: Request) -> Response:
         snapshot = follower.snapshot
