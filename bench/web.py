@@ -7,9 +7,13 @@ The server runs as `referee web` does (its own process, uvicorn); the streams ar
 sockets in this process, reading. Its RSS is /proc's VmRSS at the end of each case, its
 CPU the process's user and system time over the case. Then 20 inputs are written to the
 store by another connection, as the daemon writes them, each 0.5 s after the one before,
-and the time from its commit to its event on each of the 10 streams is taken.
+and the time from its commit to its event on each of the 10 streams is taken. Last, with
+the streams open, 10 phones open a game of CLIPS calls' clips at once: each asks for the
+list, every clip's waveform (the whole clip and the zoom around its presses, a TV's width)
+and its sound; the RSS after, and the highest it reached (VmHWM).
 """
 
+import json
 import os
 import socket
 import statistics
@@ -17,21 +21,29 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
+from referee.audio.clips import Clip, ClipStore, Marker, clips_folder
 from referee.rules import Press, Settings, Verdict
 from referee.store import Store
 from referee.web.listen import bind
 
 STREAMS = 10
 INPUTS = 20
+CLIPS = 30  # a long game's calls, each as the box cuts it by default: 3 s at 48 kHz
+RATE = 48_000
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
 
 
 def cpu_s(pid: int) -> float:
@@ -101,6 +113,11 @@ def main() -> None:
             rows.append((f"{STREAMS} streams", *at_rest(server.pid, seconds)))
             delays = press_to_streams(store, game, streams)
             rows.append((f"{STREAMS} streams, {INPUTS} inputs", rss_mb(server.pid), float("nan")))
+            asked = clips_opened(store, game, port)
+            rows.append(
+                (f"{STREAMS} streams, {asked} clips' requests", rss_mb(server.pid), float("nan"))
+            )
+            rows.append(("the highest (VmHWM)", rss_mb(server.pid, "VmHWM"), float("nan")))
             for one in streams:
                 one.sock.close()
         finally:
@@ -132,6 +149,41 @@ def press_to_streams(store: Path, game: int, streams: list[Stream]) -> list[floa
                 one.next_state()
                 delays.append((time.monotonic() - committed) * 1000)
     return delays
+
+
+def clips_opened(store: Path, game: int, port: int) -> int:
+    """CLIPS clips in the store's folder, opened by STREAMS phones at once; how many
+    requests they made."""
+    clips = ClipStore(clips_folder(store), max_bytes=2**40)
+    noise = np.random.default_rng(1)
+    for n in range(CLIPS):
+        call_ns = (n + 1) * 10 * 10**9
+        presses = (Marker(1, RATE), Marker(2, RATE + 200))
+        clip = Clip(game, call_ns, RATE, call_ns - 10**9, presses, (RATE - 100,))
+        clips.save(clip, 0.3 * noise.standard_normal(3 * RATE).clip(-1, 1))
+    base = f"http://127.0.0.1:{port}"
+
+    def get(path: str) -> bytes:
+        """The answer, asked again when the server is busy, as the page does."""
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}{path}") as answer:
+                    return bytes(answer.read())
+            except urllib.error.HTTPError as busy:
+                if busy.code != 503:
+                    raise
+                time.sleep(float(busy.headers["Retry-After"]))
+
+    def phone(_: int) -> int:
+        listed = json.loads(get(f"/api/games/{game}/clips"))["clips"]
+        for clip in listed:
+            for query in ("columns=1389", f"columns=1389&from={RATE - 1500}&to={RATE + 1700}"):
+                get(f"{clip['envelope']}?{query}")
+            get(clip["wav"])
+        return 1 + 3 * len(listed)
+
+    with ThreadPoolExecutor(STREAMS) as phones:
+        return sum(phones.map(phone, range(STREAMS)))
 
 
 if __name__ == "__main__":

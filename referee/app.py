@@ -15,6 +15,7 @@ without waiting for the disk (docs/design.md, "The store").
 
 import contextlib
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from .devices import (
 )
 from .edges import (
     REPLAY,
+    ClipsRequest,
     Edge,
     Inbox,
     InboxItem,
@@ -373,6 +375,8 @@ class App:
                 self.set_rules(item)
             case NewGameRequest():
                 self.new_game(item)
+            case ClipsRequest():
+                self.delete_clips(item)
 
     def name_seat(self, request: NameRequest) -> None:
         """The page names a seat: shown at once, kept once shown (keep_changes)."""
@@ -435,6 +439,23 @@ class App:
         log.info("%s", said)
         self.messages.append(said)
         request.reply.give(None)
+
+    def delete_clips(self, request: ClipsRequest) -> None:
+        """The page deletes the clips of a game's calls: the table is told, and the files
+        go on a thread of their own, which answers once they are gone (the loop never
+        waits for the disk)."""
+        if not request.reply.take():
+            return
+        said = f"a phone deleted the clips of game {request.game}"
+        log.info("%s", said)
+        self.messages.append(said)
+        clips = self._clip_store(self.options.config.audio)
+        threading.Thread(
+            target=_delete_clips,
+            args=(clips, request.game, request.reply),
+            name="delete clips",
+            daemon=True,  # a clip at a time, its JSON first: a stop halfway leaves whole clips
+        ).start()
 
     def _keep(self, said: str, write: Callable[[Store], None], reply: Reply) -> None:
         """A change shown from the next frame on, to the ledger once shown."""
@@ -540,6 +561,17 @@ class App:
             self.unsaved = rescue.keep(ledger)
             for change in ledger.unsaved_changes:  # made again in a moment: no rescue file
                 log.error("not saved: %s", change.said)
+
+
+def _delete_clips(clips: "ClipStore", game: int, reply: Reply) -> None:
+    try:
+        gone = clips.delete(game)
+    except OSError as err:
+        log.warning("the clips of game %d: %s", game, err)
+        reply.give(f"not all deleted: {err.strerror or err}", trouble=True)
+        return
+    log.info("%d clips of game %d deleted", gone, game)
+    reply.give(None)
 
 
 def _saved(reply: Reply) -> Callable[[str | None], None]:

@@ -11,6 +11,7 @@ READ_S; one line back:
     {"op": "name", "seat": 2, "name": "Ann"}   ->   {"ok": true}  or  {"error": "one line"}
     {"op": "rules", "values": {"pointout_s": 5}}   the next games' rules (config/next_rules.py)
     {"op": "newgame"}                              a new game, as SUPER after the end
+    {"op": "clips", "game": 3}                     delete the clips of a game's calls
 
 An error with `"trouble": true` is the box's (it stopped, the disk refused, it did not
 answer in time), not the request's: the same request may do later.
@@ -18,7 +19,7 @@ answer in time), not the request's: the same request may do later.
 A thread of its own reads and checks each request, so that a slow or hostile peer never
 holds the main loop; the loop gets it through its Inbox, applies it between two
 decisions and answers once the change is on the screen and on the disk (App.name_seat,
-App.set_rules, App.new_game).
+App.set_rules, App.new_game, App.delete_clips).
 """
 
 import asyncio
@@ -37,9 +38,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .edges import Inbox, InboxItem, NameRequest, NewGameRequest, Reply, RulesRequest
+from .edges import (
+    ClipsRequest,
+    Inbox,
+    InboxItem,
+    NameRequest,
+    NewGameRequest,
+    Reply,
+    RulesRequest,
+)
 from .names import check_name
-from .units import MAX_SEATS
+from .units import ID_MAX, MAX_SEATS
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +95,14 @@ class NewGame:
     """A new game, as SUPER after the end."""
 
 
-Request = NameSeat | SetRules | NewGame
+@dataclass(frozen=True)
+class DeleteClips:
+    """Delete the clips of a game's calls."""
+
+    game: int
+
+
+Request = NameSeat | SetRules | NewGame | DeleteClips
 
 
 def parse_request(data: bytes) -> Request:
@@ -109,7 +125,9 @@ def parse_request(data: bytes) -> Request:
             return rules_request(rest)
         case "newgame":
             return new_game_request(rest)
-    raise RequestError('unknown "op": the box knows "name", "rules" and "newgame"')
+        case "clips":
+            return clips_request(rest)
+    raise RequestError('unknown "op": the box knows "name", "rules", "newgame" and "clips"')
 
 
 def name_request(value: dict[str, Any]) -> NameSeat:
@@ -145,6 +163,16 @@ def new_game_request(value: dict[str, Any]) -> NewGame:
     if unknown := sorted(value.keys()):
         raise RequestError(f"unknown key {_shown(unknown[0])}: a new game takes none")
     return NewGame()
+
+
+def clips_request(value: dict[str, Any]) -> DeleteClips:
+    """`{"game": N}`: the game whose clips go; or RequestError."""
+    if unknown := sorted(value.keys() - {"game"}):
+        raise RequestError(f"unknown key {_shown(unknown[0])}: give the game")
+    game = value.get("game")
+    if not isinstance(game, int) or isinstance(game, bool) or not 1 <= game <= ID_MAX:
+        raise RequestError(f'"game" must be a game\'s id, 1 to {ID_MAX}')
+    return DeleteClips(game)
 
 
 def _shown(text: str) -> str:
@@ -256,6 +284,8 @@ def _item(request: Request, reply: Reply) -> InboxItem:
             return RulesRequest(values, reply)
         case NewGame():
             return NewGameRequest(reply)
+        case DeleteClips(game):
+            return ClipsRequest(game, reply)
 
 
 def _asked(request: Request) -> str:
@@ -268,6 +298,8 @@ def _asked(request: Request) -> str:
             return f"the next games' rules {said if len(said) <= 200 else said[:200] + '...'}"
         case NewGame():
             return "a new game"
+        case DeleteClips(game):
+            return f"the clips of game {game} deleted"
 
 
 def open_control(path: Path, inbox: Inbox) -> ControlSocket | None:

@@ -123,6 +123,14 @@ class NewGameRequest:
     reply: Reply
 
 
+@dataclass(frozen=True, slots=True)
+class ClipsRequest:
+    """The page asks that the clips of a game's calls be deleted."""
+
+    game: int
+    reply: Reply
+
+
 InboxItem = (
     Edge
     | LostTrack
@@ -133,6 +141,7 @@ InboxItem = (
     | NameRequest
     | RulesRequest
     | NewGameRequest
+    | ClipsRequest
 )
 
 

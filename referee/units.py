@@ -8,3 +8,4 @@ MAX_SEATS = 8
 # The smallest screen the pictures are laid out for, width by height (a 3.5" SPI panel
 # on its side): any screen at least this wide and this high, landscape or portrait.
 SMALLEST_SCREEN = (480, 320)
+ID_MAX = 2**63 - 1  # SQLite's largest integer: a game's id is at most this

@@ -17,6 +17,7 @@ from referee.control import (
     REQUEST_MAX,
     Answer,
     ControlSocket,
+    DeleteClips,
     NameSeat,
     NewGame,
     NotRunning,
@@ -64,6 +65,8 @@ def test_any_bytes_are_a_request_or_one_line_saying_why_not(data):
             assert isinstance(values, dict)  # the loop checks them (config/next_rules.py)
         case NewGame():
             pass
+        case DeleteClips(game):
+            assert 1 <= game < 2**63
 
 
 @SLOW_OK
@@ -107,11 +110,21 @@ def test_a_request_is_taken_exactly_when_each_part_is_right(value):
         ({"op": "rules", "values": [1]}, '"values" must be a JSON object of rule keys'),
         ({"op": "rules", "values": {}, "seat": 1}, 'unknown key "seat": give the values'),
         ({"op": "newgame", "now": True}, 'unknown key "now": a new game takes none'),
+        ({"op": "clips"}, '"game" must be a game\'s id, 1 to 9223372036854775807'),
+        ({"op": "clips", "game": 0}, '"game" must be'),
+        ({"op": "clips", "game": 2**63}, '"game" must be'),
+        ({"op": "clips", "game": "3"}, '"game" must be'),
+        ({"op": "clips", "game": True}, '"game" must be'),
+        ({"op": "clips", "game": 3, "all": True}, 'unknown key "all": give the game'),
     ],
 )
 def test_what_is_wrong_with_a_request_is_said(request_, said):
     with pytest.raises(RequestError, match=re.escape(said)):
         parse_request(json.dumps(request_).encode())
+
+
+def test_a_games_clips_are_asked_by_its_id():
+    assert parse_request(b'{"op": "clips", "game": 3}') == DeleteClips(3)
 
 
 class Loop:

@@ -342,12 +342,17 @@ def raw(address, request: bytes):
         return answer.status, answer.getheader("content-type") or "", answer.read()
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hostile")
+def four_playing(folder: Path) -> Path:
+    """A store in the folder, its game of four under way."""
     store = folder / "referee.db"
     with Store.open(store) as opened:
         opened.new_game(Settings(players=4), lobby=False)
+    return store
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    store = four_playing(tmp_path_factory.mktemp("hostile"))
     address, stop = served(store)
     page = raw(address, b"GET / HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n")[2]
     yield Hostile(address, page, read_pin(pin_path(store)))

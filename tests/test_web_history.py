@@ -15,11 +15,13 @@ from starlette.testclient import TestClient
 
 from referee import cli
 from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv
-from referee.rules import Settings, parse_script
+from referee.rules import Press, Settings, parse_script
 from referee.store import Store
+from referee.units import NS_PER_MS
 from referee.web import history_api
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
+from referee.web.worker import Worker
 from tests.conftest import ROOT
 from tests.rules.test_timeline import OFFICIAL_GAME, SUPER_GAME
 from tests.tables import table_game
@@ -306,12 +308,9 @@ def test_a_text_a_spreadsheet_would_run_is_kept_text_in_the_csv():
 
 def test_every_route_is_in_the_contract(tmp_path):
     contract = (ROOT / "docs" / "web.md").read_text()
-    api = history_api.HistoryApi(tmp_path / "referee.db")
-    try:
-        for route in api.routes:
-            assert f"`GET {route.path.replace('{name}', 'games.csv')}" in contract, route.path
-    finally:
-        api.close()
+    api = history_api.HistoryApi(tmp_path / "referee.db", Worker())
+    for route in api.routes:
+        assert f"`GET {route.path.replace('{name}', 'games.csv')}" in contract, route.path
 
 
 # In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
@@ -363,3 +362,45 @@ def test_referee_history_lists_the_games_and_writes_the_same_csv(store, client, 
         assert capsys.readouterr().out == client.get(f"/api/export/{name}.csv{limit}").text
     assert cli.main(["history", "--store", str(store.with_name("none.db"))]) == 2
     assert capsys.readouterr().err.strip().endswith("none.db: no such file")
+
+
+def test_the_csv_exports_downloaded_in_a_browser_match_the_ledger(store, client, capsys):
+    """Each press of each call in calls.csv is a press the ledger kept, at its time; each
+    player's points in games.csv are the state the ledger's inputs replay to; and both
+    files are what `referee history --csv` writes."""
+    with chromium() as browser:
+        (host, port), stop = served(store)
+        page = browser.new_page(accept_downloads=True)
+        try:
+            page.goto(f"http://{host}:{port}/#stats")
+            got = {}
+            for name in ("games", "calls"):
+                with page.expect_download() as downloading:
+                    page.click(f".exports >> text={name}.csv")
+                got[name] = downloading.value.path().read_bytes().decode("utf-8")
+        finally:
+            page.close()
+            stop()
+    with Store.open_readonly(store) as ledger:
+        games = {g.id: ledger.game(g.id) for g in ledger.games()}
+    presses = {
+        (game.id, inp.player, inp.t_ns)
+        for game in games.values()
+        for inp in game.inputs
+        if isinstance(inp, Press)
+    }
+    _, calls = read_csv(got["calls"])
+    assert calls
+    for row in calls:
+        t_ns = round((float(row["at_ms"]) + float(row["press_ms"])) * NS_PER_MS)
+        assert (int(row["game"]), int(row["seat"]), t_ns) in presses, row
+    _, rows = read_csv(got["games"])
+    for game in games.values():
+        state = game.state()
+        points = {p.id: p.points for p in state.players}
+        for row in (r for r in rows if int(r["game"]) == game.id and r["seat"]):
+            assert int(row["points"]) == points[int(row["seat"])], row
+    for name in ("games", "calls"):
+        capsys.readouterr()
+        assert cli.main(["history", "--store", str(store), "--csv", name]) == 0
+        assert capsys.readouterr().out == got[name]

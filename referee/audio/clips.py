@@ -17,18 +17,20 @@ ever written here, and nothing of the ledger is: a full disk loses clips, never 
 import json
 import logging
 import os
+import re
 import wave
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-import numpy as np
+from typing import TYPE_CHECKING, BinaryIO
 
 from referee.config import AudioConfig
 from referee.units import NS_PER_S
 
-from .capture import Sound
+if TYPE_CHECKING:  # the page's server lists and serves clips without numpy (15 MB)
+    import numpy as np
+
+    from .capture import Sound
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ FOLDER = "clips"
 META = ".json"
 SOUND = ".wav"
 PART = ".part"  # a file being written; one left behind by a cut is deleted
+# Clip.name's: a game's id and a game time in ns, at most SQLite's 19 digits each.
+_NAME = re.compile(r"game([0-9]{5,19})-call([0-9]{15,19})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +65,7 @@ class Clip:
     @property
     def name(self) -> str:
         """Sorts as the calls came: the game, then the call's time."""
-        return f"game{self.game:05d}-call{self.call_ns:015d}"
+        return clip_name(self.game, self.call_ns)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -107,7 +111,7 @@ class ClipWindow:
 
 
 def clip_of(
-    sound: Sound,
+    sound: "Sound",
     *,
     game: int,
     call_ns: int,
@@ -129,6 +133,17 @@ def clip_of(
     )
 
 
+def clip_name(game: int, call_ns: int) -> str:
+    return f"game{game:05d}-call{call_ns:015d}"
+
+
+def is_clip_name(text: str) -> bool:
+    """Whether text is a name clip_name makes, and only such a name: all that a clip's
+    file may be called, so that a name from outside is never a path."""
+    found = _NAME.fullmatch(text)
+    return found is not None and clip_name(int(found[1]), int(found[2])) == text
+
+
 def clips_folder(store_path: Path) -> Path:
     """Beside the store, so that whoever may read the games may hear their calls."""
     return store_path.parent / FOLDER
@@ -141,12 +156,12 @@ class ClipStore:
         self.folder = folder
         self.max_bytes = max_bytes
 
-    def save(self, clip: Clip, samples: np.ndarray) -> Path:
+    def save(self, clip: Clip, samples: "np.ndarray") -> Path:
         """Write the clip (samples at full scale +-1), then make room by deleting the
         oldest ones; OSError if the disk takes it not (nothing of it is left then)."""
         self.folder.mkdir(mode=0o750, exist_ok=True)
         sound, meta = self._paths(clip.name)
-        pcm = (np.clip(samples, -1.0, 1.0) * 32767).round().astype("<i2")
+        pcm = (samples.clip(-1.0, 1.0) * 32767).round().astype("<i2")
         try:
             _write_atomically(sound, lambda f: _write_wav(f, pcm, clip.sample_rate))
             _write_atomically(meta, lambda f: f.write(clip.to_json().encode()))
@@ -161,19 +176,37 @@ class ClipStore:
         """The clips kept, oldest first; those of one game with `game`. A clip whose JSON
         cannot be read is left out, and said in the log."""
         kept = []
-        for meta in sorted(self._metas()):
-            try:
-                clip = Clip.from_json(meta.read_text(encoding="utf-8"))
-                sound = meta.with_suffix(SOUND)
-                size = sound.stat().st_size + meta.stat().st_size
-                with wave.open(str(sound), "rb") as wav:
-                    frames = wav.getnframes()
-            except (OSError, ValueError, KeyError, TypeError, EOFError, wave.Error) as err:
-                log.warning("%s: not a clip that can be read: %s", meta, err)
-                continue
-            if game is None or clip.game == game:
-                kept.append(Kept(clip, sound, size, frames))
+        for meta in sorted(self._metas(game)):
+            read = self._read(meta)
+            if read is not None and (game is None or read.clip.game == game):
+                kept.append(read)
         return kept
+
+    def kept(self, name: str) -> Kept | None:
+        """The clip of that name, if it is kept and can be read; None for a name no clip
+        can have, which is never made into a path."""
+        if not is_clip_name(name):
+            return None
+        meta = self._paths(name)[1]
+        return self._read(meta) if meta.exists() else None
+
+    def _read(self, meta: Path) -> Kept | None:
+        """The clip of that JSON file, or None (said in the log)."""
+        sound = meta.with_suffix(SOUND)
+        try:
+            if meta.is_symlink() or sound.is_symlink():
+                raise ValueError("a link: the box writes its clips as files")
+            clip = Clip.from_json(meta.read_text(encoding="utf-8"))
+            size = sound.stat().st_size + meta.stat().st_size
+            with wave.open(str(sound), "rb") as wav:
+                frames = wav.getnframes()
+        except (OSError, ValueError, KeyError, TypeError, EOFError, wave.Error) as err:
+            log.warning("%s: not a clip that can be read: %s", meta, err)
+            return None
+        if clip.name != meta.stem:
+            log.warning("%s: not a clip that can be read: it says it is %s", meta, clip.name)
+            return None
+        return Kept(clip, sound, size, frames)
 
     def delete(self, game: int | None = None) -> int:
         """Delete the clips of a game, or every clip: how many went."""
@@ -196,9 +229,11 @@ class ClipStore:
             total -= oldest.bytes
             log.info("clip %s deleted: the clips may take %d bytes", oldest.sound, self.max_bytes)
 
-    def _metas(self) -> Iterator[Path]:
+    def _metas(self, game: int | None = None) -> Iterator[Path]:
+        """The clips' JSON files; of one game's calls only, by their names, with `game`."""
         if self.folder.is_dir():
-            yield from self.folder.glob(f"game*{META}")
+            prefix = "game" if game is None else clip_name(game, 0).partition("call")[0]
+            yield from self.folder.glob(f"{prefix}*{META}")
 
     def _paths(self, name: str) -> tuple[Path, Path]:
         return self.folder / f"{name}{SOUND}", self.folder / f"{name}{META}"
@@ -219,7 +254,7 @@ def _write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:
     part.replace(path)
 
 
-def _write_wav(f: BinaryIO, pcm: np.ndarray, rate: int) -> None:
+def _write_wav(f: BinaryIO, pcm: "np.ndarray", rate: int) -> None:
     with wave.open(f, "wb") as wav:
         wav.setnchannels(1)
         wav.setsampwidth(2)

@@ -4,24 +4,18 @@ to anyone, like the state.
 A request can make the server replay only games it has not replayed yet (referee/history/
 book.py caches each by its latest input), and only so many of them: the games of one
 page, or COUNT_BUDGET of a store being counted for the stats, then a 503 that says how
-far it has come. All of it runs on one thread of its own, so that neither a flood of
-requests nor a long count can hold up the live page's reads, and at most WAITING_MAX
-requests wait for it.
+far it has come. All of it runs on the server's one reading thread (worker.py), so that
+neither a flood of requests nor a long count can hold up the live page's reads.
 """
 
-import asyncio
-import re
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.errors import StoreError
 from referee.history.as_json import game_json, stats_json, timeline_json
 from referee.history.book import History
 from referee.history.export import (
@@ -36,24 +30,22 @@ from referee.history.export import (
 )
 from referee.history.stats import stats
 from referee.history.summary import GameSummary
+from referee.units import ID_MAX
 
-ID_MAX = 2**63 - 1  # SQLite's largest id
+from .params import query, whole
+from .worker import Worker
+
 LIMIT = 20  # games a page, unless asked
 LIMIT_MAX = 100
 COUNT_BUDGET = 100  # games replayed for one request that counts them all (see design.md)
-WAITING_MAX = 8
 RETRY_S = 2
-_DIGITS = re.compile(r"[0-9]{1,19}")
 _EXPORTS = {"games", "calls", "stats"}
-
-T = TypeVar("T")
 
 
 class HistoryApi:
-    def __init__(self, store: Path) -> None:
+    def __init__(self, store: Path, worker: Worker) -> None:
         self._history = History(store)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="history")
-        self._waiting = 0
+        self._run = worker.run
         self.routes = [
             Route("/api/games", self.games, methods=["GET"]),
             Route("/api/games/{id}", self.game, methods=["GET"]),
@@ -61,24 +53,21 @@ class HistoryApi:
             Route("/api/export/{name}", self.export, methods=["GET"]),
         ]
 
-    def close(self) -> None:
-        self._thread.shutdown(wait=False, cancel_futures=True)
-
     async def games(self, request: Request) -> Response:
         before, limit = _paging(request)
         page = await self._run(self._history.page, before, limit)
         return JSONResponse({"games": [game_json(g) for g in page.games], "next": page.next})
 
     async def game(self, request: Request) -> Response:
-        _query(request)
-        game_id = _whole(request.path_params["id"], "a game's id", 1, ID_MAX)
+        query(request)
+        game_id = whole(request.path_params["id"], "a game's id", 1, ID_MAX)
         found = await self._run(self._history.game, game_id)
         if found is None:
             raise HTTPException(404, f"no game {game_id} in this store")
         return JSONResponse(timeline_json(*found))
 
     async def stats(self, request: Request) -> Response:
-        _query(request)
+        query(request)
         games = await self._counted()
         return JSONResponse(stats_json(stats(games), sum(g.started for g in games)))
 
@@ -98,7 +87,7 @@ class HistoryApi:
             if page.next is not None:
                 headers["Link"] = f'</api/export/{name}?before={page.next}>; rel="next"'
         else:
-            _query(request)
+            query(request)
             games = await self._counted()
             if what == "games":
                 rows, columns = game_rows(games), GAME_COLUMNS
@@ -118,53 +107,12 @@ class HistoryApi:
             )
         return counted.summaries
 
-    async def _run(self, job: Callable[..., T], *args: object, **kwargs: object) -> T:
-        """The job on the history's thread, or a 503 while too many wait for it."""
-        if self._waiting >= WAITING_MAX:
-            raise HTTPException(
-                503, "busy with other requests for the history; ask again", {"Retry-After": "1"}
-            )
-        self._waiting += 1
-        try:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._thread, lambda: job(*args, **kwargs))
-        except StoreError as err:
-            raise HTTPException(503, err.reason) from None
-        finally:
-            self._waiting -= 1
-
-
-def _query(request: Request, *allowed: str) -> dict[str, str]:
-    """The query's parameters, each of them one this route takes, and once."""
-    given: dict[str, str] = {}
-    for key, value in request.query_params.multi_items():
-        if key not in allowed:
-            takes = " and ".join(allowed) if allowed else "nothing"
-            raise HTTPException(400, f"unknown parameter {_shown(key)}: this route takes {takes}")
-        if key in given:
-            raise HTTPException(400, f"{key} given twice")
-        given[key] = value
-    return given
-
 
 def _paging(request: Request) -> tuple[int | None, int]:
-    given = _query(request, "before", "limit")
+    given = query(request, "before", "limit")
     before = given.get("before")
     limit = given.get("limit")
     return (
-        None if before is None else _whole(before, "before (a game's id)", 1, ID_MAX),
-        LIMIT if limit is None else _whole(limit, "limit", 1, LIMIT_MAX),
+        None if before is None else whole(before, "before (a game's id)", 1, ID_MAX),
+        LIMIT if limit is None else whole(limit, "limit", 1, LIMIT_MAX),
     )
-
-
-def _whole(text: str, what: str, low: int, high: int) -> int:
-    if _DIGITS.fullmatch(text) and low <= (value := int(text)) <= high:
-        return value
-    raise HTTPException(
-        400, f"{what} must be a whole number from {low} to {high}; got {_shown(text)}"
-    )
-
-
-def _shown(text: str) -> str:
-    """A value from the request, quoted and cut short, for a message."""
-    return repr(text if len(text) <= 24 else text[:24] + "...")

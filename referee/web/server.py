@@ -28,6 +28,7 @@ from referee.control import (
     NotRunning,
     RequestError,
     ask,
+    clips_request,
     name_request,
     new_game_request,
     socket_path,
@@ -37,10 +38,12 @@ from referee.outputs.seats import colour, symbol
 from referee.rules import Settings
 from referee.units import MAX_SEATS, NS_PER_S
 
+from .clips_api import ClipsApi
 from .follow import Follower, Snapshot, read_players
 from .history_api import HistoryApi
 from .pin import DIGITS, SESSION_NS, Judges
 from .settings_api import check_change, read_rules
+from .worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,9 @@ def create_app(
     judges = Judges(pin, clock)
     follower = Follower(store, clock)
     page = _Page(PAGE)
-    history = HistoryApi(store)
+    worker = Worker()  # the one thread that reads at length
+    history = HistoryApi(store, worker)
+    clips = ClipsApi(store, worker)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -83,7 +88,7 @@ def create_app(
             try:
                 yield
             finally:
-                history.close()
+                worker.close()
 
     async def state(request: Request) -> Response:
         snapshot = follower.snapshot
@@ -130,15 +135,19 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
-    async def daemon(asked: dict[str, Any]) -> Response:
-        """Ask the daemon, and answer with the state once it is done: 409 when the table
-        cannot take it now, 503 when the box cannot (or no daemon answers)."""
+    async def tell(asked: dict[str, Any]) -> None:
+        """Ask the daemon, and return once it is done: 409 when the table cannot take it
+        now, 503 when the box cannot (or no daemon answers)."""
         try:
             answer = await ask(socket_path(store), asked, ASK_S)
         except NotRunning as err:
             raise Refused(503, str(err)) from None
         if (error := answer.get("error")) is not None:
             raise Refused(503 if answer.get("trouble") else 409, str(error))
+
+    async def daemon(asked: dict[str, Any]) -> Response:
+        """Ask the daemon, and answer with the state once it is done."""
+        await tell(asked)
         await follower.refresh()  # it is on the disk: read now, not at the next wake
         snapshot = follower.snapshot
         return JSONResponse(snapshot.json(clock()), snapshot.status)
@@ -179,6 +188,15 @@ def create_app(
             raise Refused(400, str(err)) from None
         return await daemon({"op": "newgame"})
 
+    async def delete_clips(request: Request) -> Response:
+        _session(request, judges)
+        try:
+            game = clips_request(await _json_object(request)).game
+        except RequestError as err:
+            raise Refused(400, str(err)) from None
+        await tell({"op": "clips", "game": game})
+        return JSONResponse(await clips.listing(game))
+
     async def players(request: Request) -> Response:
         try:
             known = await asyncio.to_thread(read_players, store)
@@ -195,6 +213,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/", asset, methods=["GET"]),
+            Route("/tv", asset, methods=["GET"]),  # the same page: its script sees /tv
             Route("/api/state", state, methods=["GET"]),
             Route("/api/events", events, methods=["GET"]),
             Route("/api/login", login, methods=["POST"]),
@@ -205,6 +224,8 @@ def create_app(
             Route("/api/newgame", new_game, methods=["POST"]),
             Route("/api/players", players, methods=["GET"]),
             *history.routes,
+            Route("/api/clips/delete", delete_clips, methods=["POST"]),
+            *clips.routes,
             Route("/{name}", asset, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _refusal, Exception: _failure},
@@ -384,7 +405,8 @@ def _html_headers(text: str) -> dict[str, str]:
         "Content-Type": "text/html; charset=utf-8",
         "Content-Security-Policy": (
             f"default-src 'none'; style-src {allowed['style']}; script-src {allowed['script']};"
-            " connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none';"
+            " connect-src 'self'; img-src 'self' data:; media-src 'self'; base-uri 'none';"
+            " form-action 'none';"
             " frame-ancestors 'none'"
         ),
         "Referrer-Policy": "no-referrer",
