@@ -57,7 +57,7 @@ from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
-from .rules import Phase, Settings, settings_values
+from .rules import Phase, Settings, settings_changes
 from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Change, Store
@@ -407,8 +407,7 @@ class App:
         if rules == self.next_rules:
             request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
             return
-        was, now = settings_values(self.next_rules.settings), settings_values(rules.settings)
-        changed = ", ".join(f"{k} {now[k]}" for k in now if now[k] != was[k])
+        changed = settings_changes(self.next_rules.settings, rules.settings)
         self.next_rules = rules
         self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
         lobby = self.session.take_rules(rules.settings)
