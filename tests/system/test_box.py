@@ -720,10 +720,9 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
         near = min(clicks, key=lambda c: abs(c["click"] - pressed_ns))
         if abs(near["click"] - pressed_ns) < 200_000_000:
             matched.append((near, first, clip))
-    # An overrun under emulation (the guest starved of CPU) leaves a gap in a clip, counted
-    # in the log: such a clip is kept but says nothing of the markers, and is counted here.
-    # A click the guest's own playback dropped (it ran dry: the guest starved of CPU) was
-    # never sounded: its clip is kept, silent, and is counted here.
+    # A guest starved of CPU leaves a clip with a gap (the capture overran, counted in the
+    # log) or without its click (the guest's own playback ran dry and never sounded it):
+    # such a clip says nothing of the markers, and is counted apart.
     whole = [m for m in matched if not m[2]["gaps"] and m[0]["played"]]
     box.findings["microphone_clips"] = {
         "matched": len(matched),
