@@ -767,7 +767,14 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
     rate, samples = audio.read_samples(box.vm.wav)
     loud = [n for n, x in enumerate(samples) if abs(x) > 8_000]
     after = [n for n in loud if played(n / rate, rate) > released_ns]
-    assert after, f"nothing loud in {box.vm.wav} after the replay was asked for"
+    journal = vm.run("journalctl -b -u referee -o cat --no-pager | grep -v '^ALSA lib'").stdout
+    (OUT / "journal-microphone.txt").write_text(journal)
+    # Where the loud stretches were heard, from the release: what a failure has to go on.
+    heard_s = sorted({round((played(n / rate, rate) - released_ns) / 1e9, 1) for n in loud})
+    assert after, (
+        f"nothing loud in {box.vm.wav} after the replay was asked for; loud at {heard_s} s "
+        f"from the release; the journal: {OUT / 'journal-microphone.txt'}"
+    )
     click_s = (played(after[0] / rate, rate) - released_ns) / 1e9
     box.findings["replay_click_after_s"] = round(click_s, 3)
     print(f"the replay's click heard {click_s:.2f} s after REPLAY (4 x the clip's 1 s before)")
