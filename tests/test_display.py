@@ -52,6 +52,7 @@ WATCHED = {
     "official-match-over": 4,
     "solo": 2,  # what a SET scores now, and the score
     "solo-over": 1,
+    "solo-call": 2,  # the caller, and the point-out timer
     "solitaire": 1,
     "solitaire-won": 1,
     "solitaire-lost": 1,
@@ -206,6 +207,29 @@ def test_solitaire_shows_its_cards_and_says_won_or_lost():
 
 def test_solo_shows_the_cards_it_counts():
     assert "halves every 15 s  ·  deck 63 · table 12" in texts(VIEWS["solo"])
+
+
+def test_a_solo_call_has_no_photo_finish():
+    shown = texts(VIEWS["solo-call"])
+    assert {"P1 calls SET", "show your SET", "7 s"} <= set(shown)
+    assert not any("alone" in text or "photo finish" in text for text in shown), shown
+
+
+def test_solos_end_shows_how_the_score_was_made():
+    # 12 cards left at the end, each worth the score over the 9 SETs found.
+    worked_out = "113 + 12 cards x 18.8 a card = 339"
+    assert any(worked_out in text for text in texts(VIEWS["solo-over"]))
+
+
+def test_solitaires_end_says_it_once_and_how_to_start_again():
+    for name, word in (("solitaire-won", "WON"), ("solitaire-lost", "LOST")):
+        shown = texts(VIEWS[name])
+        assert shown.count(word) == 1 and "SUPER starts a new game" in shown, shown
+
+
+def test_a_tie_under_the_official_rules_says_what_super_means():
+    shown = texts(VIEWS["official-tie"])
+    assert "SUPER: their SETs share cards" in shown or "SUPER: shared cards" in shown
 
 
 def test_notices_and_the_source_are_shown():
