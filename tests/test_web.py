@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee import cli
-from referee.rules import Press, Settings, Verdict
+from referee.rules import Press, Settings, Verdict, parse_script
 from referee.store import Store
 from referee.web.listen import bind, resolve_listen
 from referee.web.pin import TRIES, WAIT_NS, ensure_pin, new_pin, pin_path, read_pin
@@ -503,3 +503,53 @@ def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
                 page.wait_for_selector("#call >> text=valid", timeout=5000)
         finally:
             stop()
+
+
+# A super round of 30 s flipped at 12 s by P1 and P2 (after a SET each, for the bank).
+SUPER_ROUND = """config players=3 super_s=30
+0 press 1
+1 valid
+2 press 2
+3 valid
+10 super
+11 press 1
+11.5 press 2
+12 super
+"""
+
+
+def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_browser(
+    tmp_path,
+):
+    """The countdown as the page shows it: counting down while the daemon runs the game
+    (derived in the page from the time left at the latest input), paused with its time
+    left at a participant's call, beside the call's own timer."""
+    path = tmp_path / "referee.db"
+    script = parse_script(SUPER_ROUND)
+    with Store.open(path) as daemon:  # the daemon holds the store: its timers run
+        daemon.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
+        with chromium() as browser:
+            (host, port), stop = served(path)
+            try:
+                page = browser.new_page(viewport={"width": 390, "height": 844})
+                page.goto(f"http://{host}:{port}/")
+                page.wait_for_selector("#title >> text=super round", timeout=5000)
+                countdown = page.locator("#timers > div", has_text="super round")
+                assert countdown.count() == 1
+                first = int(countdown.inner_text().split()[-1])
+                assert 25 <= first <= 30  # whole seconds, from 30 at the flip (a slow start)
+                page.wait_for_function(
+                    "() => Number(document.querySelector('#timers > div').lastChild"
+                    f".textContent) <= {first - 2}",
+                    timeout=5000,
+                )  # counting down a second a second, with no event since
+                daemon.append(1, Press(player=1, t_ns=20_000_000_000))  # 22 s before time
+                page.wait_for_selector("#timers >> text=super round (paused)", timeout=5000)
+                paused = page.locator("#timers > div", has_text="super round (paused)")
+                assert paused.inner_text().split()[-1] == "22"
+                assert page.locator("#timers >> text=to point out").is_visible()
+                assert page.locator("#title").inner_text().endswith("a super call")
+                page.wait_for_timeout(1500)
+                assert paused.inner_text().split()[-1] == "22"  # held while the call lasts
+            finally:
+                stop()
