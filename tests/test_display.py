@@ -15,7 +15,7 @@ from referee.outputs import gallery, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
-from referee.outputs.display import Window, render
+from referee.outputs.display import Window, frame_key, render
 from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
@@ -502,3 +502,13 @@ def test_the_lobby_shows_the_pages_qr_code_and_its_pin(size):
 def test_no_page_served_is_no_code_and_no_pin():
     shown = texts(replace(VIEWS["lobby"], join=None))
     assert not any("PIN" in t for t in shown) and "Press your buzzer to join" in shown
+
+
+def test_a_new_pin_or_address_is_a_new_frame():
+    """`referee pin --new`, or the Wi-Fi come up, while the lobby is shown: the screen
+    draws it (a frame's key left the join sign out, and the old PIN stayed up)."""
+    lobby = VIEWS["lobby"]
+    assert lobby.join is not None
+    new_pin, new_address = replace(lobby.join, pin="000000"), replace(lobby.join, url=None)
+    for join in (new_pin, new_address, None):
+        assert frame_key(replace(lobby, join=join), (480, 320)) != frame_key(lobby, (480, 320))

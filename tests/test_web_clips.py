@@ -479,6 +479,19 @@ def test_the_pages_server_serves_clips_without_numpy(tmp_path):
     subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
 
 
+def test_the_pages_server_reads_the_boxs_settings_without_gpiozero(tmp_path):
+    """gpiozero's package is 2.5 MB of it, for pin names `referee web` never drives: the
+    settings the box installs name the pin map's own pins, taken as they are."""
+    script = (
+        "import sys; from pathlib import Path; from referee import cli; "
+        "from referee.web.serve import serve; from referee.config import load_config; "
+        f"load_config(Path({str(ROOT / 'referee.example.toml')!r})); "
+        "imported = {'gpiozero', 'numpy', 'pygame'} & set(sys.modules); "
+        "assert not imported, f'imported {imported}'"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
+
+
 def test_every_clips_route_is_in_the_contract(tmp_path):
     contract = (ROOT / "docs" / "web.md").read_text()
     api = clips_api.ClipsApi(tmp_path / "referee.db", Worker())

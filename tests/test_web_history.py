@@ -343,6 +343,20 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path):
                 page.wait_for_selector("#stats-table td", timeout=5000)
                 rows = page.locator("#stats-table tr").count()
                 assert rows == 1 + 4  # the header, P1 to P4
+                page.wait_for_selector("#stats-chart path", timeout=5000)
+                lines = page.locator("#stats-chart path")
+                assert lines.count() == 4  # a line a player
+                # Each from 0 to the player's SETs after each of their games: P1 to P3 sat
+                # in all six, P4 in the three of four; each in its seat's colour.
+                drawn = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('d'))")
+                assert [d.count("L") + 1 for d in drawn] == [7, 7, 7, 4]
+                colours = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('stroke'))")
+                assert len(set(colours)) == 4
+                sets = page.locator("#stats-table tr td:nth-child(4)").all_inner_texts()
+                legend = page.locator("#stats-legend > span").all_inner_texts()
+                assert len(sets) == 4 and [item.split()[-1] for item in legend] == sets
+                ends = [float(d.rsplit(",", 1)[1]) for d in drawn]  # the top's y is least
+                assert sorted(ends) == [ends[sets.index(n)] for n in sorted(sets, key=int)[::-1]]
                 assert page.locator("#game").is_hidden()
                 page.screenshot(path=str(shots / f"web-stats-{width}x{height}.png"))
                 page.close()

@@ -191,11 +191,14 @@ def test_any_change_is_an_answer_or_a_one_line_refusal_never_a_traceback(judge, 
 # In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
 
 
-def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store):
+SIZES = [(390, 844), (1920, 1080)]  # a phone, a TV
+
+
+def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp_path):
     """Settings changed on the phone with the PIN reach the daemon's next game; without
-    the PIN they are refused; a new game from the phone. Its screenshot goes to
-    docs/screens/ when REFEREE_SCREENS says so (`make screens`)."""
-    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else None
+    the PIN they are refused; a new game from the phone. Its screenshots go to
+    docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
+    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
     with chromium() as browser:
         daemon = Daemon(store)
         (host, port), stop = served(store, rules=default_config().game)
@@ -228,9 +231,14 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store):
             page.wait_for_selector("#title >> text=lobby", timeout=5000)
             assert daemon.app.session.settings == daemon.app.next_rules.settings
             assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
-            if shots is not None:
-                page.locator("#next").scroll_into_view_if_needed()
-                page.screenshot(path=str(shots / "web-settings-390x844.png"), full_page=True)
+            # At a phone's size and a TV's, as the other views' screenshots: the screen as
+            # it is seen, from the judge's part on (all of which a TV's shows).
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                page.locator("footer").evaluate("(e) => e.scrollIntoView({block: 'start'})")
+                box = page.locator("#rules button[type=submit]").bounding_box()
+                assert box is not None and box["y"] + box["height"] <= height  # saving shown
+                page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
         finally:
             stop()
             daemon.stop()
