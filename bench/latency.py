@@ -252,6 +252,7 @@ def measure(load_name: str, disk: str, mic: str, args: argparse.Namespace) -> di
             "stolen": stolen,
             "tie": tie_ns / MS,
             "driver": bench.driver,
+            "priority": box.priority,
         }
 
 
@@ -713,7 +714,7 @@ def main() -> int:
                 woke[f" (idle CPUs polling {HALT_POLL_NS // 1000} us)"] = wake_overshoot_ms()
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
-        print(f"the driver (the kernel's part) ran at {rows[0]['driver']}")
+        print(f"the driver (the kernel's part) ran at {rows[0]['driver']}; {rows[0]['priority']}")
         for how, late in woke.items():
             print(f"the machine's own wake-up{how}: {len(late)} select() sleeps of 1.1 ms "
                   f"woke late by p50 / p99 / max {spread(late)} ms")  # fmt: skip

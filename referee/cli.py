@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__, rescue
+from . import __version__, realtime, rescue
 from .config import Config, example_config, load_config, render_config, with_phone
 from .errors import (
     EXIT_BAD_INPUT,
@@ -66,6 +66,9 @@ def _run(args: argparse.Namespace) -> int:
             app.messages.append(page.said)
             if page.listening is not None:
                 app.page_at(page.listening)
+        # Last, so that every thread and process started so far stays at normal priority.
+        sound = app.speaker.thread_id
+        log.info("%s", realtime.run_first(0, *([] if sound is None else [sound])))
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved
