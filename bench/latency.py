@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/latency.py [--presses 1000] [--rounds 3] [--idle-s 30]
                                       [--only loop|countdown|daemons] [--disks fast,slow]
-                                      [--mic off,on]
+                                      [--mic off,on] [--phones 0,10]
 
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
@@ -38,11 +38,21 @@
    it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening
    (`on`: bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every
    call's clip written beside the store), the same presses in both; the targets hold for
-   both. On a virtual machine whose idle CPUs
+   both. Phones (`--phones`, 0 by default; `10` or `0,10`): each row runs once a number,
+   the same presses in each. With N phones, the page's server runs as on the box, `referee
+   web` in its own process on the row's store (bench/web.py's `serving`), and N phones
+   follow the game on it: N event streams (GET /api/events), read by another process
+   (bench/phones.py), not by a thread of the benchmark's, whose process holds the App: a
+   reading thread would take the App's GIL, which phones on Wi-Fi do not. Each press's
+   call and its undo are two new states for every phone (the server sends a stream the
+   latest state: two read at once are one event); the `events` column is the fewest state
+   events one phone received in the row (each phone's below the table): the phones were
+   live. The targets hold with and without them. On a virtual machine whose idle CPUs
    halt at once (cpuidle-haltpoll with its polling off, as here) and where it may, the
    `idle` load runs again with them polling 200 us first (`idle-hp`), as a bare-metal
    CPU wakes: how much of the tail is the host's waking of a halted CPU. It is printed
-   for comparison; the verdict is the `idle` row's.
+   for comparison (on the first of the disks, mics and phones); the verdict is the `idle`
+   row's.
 2. The super round's countdown: SUPER, a join and SUPER again (the flip), pressed the same
    way, `--rounds` times. The pips should start at the flip's stamp + 7, 8 and 9 s and the
    time-up tone at + 10 s (on the beeper's pin), and the screen show 3, 2, 1 and 0 s left
@@ -85,6 +95,7 @@ from machine import (
     store_dir,
     wake_overshoot_ms,
 )
+from web import following
 
 from referee.arbiter import Decision
 from referee.config import default_config
@@ -102,6 +113,7 @@ DISKS = ("fast", "slow")
 FEEDBACK_P99_MS, FEEDBACK_MAX_MS = 20.0, 100.0
 HALT_POLL_NS = 200_000  # cpuidle-haltpoll's own default
 HALF_S = NS_PER_S // 2
+SHIM_ENV = ("LD_PRELOAD", "SLOW_FSYNC_DIR", "SLOW_FSYNC_SPREAD", "SLOW_FSYNC_LOG")
 PACE_S = 0.1
 
 
@@ -216,22 +228,30 @@ class Latency:
         return played()
 
 
-def measure(load_name: str, disk: str, mic: str, args: argparse.Namespace) -> dict:
+def measure(load_name: str, disk: str, mic: str, phones: int, args: argparse.Namespace) -> dict:
     slow_log = Path(os.environ.get("SLOW_FSYNC_LOG", "/nonexistent"))
     synced = len(slow_fsync.waits_ms(slow_log))
     parent = os.environ["SLOW_FSYNC_DIR"] if disk == "slow" else args.store_dir
+    # The phones' processes without the slow disk's shim: the page's server writes only its
+    # PIN, as it starts, and the syncs counted are the ledger's.
+    env = {k: v for k, v in os.environ.items() if k not in SHIM_ENV}
     with store_dir(parent) as tmp:
         box = Box(Path(tmp), load=load_name, mic=mic == "on")
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
         tie_ns = box.app.session.settings.tie_ns
-        started, ticks = time.monotonic(), cpu_ticks()
-        box.run(bench.drive)
-        elapsed, stolen = time.monotonic() - started, stolen_percent(ticks, cpu_ticks())
+        # The page served once the App has made its store, before the loop runs.
+        with following(box.app.store.path, phones, env) as received:
+            started, ticks = time.monotonic(), cpu_ticks()
+            box.run(bench.drive)
+            elapsed, stolen = time.monotonic() - started, stolen_percent(ticks, cpu_ticks())
+            events = received()
         return {
             "load": load_name,
             "disk": disk,
             "mic": mic,
+            "phones": phones,
+            "events": events,  # the state events each phone received
             "waits": slow_fsync.waits_ms(slow_log)[synced:],
             "n": len(bench.probes),
             "read": [(p.read - p.t_edge) / MS for p in bench.probes],
@@ -272,26 +292,38 @@ def feedback_met(row: dict) -> bool:
     )
 
 
+def named(row: dict) -> str:
+    """The row, as the lines below the table name it."""
+    return f"{row['load']}, {row['disk']} disk, mic {row['mic']}, phones {row['phones']}"
+
+
+def fewest(row: dict) -> str:
+    """The fewest state events a phone received, or '-' with no phones."""
+    return str(min(row["events"])) if row["events"] else "-"
+
+
 def loop_table(rows: list[dict]) -> None:
-    print(
-        f"{'load':>7} | {'disk':>4} | {'mic':>3} | {'presses':>7} | "
+    head = (
+        f"{'load':>7} | {'disk':>4} | {'mic':>3} | {'phones':>6} | {'presses':>7} | "
         f"{'ms from the edge to: read':>25} | "
         f"{'loop woke':>20} | {'decision':>20} | {'ledger':>21} | {'beep':>20} | "
-        f"{'frame':>20} | {'late':>4} | {'passes/s':>8} | {'stolen':>6} | {'verdict':>7}"
+        f"{'frame':>20} | {'late':>4} | {'passes/s':>8} | {'stolen':>6} | {'events':>6} | "
+        f"{'verdict':>7}"
     )
+    print(head)
     print(
-        f"{'':>7} | {'':>4} | {'':>3} | {'':>7} | {'p50 / p99 / max':>25} | "
+        f"{'':>7} | {'':>4} | {'':>3} | {'':>6} | {'':>7} | {'p50 / p99 / max':>25} | "
         + " | ".join([f"{'':>20}"] * 2 + [f"{'':>21}"] + [f"{'':>20}"] * 2)
-        + f" | {'':>4} | {'':>8} | {'':>6} | {'':>7}"
+        + f" | {'':>4} | {'':>8} | {'':>6} | {'fewest':>6} | {'':>7}"
     )
-    print("-" * 216)
+    print("-" * len(head))
     for r in rows:
         print(
-            f"{r['load']:>7} | {r['disk']:>4} | {r['mic']:>3} | {r['n']:>7} | "
+            f"{r['load']:>7} | {r['disk']:>4} | {r['mic']:>3} | {r['phones']:>6} | {r['n']:>7} | "
             f"{spread(r['read']):>25} | "
             f"{spread(r['woke']):>20} | {spread(r['decision']):>20} | {spread(r['ledger']):>21} | "
             f"{spread(r['beep']):>20} | {spread(r['frame']):>20} | {r['late']:>4} | "
-            f"{r['passes']:>8.0f} | {r['stolen']:>5.2f}% | "
+            f"{r['passes']:>8.0f} | {r['stolen']:>5.2f}% | {fewest(r):>6} | "
             f"{'met' if feedback_met(r) else 'NOT met':>7}"
         )
 
@@ -688,6 +720,9 @@ def main() -> int:
     parser.add_argument(
         "--mic", default="off,on", help="the loop listening or not: off, on or off,on"
     )
+    parser.add_argument(
+        "--phones", default="0", help="phones following the page, streaming: 0, 10 or 0,10"
+    )
     args = parser.parse_args()
     disks = args.disks.split(",")
     if not set(disks) <= set(DISKS):
@@ -695,6 +730,12 @@ def main() -> int:
     mics = args.mic.split(",")
     if not mics or not set(mics) <= {"off", "on"}:
         parser.error(f"--mic: {args.mic}: off, on or off,on")
+    try:
+        phones = [int(n) for n in args.phones.split(",")]
+    except ValueError:
+        phones = [-1]
+    if min(phones) < 0:
+        parser.error(f"--phones: {args.phones}: a number of phones, or numbers: 0, 10 or 0,10")
     if "slow" in disks and args.only in (None, "loop") and "SLOW_FSYNC_DIR" not in os.environ:
         return again_on_a_slow_disk(args)
     logging.getLogger("referee").setLevel(logging.ERROR)  # late inputs: counted instead
@@ -706,11 +747,18 @@ def main() -> int:
             print(f"slow disk: every sync of the store's files waits {slow_fsync.MIN_MS} to "
                   f"{slow_fsync.MAX_MS} ms after the real one, {slow_fsync.STALL_MS} ms once in "
                   f"{slow_fsync.STALL_EVERY} (tests/slow_fsync.c, seeded)")  # fmt: skip
-        rows = [measure(name, disk, mic, args) for name in LOADS for disk in disks for mic in mics]
+        rows = [
+            measure(name, disk, mic, n, args)
+            for name in LOADS
+            for disk in disks
+            for mic in mics
+            for n in phones
+        ]
         woke = {"": wake_overshoot_ms()}
         with halt_polling(HALT_POLL_NS) as replaced:
             if replaced is not None:  # a virtual machine: the same, its CPUs woken as bare metal
-                rows.append(measure("idle", disks[0], mics[0], args) | {"load": "idle-hp"})
+                idle_hp = measure("idle", disks[0], mics[0], phones[0], args)
+                rows.append(idle_hp | {"load": "idle-hp"})
                 woke[f" (idle CPUs polling {HALT_POLL_NS // 1000} us)"] = wake_overshoot_ms()
         tie = rows[0]["tie"]
         print(f"tie window {tie:g} ms; at the end of the loop runs: {load()}")
@@ -726,20 +774,23 @@ def main() -> int:
         loop_table(rows)
         for r in rows:
             own = spread(r["own"])
-            print(f"{r['load']}, {r['disk']} disk, mic {r['mic']}: the box's own part, from "
-                  f"the later of the read and the floor to the decision: p50 / p99 / max "
-                  f"{own} ms")  # fmt: skip
+            print(f"{named(r)}: the box's own part, from the later of the read and the floor "
+                  f"to the decision: p50 / p99 / max {own} ms")  # fmt: skip
         for r in rows:
             if r["waits"]:
-                print(f"{r['load']}, {r['disk']} disk, mic {r['mic']}: {len(r['waits'])} "
-                      f"syncs slowed, by p50 / p99 / max {spread(r['waits'])} ms")  # fmt: skip
+                print(f"{named(r)}: {len(r['waits'])} syncs slowed, by p50 / p99 / max "
+                      f"{spread(r['waits'])} ms")  # fmt: skip
+        for r in rows:
+            if r["events"]:
+                print(f"{named(r)}: state events each phone received (the game's start, "
+                      f"then a call and an undo a press, {2 * r['n']}, where none came as one): "
+                      f"{', '.join(map(str, r['events']))}")  # fmt: skip
         for idle in (r for r in rows if r["disk"] == "fast" and r["load"] == "idle"):
             for what, target in (("decision", tie + 2), ("beep", 20.0)):
                 p99 = percentile(idle[what], 99)
                 met &= p99 <= target
-                print(f"target edge->{what} p99 <= {target:g} ms, idle, fast disk, mic "
-                      f"{idle['mic']}: {'met' if p99 <= target else 'NOT met'} "
-                      f"({p99:.2f} ms)")  # fmt: skip
+                print(f"target edge->{what} p99 <= {target:g} ms, {named(idle)}: "
+                      f"{'met' if p99 <= target else 'NOT met'} ({p99:.2f} ms)")  # fmt: skip
         for r in rows:
             if r["disk"] == "slow" and r["load"] in LOADS:
                 ok = feedback_met(r)
@@ -747,9 +798,8 @@ def main() -> int:
                 beep, frame = (f"{percentile(r[w], 99):.2f} / {max(r[w]):.2f}"
                                for w in ("beep", "frame"))  # fmt: skip
                 print(f"target edge->beep and edge->frame p99 <= {FEEDBACK_P99_MS:g} ms, max <= "
-                      f"{FEEDBACK_MAX_MS:g} ms, {r['load']}, slow disk, mic {r['mic']}: "
-                      f"{'met' if ok else 'NOT met'} (p99 / max: beep {beep}, frame {frame} "
-                      f"ms)")  # fmt: skip
+                      f"{FEEDBACK_MAX_MS:g} ms, {named(r)}: {'met' if ok else 'NOT met'} "
+                      f"(p99 / max: beep {beep}, frame {frame} ms)")  # fmt: skip
     if args.only in (None, "countdown"):
         print()
         met &= countdown(args)
