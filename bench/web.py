@@ -36,6 +36,9 @@ from referee.store import Store
 from referee.web.listen import bind
 
 STREAMS = 10
+# A state event on a phone: when it arrived (time.monotonic_ns(), the clock of the box's
+# edges) and the game time of the latest input in its state, in ms (None: no game in it).
+Arrival = tuple[int, float | None]
 INPUTS = 20
 CLIPS = 30  # a long game's calls, each as the box cuts it by default: 3 s at 48 kHz
 RATE = 48_000
@@ -61,17 +64,18 @@ class Stream:
         self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: bench\r\n\r\n")
         self.sock.settimeout(10)
         self.seen = self.got = 0
-        self.buffer = b""  # what came after the last whole line
+        self.buffer = b""  # what came after the last whole event
+        self.states: list[bytes] = []  # the data of the state events the last read completed
         self.next_state()  # the state now
 
     def take(self) -> int:
-        """One read of what has come (waiting for some): the state events in it counted.
-        How many bytes came: 0 once the server has ended the stream."""
+        """One read of what has come (waiting for some): the state events it completed (an
+        event once its blank line came: its data whole) counted, and their data lines in
+        `states`. How many bytes came: 0 once the server has ended the stream."""
         data = self.sock.recv(65536)
-        self.buffer += data
-        lines = self.buffer.rfind(b"\n") + 1
-        self.got += self.buffer[:lines].count(b"event: state\n")
-        self.buffer = self.buffer[lines:]
+        *events, self.buffer = (self.buffer + data).split(b"\n\n")
+        self.states = [e.rpartition(b"\ndata: ")[2] for e in events if b"event: state\n" in e]
+        self.got += len(self.states)
         return len(data)
 
     def next_state(self) -> None:
@@ -135,12 +139,13 @@ def serving(
 @contextlib.contextmanager
 def following(
     store: Path, phones: int, env: dict[str, str] | None = None
-) -> Iterator[Callable[[], list[int]]]:
+) -> Iterator[Callable[[], list[list[Arrival]]]]:
     """`phones` phones following the page of the box whose ledger is `store`, from when the
     `with` begins: `referee web` (`serving`) and bench/phones.py, the process that reads
-    their event streams. It yields the call that stops the phones and returns how many
-    state events each received; the reader and the server stop when the `with` ends,
-    whatever happened. With 0 phones neither runs. `env`: theirs."""
+    their event streams. It yields the call that stops the phones and returns, for each,
+    the state events it received after its first, as they arrived (`Arrival`s); the reader
+    and the server stop when the `with` ends, whatever happened. With 0 phones neither
+    runs. `env`: theirs."""
     if not phones:
         yield lambda: []
         return
@@ -155,11 +160,11 @@ def following(
             if stdout.readline() != "ready\n":
                 raise RuntimeError(f"bench/phones.py: the {phones} phones' streams did not open")
 
-            def received() -> list[int]:
+            def received() -> list[list[Arrival]]:
                 stdin.close()  # the reader's cue to stop
-                counts = json.loads(stdout.readline())
+                arrivals = json.loads(stdout.readline())
                 reader.wait(10)
-                return [int(n) for n in counts]
+                return [[(int(t), at_ms) for t, at_ms in phone] for phone in arrivals]
 
             yield received
         finally:
