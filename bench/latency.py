@@ -109,7 +109,7 @@ from machine import (
     store_dir,
     wake_overshoot_ms,
 )
-from web import Arrival, following
+from web import Arrival, following, phone_counts
 
 from referee.arbiter import Decision
 from referee.config import default_config
@@ -756,7 +756,10 @@ def main() -> int:
         "--mic", default="off,on", help="the loop listening or not: off, on or off,on"
     )
     parser.add_argument(
-        "--phones", default="0", help="phones following the page, streaming: 0, 10 or 0,10"
+        "--phones",
+        type=phone_counts,
+        default="0",
+        help="phones following the page, streaming: 0, 10 or 0,10",
     )
     args = parser.parse_args()
     disks = args.disks.split(",")
@@ -765,12 +768,7 @@ def main() -> int:
     mics = args.mic.split(",")
     if not mics or not set(mics) <= {"off", "on"}:
         parser.error(f"--mic: {args.mic}: off, on or off,on")
-    try:
-        phones = [int(n) for n in args.phones.split(",")]
-    except ValueError:
-        phones = [-1]
-    if min(phones) < 0:
-        parser.error(f"--phones: {args.phones}: a number of phones, or numbers: 0, 10 or 0,10")
+    phones = args.phones
     if "slow" in disks and args.only in (None, "loop") and "SLOW_FSYNC_DIR" not in os.environ:
         return again_on_a_slow_disk(args)
     logging.getLogger("referee").setLevel(logging.ERROR)  # late inputs: counted instead

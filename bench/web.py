@@ -13,6 +13,7 @@ list, every clip's waveform (the whole clip and the zoom around its presses, a T
 and its sound; the RSS after, and the highest it reached (VmHWM).
 """
 
+import argparse
 import contextlib
 import json
 import os
@@ -134,6 +135,18 @@ def serving(
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def phone_counts(given: str) -> list[int]:
+    """The benchmarks' --phones (argparse's type): how many phones follow the page, or
+    numbers of them, a run each ("0,10": none, then 10)."""
+    try:
+        counts = [int(n) for n in given.split(",")]
+    except ValueError:
+        counts = [-1]
+    if min(counts) < 0:
+        raise argparse.ArgumentTypeError(f"{given}: a number of phones, or numbers: 0, 10 or 0,10")
+    return list(dict.fromkeys(counts))  # each once
 
 
 @contextlib.contextmanager
