@@ -783,4 +783,7 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
     click_s = (played(after[0] / rate, rate) - released_ns) / 1e9
     box.findings["replay_click_after_s"] = round(click_s, 3)
     print(f"the replay's click heard {click_s:.2f} s after REPLAY (4 x the clip's 1 s before)")
-    assert 3.5 < click_s < 6.0, click_s
+    # Slowed 4x, the click 1 s into the clip sounds 4 s into the replay: no sooner than
+    # 3.5 s (at 1x it would be 1 s, at 2x 2 s). Later by what the emulated card takes to
+    # start a stream: 0.55 s, 0.76 s and 2.05 s in three runs, with other work beside.
+    assert 3.5 < click_s < 8.0, click_s
