@@ -19,6 +19,14 @@ SCENARIOS = ROOT / "tests" / "scenarios"
 SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `first` lead the order (the rest keep theirs): with -n and pyproject's
+    --dist worksteal, one worker starts on them at once and keeps them, as another takes
+    work from the end of its queue only; run last, their chain would end the suite alone,
+    and split over two workers, its session fixture would be made twice."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
+
+
 @pytest.fixture(autouse=True)
 def in_an_empty_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
     """`referee` reads ./referee.toml: every test runs in an empty folder of its own, not
