@@ -4,6 +4,7 @@ through the daemon with the PIN; every hostile name, range and query refused wit
 in JSON, and nothing outside the clips' folder ever served. Real clips, real files."""
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -46,7 +47,23 @@ def room_clip(
 ) -> tuple[Clip, np.ndarray]:
     """A call's clip as the box cuts it, from before_s before its first press: a room's murmur,
     each press's click at its place and a "Set!" just before it (the hiss of its /s/, then
-    a voiced vowel dying away), with the voice onsets the box's detector finds in it."""
+    a voiced vowel dying away), with the voice onsets the box's detector finds in it.
+
+    The same for the same arguments (its noise is seeded by them), so each is made once a
+    process: the store fixture's two clips, for some fifty tests, took a tenth of a second
+    of CPU each time (most of it the onsets' detection). The samples are read-only, as the
+    tests that ask for the same clip share them."""
+    return _room_clip(game, call_s, tuple(presses), seconds, before_s)
+
+
+@functools.cache
+def _room_clip(
+    game: int,
+    call_s: float,
+    presses: tuple[tuple[int, float], ...],
+    seconds: float,
+    before_s: float,
+) -> tuple[Clip, np.ndarray]:
     rng = np.random.default_rng(round(call_s * 1000) + game)
     n = round(seconds * RATE)
     t = np.arange(n) / RATE
@@ -68,6 +85,7 @@ def room_clip(
     onsets = tuple(o.sample for o in find_onsets(samples, RATE))
     first_ns = call_ns - round(before_s * 1e9)
     clip = Clip(game, call_ns, RATE, first_ns, tuple(markers), onsets)
+    samples.setflags(write=False)
     return clip, samples
 
 
