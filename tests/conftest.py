@@ -1,7 +1,10 @@
+import inspect
 import logging
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "scenarios"
 # A working aid beside the repository, not part of it: tests that use it skip without it.
 SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `first` lead the order (the rest keep theirs): with -n and pyproject's
+    --dist worksteal, one worker starts on them at once and keeps them, as another takes
+    work from the end of its queue only; run last, their chain would end the suite alone,
+    and split over two workers, its session fixture would be made twice."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +97,76 @@ def daemon(store: Path) -> Iterator[object]:
     running = Daemon(store)
     yield running
     running.stop()
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md).
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[tuple[ThreadPoolExecutor, Any]]:
+    """Debian's Chromium, driven by Playwright, started once in each pytest process: a
+    start costs about 1.2 s of CPU (Playwright's driver and the browser), over a dozen
+    tests. Playwright's sync API marks its event loop as running in the thread that started
+    it, and no other code there could then asyncio.run() (the daemon's control socket,
+    `referee web`): so it lives in a thread of its own, and the tests that use it run in
+    that thread (pytest_pyfunc_call below). Without them the tests skip, saying why."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
+    thread = ThreadPoolExecutor(1, thread_name_prefix="chromium")
+
+    def launch() -> tuple[Any, Any]:
+        playwright = sync_api.sync_playwright().start()
+        return playwright, playwright.chromium.launch(executable_path=str(CHROMIUM))
+
+    playwright, browser = thread.submit(launch).result()
+
+    def close() -> None:
+        browser.close()
+        playwright.stop()
+
+    yield thread, browser
+    thread.submit(close).result()
+    thread.shutdown()
+
+
+class Pages:
+    """A test's share of the browser: each page in a browser context of its own, as
+    Browser.new_page makes it (its own cookies, storage and cache, as in a browser of its
+    own), all closed when the test ends."""
+
+    def __init__(self, thread: ThreadPoolExecutor, browser: Any) -> None:
+        self.thread = thread
+        self._browser = browser
+        self._pages: list[Any] = []
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        self._pages.append(page)
+        return page
+
+    def close(self) -> None:
+        for page in self._pages:
+            if not page.is_closed():
+                page.close()
+
+
+@pytest.fixture
+def browser(chromium) -> Iterator[Pages]:
+    thread, running = chromium
+    pages = Pages(thread, running)
+    yield pages
+    thread.submit(pages.close).result()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A test that uses the browser runs in the browser's thread (see chromium above)."""
+    if "browser" not in pyfuncitem.fixturenames:
+        return None
+    test = pyfuncitem.obj
+    args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
+    pyfuncitem.funcargs["browser"].thread.submit(test, **args).result()
+    return True

@@ -8,12 +8,9 @@ import os
 import socket
 import stat
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -476,37 +473,20 @@ def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
     assert not elsewhere.parent.exists()  # off: nothing made
 
 
-# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
-
-CHROMIUM = Path("/usr/bin/chromium")
+# In a real browser: Debian's Chromium (the browser fixture, tests/conftest.py)
 
 
-@contextmanager
-def chromium() -> Iterator[Any]:
-    """Debian's Chromium, driven by Playwright; the test skips, saying why, without them."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not CHROMIUM.exists():
-        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
-    with chromium() as browser:
-        (host, port), stop = served(store)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.goto(f"http://{host}:{port}/")
-            page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
-            with Store.open(store) as daemon:
-                daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
-                page.wait_for_selector("#call >> text=valid", timeout=5000)
-        finally:
-            stop()
+def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store, browser):
+    (host, port), stop = served(store)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
+        with Store.open(store) as daemon:
+            daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
+            page.wait_for_selector("#call >> text=valid", timeout=5000)
+    finally:
+        stop()
 
 
 # A super round of 30 s flipped at 12 s by P1 and P2 (after a SET each, for the bank).
@@ -524,6 +504,7 @@ SUPER_ROUND = """config players=3 super_s=30
 
 def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_browser(
     tmp_path,
+    browser,
 ):
     """The countdown as the page shows it: counting down while the daemon runs the game
     (derived in the page from the time left at the latest input), paused with its time
@@ -532,31 +513,30 @@ def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_b
     script = parse_script(SUPER_ROUND)
     with Store.open(path) as daemon:  # the daemon holds the store: its timers run
         daemon.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
-        with chromium() as browser:
-            (host, port), stop = served(path)
-            try:
-                page = browser.new_page(viewport={"width": 390, "height": 844})
-                page.goto(f"http://{host}:{port}/")
-                page.wait_for_selector("#title >> text=super round", timeout=5000)
-                countdown = page.locator("#timers > div", has_text="super round")
-                assert countdown.count() == 1
-                first = int(countdown.inner_text().split()[-1])
-                assert 25 <= first <= 30  # whole seconds, from 30 at the flip (a slow start)
-                page.wait_for_function(
-                    "() => Number(document.querySelector('#timers > div').lastChild"
-                    f".textContent) <= {first - 2}",
-                    timeout=5000,
-                )  # counting down a second a second, with no event since
-                daemon.append(1, Press(player=1, t_ns=20_000_000_000))  # 22 s before time
-                page.wait_for_selector("#timers >> text=super round (paused)", timeout=5000)
-                paused = page.locator("#timers > div", has_text="super round (paused)")
-                assert paused.inner_text().split()[-1] == "22"
-                assert page.locator("#timers >> text=to point out").is_visible()
-                assert page.locator("#title").inner_text().endswith("a super call")
-                page.wait_for_timeout(1500)
-                assert paused.inner_text().split()[-1] == "22"  # held while the call lasts
-            finally:
-                stop()
+        (host, port), stop = served(path)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(f"http://{host}:{port}/")
+            page.wait_for_selector("#title >> text=super round", timeout=5000)
+            countdown = page.locator("#timers > div", has_text="super round")
+            assert countdown.count() == 1
+            first = int(countdown.inner_text().split()[-1])
+            assert 25 <= first <= 30  # whole seconds, from 30 at the flip (a slow start)
+            page.wait_for_function(
+                "() => Number(document.querySelector('#timers > div').lastChild"
+                f".textContent) <= {first - 2}",
+                timeout=5000,
+            )  # counting down a second a second, with no event since
+            daemon.append(1, Press(player=1, t_ns=20_000_000_000))  # 22 s before time
+            page.wait_for_selector("#timers >> text=super round (paused)", timeout=5000)
+            paused = page.locator("#timers > div", has_text="super round (paused)")
+            assert paused.inner_text().split()[-1] == "22"
+            assert page.locator("#timers >> text=to point out").is_visible()
+            assert page.locator("#title").inner_text().endswith("a super call")
+            page.wait_for_timeout(1500)
+            assert paused.inner_text().split()[-1] == "22"  # held while the call lasts
+        finally:
+            stop()
 
 
 # A game of four under way, three of them named: P2's call, P4 4.2 ms and P1 37 ms after.
@@ -575,7 +555,7 @@ LIVE_GAME = """config players=4 rules=super
 """
 
 
-def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path):
+def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
     """The scores, the call's photo finish and its timer on a phone's screen, none of them
     cut off; the screenshot goes to docs/screens/ when REFEREE_SCREENS says so (`make
     screens`), else beside the test. The store is not held: its timer shows the time left
@@ -592,22 +572,21 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path):
             names={1: "Ann", 2: "Bob", 4: "Dee"},
         )
     width, height = 390, 844
-    with chromium() as browser:
-        (host, port), stop = served(path)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(f"http://{host}:{port}/")
-            page.wait_for_selector("#status >> text=live", timeout=5000)
-            page.wait_for_selector("#call >> text=+37.0 ms", timeout=5000)
-            rows = page.locator("#call tr").all_inner_texts()
-            assert [r.split()[0] for r in rows] == ["Bob", "Dee", "Ann"]
-            assert page.locator("#call .first").inner_text().startswith("Bob")
-            assert page.locator("#board .seat").count() == 4
-            assert page.locator("#timers >> text=to point out").is_visible()
-            for part in ("#timers", "#board", "#call"):
-                box = page.locator(part).bounding_box()
-                assert box is not None and box["y"] + box["height"] <= height, part
-                assert box["x"] + box["width"] <= width, part
-            page.screenshot(path=str(shots / f"web-live-{width}x{height}.png"))
-        finally:
-            stop()
+    (host, port), stop = served(path)
+    try:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#status >> text=live", timeout=5000)
+        page.wait_for_selector("#call >> text=+37.0 ms", timeout=5000)
+        rows = page.locator("#call tr").all_inner_texts()
+        assert [r.split()[0] for r in rows] == ["Bob", "Dee", "Ann"]
+        assert page.locator("#call .first").inner_text().startswith("Bob")
+        assert page.locator("#board .seat").count() == 4
+        assert page.locator("#timers >> text=to point out").is_visible()
+        for part in ("#timers", "#board", "#call"):
+            box = page.locator(part).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height, part
+            assert box["x"] + box["width"] <= width, part
+        page.screenshot(path=str(shots / f"web-live-{width}x{height}.png"))
+    finally:
+        stop()
