@@ -555,11 +555,9 @@ LIVE_GAME = """config players=4 rules=super
 """
 
 
-def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
-    """The scores, the call's photo finish and its timer on a phone's screen, none of them
-    cut off; the screenshot goes to docs/screens/ when REFEREE_SCREENS says so (`make
-    screens`), else beside the test. The store is not held: its timer shows the time left
-    at the last press, the same picture at every run."""
+def live_game(tmp_path: Path) -> tuple[Path, Path]:
+    """LIVE_GAME in a store, named, at a fixed start; and where its screenshots go:
+    docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
     shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
     path = tmp_path / "referee.db"
     script = parse_script(LIVE_GAME)
@@ -571,6 +569,15 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
             inputs=[inp for _, inp in script.inputs],
             names={1: "Ann", 2: "Bob", 4: "Dee"},
         )
+    return shots, path
+
+
+def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
+    """The scores, the call's photo finish and its timer on a phone's screen, none of them
+    cut off; the screenshot goes to docs/screens/ when REFEREE_SCREENS says so (`make
+    screens`), else beside the test. The store is not held: its timer shows the time left
+    at the last press, the same picture at every run."""
+    shots, path = live_game(tmp_path)
     width, height = 390, 844
     (host, port), stop = served(path)
     try:

@@ -2,16 +2,13 @@
 the page's own event stream; a press on the box shows on it within a bound. In a real
 browser (Debian's Chromium), with its screenshots."""
 
-import os
 import time
-from datetime import UTC, datetime
 
-from referee.rules import Settings, parse_script
+from referee.rules import Settings
 from referee.store import Store
 
-from .conftest import ROOT
 from .daemon import Daemon
-from .test_web import LIVE_GAME, served
+from .test_web import live_game, served
 
 # From the press's key to its name on the TV: the issue asks 250 ms (p95) to a phone;
 # this machine is shared, so the bound here is looser, and the time is printed.
@@ -52,17 +49,7 @@ def test_a_press_on_the_box_shows_on_the_tv_in_a_browser(tmp_path, browser):
 def test_the_tv_at_a_tvs_sizes_in_a_browser(tmp_path, browser):
     """A call's photo finish and the scores, at 1920x1080 and 1280x720; the screenshots go
     to docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
-    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
-    path = tmp_path / "referee.db"
-    script = parse_script(LIVE_GAME)
-    with Store.open(path) as opened:
-        opened.new_game(
-            script.settings,
-            lobby=False,
-            started_at=datetime(2025, 6, 1, 20, 0, tzinfo=UTC),
-            inputs=[inp for _, inp in script.inputs],
-            names={1: "Ann", 2: "Bob", 4: "Dee"},
-        )
+    shots, path = live_game(tmp_path)
     (host, port), stop = served(path)
     page = browser.new_page()
     try:
