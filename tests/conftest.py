@@ -20,11 +20,26 @@ SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked `first` lead the order (the rest keep theirs): with -n and pyproject's
-    --dist worksteal, one worker starts on them at once and keeps them, as another takes
-    work from the end of its queue only; run last, their chain would end the suite alone,
-    and split over two workers, its session fixture would be made twice."""
+    """The tests marked `first` lead the order (the rest keep theirs): with -n, one worker
+    starts on them at once and keeps them (pytest_xdist_make_scheduler below); run last,
+    their chain would end the suite alone, and split over two workers, its session fixture
+    would be made twice."""
     items.sort(key=lambda item: item.get_closest_marker("first") is None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With -n, and no other --dist than xdist's default (load): work stealing, as --dist
+    worksteal. Each worker starts on its contiguous share of the tests in their order, and
+    one that runs out takes tests from the end of another's queue, never its next ones; so
+    the `first` tests stay on the worker that started them. Load deals its first quarter
+    out one test at a time in turn, which splits them over the workers. Not pyproject's
+    addopts: where pytest runs without xdist (the gpio rig's guest) --dist is unknown."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
