@@ -292,8 +292,7 @@ class Box:
         thread = threading.Thread(target=driver, name="bench-driver", daemon=True)
         thread.start()
         # As `referee run` does, after every other thread of the box has started.
-        sound = self.app.speaker.thread_id
-        self.priority = run_first(0, *([] if sound is None else [sound]))
+        self.priority = run_first(0, self.app.speaker.thread_id)
         try:
             self.app.run()  # closes the App (inputs, screen, store) when it returns
         finally:

@@ -67,8 +67,7 @@ def _run(args: argparse.Namespace) -> int:
             if page.listening is not None:
                 app.page_at(page.listening)
         # Last, so that every thread and process started so far stays at normal priority.
-        sound = app.speaker.thread_id
-        log.info("%s", realtime.run_first(0, *([] if sound is None else [sound])))
+        log.info("%s", realtime.run_first(0, app.speaker.thread_id))
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved

@@ -20,13 +20,14 @@ import os
 PRIORITY = 10
 
 
-def run_first(*threads: int) -> str:
-    """SCHED_FIFO at PRIORITY for these native thread ids (0: the calling thread); what
-    came of it, for the log. Refused (no CAP_SYS_NICE and an RLIMIT_RTPRIO under
-    PRIORITY, a sandbox's RestrictRealtime=), they run at normal priority as before."""
+def run_first(*threads: int | None) -> str:
+    """SCHED_FIFO at PRIORITY for these native thread ids (0: the calling thread; None: no
+    thread, as a speaker that has none says); what came of it, for the log. Refused (no
+    CAP_SYS_NICE and an RLIMIT_RTPRIO under PRIORITY, a sandbox's RestrictRealtime=), they
+    run at normal priority as before."""
     param = os.sched_param(PRIORITY)
     try:
-        for thread in threads:
+        for thread in (t for t in threads if t is not None):
             os.sched_setscheduler(thread, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, param)
     except OSError as err:
         return (

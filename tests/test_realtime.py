@@ -59,6 +59,11 @@ def test_another_thread_named_by_its_id_runs_first():
         other.join(10)
 
 
+def test_no_thread_is_passed_over():
+    said = in_a_thread(lambda: (realtime.run_first(None), policy()))
+    assert said == ("the loop and the sound run first (SCHED_FIFO 10)", os.SCHED_OTHER)
+
+
 def test_refused_it_says_so_and_how_to_allow_it(monkeypatch):
     def refuse(*args: object) -> None:
         raise PermissionError(1, "Operation not permitted")
