@@ -478,14 +478,15 @@ def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
 
 def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store, browser):
     (host, port), stop = served(store)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
-        page = browser.new_page(viewport={"width": 390, "height": 844})
         page.goto(f"http://{host}:{port}/")
         page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
         with Store.open(store) as daemon:
             daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
             page.wait_for_selector("#call >> text=valid", timeout=5000)
     finally:
+        page.close()  # its event stream, before the server stops
         stop()
 
 
@@ -514,8 +515,8 @@ def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_b
     with Store.open(path) as daemon:  # the daemon holds the store: its timers run
         daemon.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
         (host, port), stop = served(path)
+        page = browser.new_page(viewport={"width": 390, "height": 844})
         try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
             page.goto(f"http://{host}:{port}/")
             page.wait_for_selector("#title >> text=super round", timeout=5000)
             countdown = page.locator("#timers > div", has_text="super round")
@@ -536,6 +537,7 @@ def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_b
             page.wait_for_timeout(1500)
             assert paused.inner_text().split()[-1] == "22"  # held while the call lasts
         finally:
+            page.close()  # its event stream, before the server stops
             stop()
 
 
@@ -580,8 +582,8 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
     shots, path = live_game(tmp_path)
     width, height = 390, 844
     (host, port), stop = served(path)
+    page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"http://{host}:{port}/")
         page.wait_for_selector("#status >> text=live", timeout=5000)
         page.wait_for_selector("#call >> text=+37.0 ms", timeout=5000)
@@ -596,4 +598,5 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
             assert box["x"] + box["width"] <= width, part
         page.screenshot(path=str(shots / f"web-live-{width}x{height}.png"))
     finally:
+        page.close()  # its event stream, before the server stops
         stop()

@@ -201,8 +201,8 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
     shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
     daemon = Daemon(store)
     (host, port), stop = served(store, rules=default_config().game)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
-        page = browser.new_page(viewport={"width": 390, "height": 844})
         page.goto(f"http://{host}:{port}/")
         page.wait_for_selector("#call >> text=P2", timeout=5000)
         assert page.locator("#next").is_hidden()  # no PIN: no settings to change
@@ -239,5 +239,6 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
             assert box is not None and box["y"] + box["height"] <= height  # saving shown
             page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
     finally:
+        page.close()  # its event stream, before the server stops
         stop()
         daemon.stop()
