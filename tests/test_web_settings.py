@@ -232,12 +232,16 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
         # At a phone's size and a TV's, as the other views' screenshots: the screen as
         # it is seen, from the judge's part on (all of which a TV's shows).
+        widths = []
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
             page.locator("footer").evaluate("(e) => e.scrollIntoView({block: 'start'})")
             box = page.locator("#rules button[type=submit]").bounding_box()
             assert box is not None and box["y"] + box["height"] <= height  # saving shown
+            widths.append(box["width"])
             page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
+        # On a TV the page grows with it, not a phone's column in the middle.
+        assert widths[1] >= 1.3 * widths[0], widths
     finally:
         page.close()  # its event stream, before the server stops
         stop()
