@@ -38,6 +38,7 @@ DROP_IN = "/etc/systemd/system/referee.service.d/vm.conf"
 # The seats' notes (referee/outputs/sound.py) and the other tones the test listens for.
 NOTES = {"P1": 784.0, "P2": 880.0, "P3": 988.0, "P4": 1175.0}
 PIP_HZ = 1760.0
+PIP_SLACK_S = 0.35  # a pip's second, as heard through the emulated card
 SPLIT_S = 0.1  # a tone's pieces, cut by underruns, at most this far apart in the wav file
 CANDIDATES = [330.0, 784.0, 880.0, 988.0, 1175.0, 1319.0, 1568.0, 1760.0, 1976.0, 2093.0]
 POWER_CUTS = int(os.environ.get("SYSTEM_TEST_POWER_CUTS", "20"))
@@ -445,7 +446,10 @@ def test_a_game_on_gpio_with_beeps_and_a_super_round(box: Box) -> None:
     box.findings["pip_gaps_s"] = gaps
     print("countdown pips, seconds apart as played:", gaps)
     assert len(starts) == 3, pips
-    assert all(abs(g - 1.0) < 0.25 for g in gaps), gaps
+    # A second apart, as QEMU played them: its card's latency moved them by up to 0.29 s
+    # (press to beep 0.8-0.9 s at a load of 3, gaps 0.714 and 1.003; 0.84 and 1.02 quiet).
+    # The pips' plan itself, in event time, is checked in tests/test_sound.py.
+    assert all(abs(g - 1.0) < PIP_SLACK_S for g in gaps), gaps
 
 
 class Heard:
