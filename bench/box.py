@@ -18,9 +18,11 @@
   request's reads (the order a naive referee would take the presses in) and the beeper's
   pin (when a note starts). With `mic`, the box listens as with a USB microphone: the
   real capture (its reader thread and 30 s ring, referee/audio/capture.py) and the clips'
-  writer (a WAV of every call beside the store, off the loop) on tests/fake_capture.py's
-  RealTimeCard, a card at 48 kHz on the monotonic clock that makes its samples too (its
-  cost is counted in: an upper bound on a real card's). The drawing load (LOADS) is one of:
+  writer (a WAV of every call beside the store, off the loop: its thread takes each window
+  from the ring, its cutter, a process of its own, finds the onsets and writes the files)
+  on tests/fake_capture.py's RealTimeCard, a card at 48 kHz on the monotonic clock that
+  makes its samples too (its cost is counted in: an upper bound on a real card's). The
+  drawing load (LOADS) is one of:
     idle    the App as it is: it draws when the picture changes and sleeps otherwise;
     render  the loop never sleeps and renders the whole View on the window's surface on
             every pass, on top of the App's own frames: the main thread always busy.

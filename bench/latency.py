@@ -37,12 +37,12 @@
    within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
    it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening
    (`on`: bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every
-   call's clip written beside the store), the same presses in both; the targets hold for
-   both. On a virtual machine whose idle CPUs
-   halt at once (cpuidle-haltpoll with its polling off, as here) and where it may, the
-   `idle` load runs again with them polling 200 us first (`idle-hp`), as a bare-metal
-   CPU wakes: how much of the tail is the host's waking of a halted CPU. It is printed
-   for comparison; the verdict is the `idle` row's.
+   call's clip cut by the clips' cutter, a process beside the box's, and written beside
+   the store), the same presses in both; the targets hold for both. On a virtual machine
+   whose idle CPUs halt at once (cpuidle-haltpoll with its polling off, as here) and
+   where it may, the `idle` load runs again with them polling 200 us first (`idle-hp`),
+   as a bare-metal CPU wakes: how much of the tail is the host's waking of a halted CPU.
+   It is printed for comparison; the verdict is the `idle` row's.
 2. The super round's countdown: SUPER, a join and SUPER again (the flip), pressed the same
    way, `--rounds` times. The pips should start at the flip's stamp + 7, 8 and 9 s and the
    time-up tone at + 10 s (on the beeper's pin), and the screen show 3, 2, 1 and 0 s left

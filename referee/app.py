@@ -210,7 +210,7 @@ class App:
             self._clip_store(audio),
             window=ClipWindow.of(audio),
             told=lambda text: self.inbox.put(
-                SourceStatus("clips", text, ok=False, condition="disk")
+                SourceStatus("clips", text, ok=False, condition="cut")
             ),
             clock=self.clock,
         )

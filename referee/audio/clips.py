@@ -24,11 +24,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from referee.config import AudioConfig
 from referee.units import NS_PER_S
 
-if TYPE_CHECKING:  # the page's server lists and serves clips without numpy (15 MB)
+# The page's server lists and serves clips without numpy (15 MB); the settings bring
+# gpiozero, which the clips' cutter (cutter.py) needs not either.
+if TYPE_CHECKING:
     import numpy as np
+
+    from referee.config import AudioConfig
 
     from .capture import Sound
 
@@ -102,7 +105,7 @@ class ClipWindow:
     after_ns: int
 
     @classmethod
-    def of(cls, audio: AudioConfig) -> "ClipWindow":
+    def of(cls, audio: "AudioConfig") -> "ClipWindow":
         return cls(round(audio.clip_before_s * NS_PER_S), round(audio.clip_after_s * NS_PER_S))
 
     def around(self, first_ns: int) -> tuple[int, int]:

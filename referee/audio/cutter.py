@@ -1,0 +1,156 @@
+"""The clips' cutter: each call's clip made in a process of its own, beside the daemon.
+
+    python -m referee.audio.cutter FOLDER MAX_BYTES RATE
+
+Started by the clips' writer (clip_writer.py, through cutter_process.py). A clip's voice
+onsets take about 0.1 s of CPU here (more on a Pi), in numpy calls that hold the GIL
+milliseconds at a time: in the daemon's process the main loop waited for them, and a
+press was decided that much later (docs/design.md, "The microphone"). Here they have a
+GIL of their own.
+
+On its standard input, one window of the microphone's ring at a time: a line of JSON
+(the call, its presses, the sound's first sample's time, its sample period and its gaps:
+what clip_of needs) and then the samples, 16-bit little-endian. On its standard output,
+one line of JSON once the detector has run once (`{"ready": true}`: its first run is
+slow, and is nobody's clip's), then one a window: `{"saved": NAME, "onsets": N}` or
+`{"lost": WHY}` (the disk refused it), each with the log records it made (`"log"`), which
+the daemon logs as its own: its standard error is left for a crash. It ends when its
+standard input does (the daemon closed it, or died). The signals that stop the daemon
+are the daemon's to act on: it closes this process once the clip under way is saved.
+"""
+
+import json
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from referee.signals import QUIT_SIGNALS
+
+from .capture import Gap, Sound
+from .clips import ClipStore, clip_of
+from .onsets import find_onsets
+
+WARM_S = 0.25  # of sound with a click in it: every path of the detector runs once
+SAMPLE = np.dtype("<i2")
+
+Reply = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Window:
+    """A call's sound, as the writer takes it from the ring."""
+
+    game: int
+    call_ns: int  # the game time of its first press
+    origin_ns: int  # the monotonic time at the game clock's 0
+    presses: tuple[tuple[int, int], ...]  # (player, monotonic ns)
+    sound: Sound
+
+    def header(self) -> bytes:
+        """The line sent ahead of the samples."""
+        sound = self.sound
+        return (
+            json.dumps(
+                {
+                    "game": self.game,
+                    "call_ns": self.call_ns,
+                    "origin_ns": self.origin_ns,
+                    "presses": self.presses,
+                    "first_ns": sound.first_ns,
+                    "period_ns": sound.period_ns,  # a float: its repr comes back exactly
+                    "gaps": [(gap.start_ns, gap.end_ns, gap.lost) for gap in sound.gaps],
+                    "samples": len(sound.samples),
+                }
+            ).encode()
+            + b"\n"
+        )
+
+    def samples(self) -> memoryview:
+        return self.sound.samples.astype(SAMPLE, copy=False).data.cast("B")
+
+
+def read_window(requests: BinaryIO) -> Window | None:
+    """The next window, or None at the end of the input (a window cut short is its end)."""
+    line = requests.readline()
+    if not line.endswith(b"\n"):
+        return None
+    head = json.loads(line)
+    size = int(head["samples"]) * SAMPLE.itemsize
+    data = requests.read(size)
+    if len(data) < size:
+        return None
+    sound = Sound(
+        np.frombuffer(data, SAMPLE),
+        int(head["first_ns"]),
+        float(head["period_ns"]),
+        tuple(Gap(int(start), int(end), int(lost)) for start, end, lost in head["gaps"]),
+    )
+    presses = tuple((int(player), int(t_ns)) for player, t_ns in head["presses"])
+    return Window(int(head["game"]), int(head["call_ns"]), int(head["origin_ns"]), presses, sound)
+
+
+def cut(window: Window, clips: ClipStore, rate: int) -> Reply:
+    """Find the voice onsets, place each press on its sample, save the clip."""
+    samples = window.sound.floats()
+    onsets = find_onsets(samples, rate) if len(samples) else []
+    clip = clip_of(
+        window.sound,
+        game=window.game,
+        call_ns=window.call_ns,
+        origin_ns=window.origin_ns,
+        sample_rate=rate,
+        presses=window.presses,
+        onsets=[o.sample for o in onsets],
+    )
+    try:
+        path = clips.save(clip, samples)
+    except OSError as err:
+        return {"lost": err.strerror or str(err)}
+    return {"saved": path.name, "onsets": len(onsets)}
+
+
+class _Records(logging.Handler):
+    """The log records made since the last reply, to go with the next one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[tuple[int, str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.levelno, record.name, record.getMessage()))
+
+
+def serve(requests: BinaryIO, replies: BinaryIO, clips: ClipStore, rate: int) -> None:
+    """Warm the detector, say so, then cut each window until the input ends."""
+    records = _Records()
+    logging.basicConfig(level=logging.INFO, handlers=[records], force=True)
+    logging.captureWarnings(True)
+
+    def reply(said: Reply) -> None:
+        said["log"], records.records = records.records, []
+        replies.write(json.dumps(said).encode() + b"\n")
+        replies.flush()
+
+    warm = np.zeros(round(WARM_S * rate))
+    warm[len(warm) // 2] = 0.5
+    find_onsets(warm, rate)
+    reply({"ready": True})
+    while (window := read_window(requests)) is not None:
+        reply(cut(window, clips, rate))
+
+
+def main(argv: list[str]) -> int:
+    folder, max_bytes, rate = argv
+    for sig in QUIT_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    serve(sys.stdin.buffer, sys.stdout.buffer, ClipStore(Path(folder), int(max_bytes)), int(rate))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
