@@ -50,10 +50,11 @@ from machine import header, load, percentile
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/
 
-from referee.audio.capture import Capture, Sound  # noqa: E402
+from referee.audio.capture import Capture  # noqa: E402
 from referee.audio.clip_writer import ClipWriter, _Call  # noqa: E402
 from referee.audio.clips import ClipStore, ClipWindow  # noqa: E402
 from referee.audio.pcm import PERIOD_US  # noqa: E402
+from referee.audio.samples import Sound  # noqa: E402
 from tests import slow_fsync  # noqa: E402
 from tests.fake_capture import RealTimeCard  # noqa: E402
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 
 from referee.audio import cutter
-from referee.audio.capture import Gap, Sound
 from referee.audio.clips import ClipStore
 from referee.audio.cutter import Window, read_window, serve
+from referee.audio.samples import Gap, Sound
 from referee.audio.wav import read_mono
 
 from .fake_capture import CLICK, NS_PER_S

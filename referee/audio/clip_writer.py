@@ -25,10 +25,10 @@ from typing import Protocol
 
 from referee.units import NS_PER_S
 
-from .capture import Sound
 from .clips import ClipStore, ClipWindow
 from .cutter import Window
 from .cutter_process import CutterProcess
+from .samples import Sound
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from referee.config import AudioConfig
 
-    from .capture import Sound
+    from .samples import Sound
 
 log = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ import numpy as np
 
 from referee.signals import QUIT_SIGNALS
 
-from .capture import Gap, Sound
 from .clips import ClipStore, clip_of
 from .onsets import find_onsets
+from .samples import Gap, Sound
 
 WARM_S = 0.25  # of sound with a click in it: every path of the detector runs once
 SAMPLE = np.dtype("<i2")

@@ -40,9 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 QUIETEST_DB = -90.0  # dBFS: under 16-bit's own floor, a rise from here is not a sound
-# Frames transformed at once: bounded memory for an hour's file, and 6 MB, not 18, for a
-# 3 s clip at 48 kHz in the daemon (bench/memory.py, the microphone), at the same CPU.
-CHUNK_FRAMES = 512
+# Frames transformed at once: bounded memory for an hour's file, and about 1 MB for a 3 s
+# clip at 48 kHz in the clips' cutter (18 MB at once, 6 MB in 512s; bench/memory.py, the
+# microphone), at the same CPU.
+CHUNK_FRAMES = 128
 
 
 @dataclass(frozen=True)
