@@ -64,6 +64,18 @@ def test_the_oldest_clips_go_first_when_they_take_too_much(tmp_path):
     assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9, 3 * 10**9]
 
 
+def test_a_clip_whose_json_is_damaged_still_takes_room_and_goes_first(tmp_path):
+    """Room is made by the files' names and sizes: no JSON is read at a save."""
+    one = ClipStore(tmp_path / "clips", max_bytes=10**9).save(clip(call_s=1), tone())
+    one.with_suffix(".json").write_text('{"game": "one"')
+    size = one.stat().st_size + len('{"game": "one"')
+    clips = ClipStore(tmp_path / "clips", max_bytes=int(2.5 * size))
+    for call_s in (2, 3):
+        clips.save(clip(call_s=call_s), tone())
+    assert not one.exists() and not one.with_suffix(".json").exists()
+    assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9, 3 * 10**9]
+
+
 def test_a_part_left_by_a_cut_and_a_sound_without_its_json_are_no_clips(tmp_path):
     folder = tmp_path / "clips"
     clips = ClipStore(folder, max_bytes=10**9)

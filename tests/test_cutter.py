@@ -3,12 +3,14 @@ on the disk and a line out; its detector warmed before the first window."""
 
 import io
 import json
+import logging
 
 import numpy as np
+import pytest
 
 from referee.audio import cutter
 from referee.audio.clips import ClipStore
-from referee.audio.cutter import Window, read_window, serve
+from referee.audio.cutter import LogRecords, Window, read_window, serve
 from referee.audio.samples import Gap, Sound
 from referee.audio.wav import read_mono
 
@@ -18,6 +20,19 @@ RATE = 48_000
 ORIGIN_NS = 4_000 * NS_PER_S
 FIRST_NS = 5_000 * NS_PER_S  # the window's first sample
 PERIOD_NS = NS_PER_S / RATE * (1 - 150e-6)  # a card 150 ppm fast
+
+
+@pytest.fixture
+def records():
+    """What the cutter's process logs, as forward_logs gathers it there."""
+    gathered = LogRecords()
+    logger = logging.getLogger("referee")
+    level = logger.level
+    logger.addHandler(gathered)
+    logger.setLevel(logging.INFO)
+    yield gathered
+    logger.removeHandler(gathered)
+    logger.setLevel(level)
 
 
 def window(call_s: float = 1.0, seconds: float = 3.0) -> Window:
@@ -57,7 +72,7 @@ def test_a_window_cut_short_is_the_end_of_the_input():
     assert read_window(io.BytesIO(b"")) is None
 
 
-def test_it_warms_the_detector_says_ready_then_saves_each_window(tmp_path, monkeypatch):
+def test_it_warms_the_detector_says_ready_then_saves_each_window(tmp_path, monkeypatch, records):
     seen: list[int] = []
     detect = cutter.find_onsets
 
@@ -68,7 +83,7 @@ def test_it_warms_the_detector_says_ready_then_saves_each_window(tmp_path, monke
     monkeypatch.setattr(cutter, "find_onsets", finding)
     replies = io.BytesIO()
     sent = window()
-    serve(requests(sent), replies, ClipStore(tmp_path, max_bytes=10**9), RATE)
+    serve(requests(sent), replies, ClipStore(tmp_path, max_bytes=10**9), RATE, records)
     ready, said = map(json.loads, replies.getvalue().splitlines())
     # Its first run (the slow one) before any window: at the start, not at a call.
     assert seen == [round(cutter.WARM_S * RATE), len(sent.sound.samples)]
@@ -84,11 +99,11 @@ def test_it_warms_the_detector_says_ready_then_saves_each_window(tmp_path, monke
     assert rate == RATE and int(np.argmax(samples)) == RATE
 
 
-def test_what_it_logs_goes_with_its_reply(tmp_path):
+def test_what_it_logs_goes_with_its_reply(tmp_path, records):
     """Its standard error is left for a crash: the daemon logs these as its own."""
     replies = io.BytesIO()
     clips = ClipStore(tmp_path, max_bytes=400_000)  # one 3 s clip: the second makes room
-    serve(requests(window(1.0), window(1.5)), replies, clips, RATE)
+    serve(requests(window(1.0), window(1.5)), replies, clips, RATE, records)
     _, first, second = map(json.loads, replies.getvalue().splitlines())
     assert first["log"] == []
     [(level, name, message)] = second["log"]
@@ -96,10 +111,11 @@ def test_what_it_logs_goes_with_its_reply(tmp_path):
     assert message.endswith(f"{first['saved']} deleted: the clips may take 400000 bytes")
 
 
-def test_a_disk_that_refuses_is_a_lost_clip_not_an_end(tmp_path):
+def test_a_disk_that_refuses_is_a_lost_clip_not_an_end(tmp_path, records):
     taken = tmp_path / "clips"
     taken.write_text("a file where the folder should be")
     replies = io.BytesIO()
-    serve(requests(window(), window(1.5)), replies, ClipStore(taken, max_bytes=10**9), RATE)
+    clips = ClipStore(taken, max_bytes=10**9)
+    serve(requests(window(), window(1.5)), replies, clips, RATE, records)
     _, first, second = map(json.loads, replies.getvalue().splitlines())
     assert first == second == {"lost": "File exists", "log": []}

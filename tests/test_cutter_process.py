@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from referee.audio.clips import ClipStore
+from referee.audio.cutter import NICE
 from referee.audio.cutter_process import CutterProcess
 
 from .test_cutter import RATE, window
@@ -38,6 +39,9 @@ def test_it_runs_the_daemons_python_in_the_daemons_environment(tmp_path):
         assert environment.items() <= dict(v.split(b"=", 1) for v in given if v).items()
         assert (proc / "cwd").readlink() == Path.cwd()
         assert os.getpgid(cutter.pid) == cutter.pid
+        # A lower priority: on a busy CPU the daemon's loop goes first.
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, cutter.pid) == min(19, own + NICE)
     finally:
         cutter.stop(5)
 

@@ -220,17 +220,30 @@ class ClipStore:
         return gone
 
     def prune(self) -> None:
-        """The oldest clips go until the rest fit in max_bytes; so do parts a cut left."""
-        for part in self.folder.glob(f"*{PART}"):
-            part.unlink(missing_ok=True)
-        kept = self.clips()
-        total = sum(k.bytes for k in kept)
+        """The oldest clips go until the rest fit in max_bytes; so do parts a cut left.
+
+        By the files' names and sizes alone: reading every clip's JSON and WAV header took
+        0.1 s here at every save with 700 clips kept (the default 200 MB)."""
+        sizes = {}
+        for entry in os.scandir(self.folder):
+            if entry.name.endswith(PART):
+                Path(entry.path).unlink(missing_ok=True)
+            elif entry.name.startswith("game"):
+                sizes[entry.name] = entry.stat().st_size
+        # A clip is its JSON; its name sorts as the calls came.
+        kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
+        bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
+        total = sum(bytes_of.values())
         for oldest in kept:
             if total <= self.max_bytes:
                 break
-            self._remove(oldest.clip.name)
-            total -= oldest.bytes
-            log.info("clip %s deleted: the clips may take %d bytes", oldest.sound, self.max_bytes)
+            self._remove(oldest)
+            total -= bytes_of[oldest]
+            log.info(
+                "clip %s deleted: the clips may take %d bytes",
+                self._paths(oldest)[0],
+                self.max_bytes,
+            )
 
     def _metas(self, game: int | None = None) -> Iterator[Path]:
         """The clips' JSON files; of one game's calls only, by their names, with `game`."""

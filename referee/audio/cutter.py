@@ -17,10 +17,14 @@ slow, and is nobody's clip's), then one a window: `{"saved": NAME, "onsets": N}`
 the daemon logs as its own: its standard error is left for a crash. It ends when its
 standard input does (the daemon closed it, or died). The signals that stop the daemon
 are the daemon's to act on: it closes this process once the clip under way is saved.
+
+It runs at a lower priority (NICE): a clip has a second, a press has a millisecond, and
+on a busy CPU the loop's threads must not wait for the cutter's turn to end.
 """
 
 import json
 import logging
+import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -36,7 +40,12 @@ from .onsets import find_onsets
 from .samples import Gap, Sound
 
 WARM_S = 0.25  # of sound with a click in it: every path of the detector runs once
+# Added to the daemon's niceness: a main loop woken on a CPU the cutter holds waited up to
+# 4 ms for it without (docs/PERFORMANCE.md, "The clips cut in a process of their own").
+NICE = 10
 SAMPLE = np.dtype("<i2")
+
+log = logging.getLogger(__name__)
 
 Reply = dict[str, Any]
 
@@ -114,7 +123,7 @@ def cut(window: Window, clips: ClipStore, rate: int) -> Reply:
     return {"saved": path.name, "onsets": len(onsets)}
 
 
-class _Records(logging.Handler):
+class LogRecords(logging.Handler):
     """The log records made since the last reply, to go with the next one."""
 
     def __init__(self) -> None:
@@ -125,11 +134,18 @@ class _Records(logging.Handler):
         self.records.append((record.levelno, record.name, record.getMessage()))
 
 
-def serve(requests: BinaryIO, replies: BinaryIO, clips: ClipStore, rate: int) -> None:
-    """Warm the detector, say so, then cut each window until the input ends."""
-    records = _Records()
+def forward_logs() -> LogRecords:
+    """Every log record of this process (warnings too), kept for the next reply."""
+    records = LogRecords()
     logging.basicConfig(level=logging.INFO, handlers=[records], force=True)
     logging.captureWarnings(True)
+    return records
+
+
+def serve(
+    requests: BinaryIO, replies: BinaryIO, clips: ClipStore, rate: int, records: LogRecords
+) -> None:
+    """Warm the detector, say so, then cut each window until the input ends."""
 
     def reply(said: Reply) -> None:
         said["log"], records.records = records.records, []
@@ -148,7 +164,13 @@ def main(argv: list[str]) -> int:
     folder, max_bytes, rate = argv
     for sig in QUIT_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    serve(sys.stdin.buffer, sys.stdout.buffer, ClipStore(Path(folder), int(max_bytes)), int(rate))
+    records = forward_logs()
+    try:
+        os.nice(NICE)
+    except OSError as err:  # a sandbox that forbids setpriority: the daemon's, then
+        log.warning("the clips' cutter runs at the daemon's priority: %s", err)
+    clips = ClipStore(Path(folder), int(max_bytes))
+    serve(sys.stdin.buffer, sys.stdout.buffer, clips, int(rate), records)
     return 0
 
 
