@@ -14,6 +14,7 @@ without one was cut short (a full disk, a power cut) and is not a clip. Nothing 
 ever written here, and nothing of the ledger is: a full disk loses clips, never an input.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -229,7 +230,8 @@ class ClipStore:
             if entry.name.endswith(PART):
                 Path(entry.path).unlink(missing_ok=True)
             elif entry.name.startswith("game"):
-                sizes[entry.name] = entry.stat().st_size
+                with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
+                    sizes[entry.name] = entry.stat().st_size
         # A clip is its JSON; its name sorts as the calls came.
         kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
         bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
