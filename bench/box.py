@@ -60,6 +60,7 @@ from referee.edges import Quit  # noqa: E402
 from referee.inputs import gpio  # noqa: E402
 from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
+from referee.realtime import run_first  # noqa: E402
 from referee.rules import Phase  # noqa: E402
 from referee.store import Stored  # noqa: E402
 from referee.view import View  # noqa: E402
@@ -177,6 +178,7 @@ class Box:
         self.after_step: Callable[[int], None] = lambda now_ns: None
         self._started = threading.Event()
         self.staller = Staller()
+        self.priority = ""  # what realtime.run_first said, once the loop runs
         offsets = {b: int(p.removeprefix("GPIO")) for b, p in config.pins.items()}
         self._driver = subprocess.Popen(
             [sys.executable, str(ROOT / "bench" / "drive.py"), source, str(fd),
@@ -291,9 +293,12 @@ class Box:
 
         thread = threading.Thread(target=driver, name="bench-driver", daemon=True)
         thread.start()
+        # As `referee run` does, after every other thread of the box has started.
+        self.priority = run_first(0, self.app.speaker.thread_id)
         try:
             self.app.run()  # closes the App (inputs, screen, store) when it returns
         finally:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))  # the next box's turn
             thread.join(timeout=5)
             assert self._driver.stdin is not None
             self._driver.stdin.close()

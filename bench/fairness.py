@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/fairness.py [--pairs 160] [--seed 1] [--only CONDITION]
                                        [--source gpio|serial] [--mic off|on|off,on]
+                                       [--phones 0|10|0,10]
 
 Pairs of buzzer presses go through the whole box (bench/box.py): another process plays the
 kernel and writes the two edge events into the fake line request, stamped `gap` apart on
@@ -24,7 +25,12 @@ the next pair. For every pair, on each source:
   `sigstop` (the same, and the box's process is stopped for 10 ms to 2 s between them);
   stalls are mostly short: 10, 30, 100 and 300 ms, and one pair in ten 1 or 2 s;
 - with `--mic on` (or `off,on`: both, the same pairs), the box listening (bench/box.py:
-  the real capture thread and ring on a fake 48 kHz card, and every call's clip written).
+  the real capture thread and ring on a fake 48 kHz card, and every call's clip written);
+- with `--phones 10` (or `0,10`: none, then 10, the same pairs), phones following the
+  page (issue 19): as bench/latency.py has them (bench/web.py's `following`), the page's
+  server runs as on the box, `referee web` in its own process on the run's store, and
+  that many event streams are read by another process, bench/phones.py; how many state
+  events each received is printed after the run (the phones were live).
 
 The naive referee, read from the same run, crowns the press the reader received first.
 Answers: right, "too close to call" (co-callers: the honest answer within the tie window,
@@ -35,7 +41,8 @@ pairs delivered in order without a stall, while drawing on every pass (bench/lat
 measures it against its target, with the App as it is).
 
 Verdict: every pair at 0.2 ms or more named right, every pair at 0.05 or 0.1 ms right or
-too close to call, in every condition and both orders; never a wrong one.
+too close to call, in every condition and both orders; never a wrong one. With phones and
+without: the summary and the verdict are given for each number of phones.
 """
 
 import argparse
@@ -50,6 +57,7 @@ from pathlib import Path
 
 from box import BUZZERS, MS, Box, Hogs, start_game, tap, wait_until
 from machine import header, load, percentile, store_dir
+from web import following, phone_counts
 
 from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.rules import Phase
@@ -74,6 +82,7 @@ class Pair:
     late: str
     stall_ms: int = 0
     mic: str = "off"
+    phones: int = 0  # phones following the page
     done: threading.Event = field(default_factory=threading.Event)
     callers: tuple[int, ...] = ()
     late_inputs: int = 0
@@ -94,10 +103,13 @@ class Pair:
 
 
 class Fairness:
-    def __init__(self, box: Box, source: str, mic: str, args: argparse.Namespace) -> None:
+    def __init__(
+        self, box: Box, source: str, mic: str, phones: int, args: argparse.Namespace
+    ) -> None:
         self.box = box
         self.source = source
         self.mic = mic
+        self.phones = phones
         self.app = box.app
         self.args = args
         self.rng = random.Random(args.seed)
@@ -131,7 +143,8 @@ class Fairness:
                     stall = STALLS_MS[n % len(STALLS_MS)] if condition in ("gil", "sigstop") else 0
                     early, late = self.rng.sample(BUZZERS, 2)
                     gap = round(gap_ms * MS)
-                    pair = Pair(self.source, condition, order, gap, early, late, stall, self.mic)
+                    pair = Pair(self.source, condition, order, gap, early, late, stall,
+                                self.mic, self.phones)  # fmt: skip
                     self.play(pair)
 
     def play(self, pair: Pair) -> None:
@@ -178,28 +191,31 @@ class Fairness:
         wait_until(lambda: self.app.session.state is not before, "the undo")
 
 
-def table(pairs: list[Pair], tie_ns: int) -> bool:
+def table(pairs: list[Pair], tie_ns: int, phones: list[int]) -> dict[int, bool]:
+    """Print the table; for each number of phones, whether all its cells are as they must be."""
     print(
-        f"{'source':>6} | {'mic':>3} | {'condition':>9} | {'order':>8} | {'gap ms':>6} | "
-        f"{'pairs':>5} | "
+        f"{'source':>6} | {'mic':>3} | {'phones':>6} | {'condition':>9} | {'order':>8} | "
+        f"{'gap ms':>6} | {'pairs':>5} | "
         f"{'right':>5} | {'too close':>9} | {'wrong':>5} | {'lost':>4} | {'naive right':>11} | "
         f"{'late':>4} | {'decide ms p50/p99':>17}"
     )
-    print("-" * 127)
-    met = True
-    for source, mic, condition, order, gap_ms in product(
-        SOURCES, MICS, CONDITIONS, ORDERS, GAPS_MS
+    print("-" * 136)
+    met = dict.fromkeys(phones, True)
+    for source, mic, n, condition, order, gap_ms in product(
+        SOURCES, MICS, phones, CONDITIONS, ORDERS, GAPS_MS
     ):
-        key = (source, mic, condition, order, round(gap_ms * MS))
-        cell = [p for p in pairs if (p.source, p.mic, p.condition, p.order, p.gap_ns) == key]
+        key = (source, mic, n, condition, order, round(gap_ms * MS))
+        cell = [
+            p for p in pairs if (p.source, p.mic, p.phones, p.condition, p.order, p.gap_ns) == key
+        ]
         if cell:
-            met &= row(cell, key, tie_ns)
+            met[n] &= row(cell, key, tie_ns)
     return met
 
 
-def row(cell: list[Pair], key: tuple[str, str, str, str, int], tie_ns: int) -> bool:
+def row(cell: list[Pair], key: tuple[str, str, int, str, str, int], tie_ns: int) -> bool:
     """Print one cell of the table; True when it is as it must be."""
-    source, mic, condition, order, gap_ns = key
+    source, mic, phones, condition, order, gap_ns = key
     answers = [p.answer for p in cell]
     right, tie = answers.count("right"), answers.count("tie")
     wrong, lost = answers.count("wrong"), answers.count("lost")
@@ -211,15 +227,16 @@ def row(cell: list[Pair], key: tuple[str, str, str, str, int], tie_ns: int) -> b
     ]
     spread = f"{percentile(decide, 50):.2f} / {percentile(decide, 99):.2f}" if decide else "-"
     print(
-        f"{source:>6} | {mic:>3} | {condition:>9} | {order:>8} | {gap_ns / MS:>6g} | "
-        f"{len(cell):>5} | "
+        f"{source:>6} | {mic:>3} | {phones:>6} | {condition:>9} | {order:>8} | "
+        f"{gap_ns / MS:>6g} | {len(cell):>5} | "
         f"{right:>5} | {tie:>9} | {wrong:>5} | {lost:>4} | {naive:>11} | "
         f"{sum(p.late_inputs for p in cell):>4} | {spread:>17}"
     )
     return right == len(cell) if gap_ns > tie_ns else wrong + lost == 0
 
 
-def summary(pairs: list[Pair], tie_ns: int, met: bool) -> None:
+def summary(pairs: list[Pair], tie_ns: int, phones: int, met: bool) -> None:
+    """The verdict on the pairs played with `phones` phones following the page."""
     beyond = [p for p in pairs if p.gap_ns > tie_ns]
     within = [p for p in pairs if p.gap_ns <= tie_ns]
     right = sum(p.answer == "right" for p in beyond)
@@ -228,10 +245,11 @@ def summary(pairs: list[Pair], tie_ns: int, met: bool) -> None:
     late = sum(p.late_inputs for p in pairs)
     naive = sum(p.first_read == p.early for p in pairs)
     print(
-        f"fairness: {right} of {len(beyond)} pairs beyond the {tie_ns / MS:g} ms tie window"
-        f" right; {wrong} wrong in all; within it {honest} of {len(within)} right or too"
-        f" close to call; {late} presses came late and were caught; the naive referee was"
-        f" right {naive} times of {len(pairs)}: {'met' if met else 'NOT met'}"
+        f"fairness, {phones} phones: {right} of {len(beyond)} pairs beyond the"
+        f" {tie_ns / MS:g} ms tie window right; {wrong} wrong in all; within it {honest} of"
+        f" {len(within)} right or too close to call; {late} presses came late and were"
+        f" caught; the naive referee was right {naive} times of {len(pairs)}:"
+        f" {'met' if met else 'NOT met'}"
     )
 
 
@@ -250,6 +268,12 @@ def main() -> int:
     parser.add_argument("--only", choices=CONDITIONS, help="one condition")
     parser.add_argument("--source", choices=SOURCES, help="one input source")
     parser.add_argument("--mic", default="off", help="the box deaf or listening: off, on or off,on")
+    parser.add_argument(
+        "--phones",
+        type=phone_counts,
+        default="0",
+        help="phones following the page, streaming: 0, 10 or 0,10",
+    )
     args = parser.parse_args()
     mics = args.mic.split(",")
     if not mics or not set(mics) <= set(MICS):
@@ -259,10 +283,11 @@ def main() -> int:
     header("bench/fairness.py: pairs of presses through the whole box, in order and reversed")
     pairs: list[Pair] = []
     tie_ns = 0
-    for source, mic in product([s for s in SOURCES if args.source in (None, s)], mics):
+    sources = [s for s in SOURCES if args.source in (None, s)]
+    for source, mic, phones in product(sources, mics, args.phones):
         with store_dir() as tmp:
             box = Box(Path(tmp), load="render", source=source, mic=mic == "on")
-            bench = Fairness(box, source, mic, args)
+            bench = Fairness(box, source, mic, phones, args)
             app = box.app
             tie_ns = app.session.settings.tie_ns
             promise = (
@@ -271,25 +296,32 @@ def main() -> int:
                 else "its watermark: its T lines"
             )
             print(
-                f"input {app.inputs.name}, microphone {mic}: resolution "
+                f"input {app.inputs.name}, microphone {mic}, {phones} phones: resolution "
                 f"{app.inputs.resolution_ns / 1e3:g} us; "
                 f"tie window {tie_ns / MS:g} ms (the larger of tie_ms and the resolution, "
                 f"inclusive); {promise}"
             )
-            started = time.monotonic()
-            box.run(bench.drive)
-            elapsed = time.monotonic() - started
+            # The page served once the App has made its store, before the loop runs.
+            with following(app.store.path, phones) as received:
+                started = time.monotonic()
+                box.run(bench.drive)
+                elapsed = time.monotonic() - started
+                arrivals = received()
             print(
                 f"  main loop: {box.steps / elapsed:.0f} passes a second, each rendering "
                 f"1280x720; {len(bench.pairs)} pairs in {elapsed:.0f} s"
             )
+            if arrivals:
+                received_each = ", ".join(str(len(a)) for a in arrivals)
+                print(f"  state events each phone received: {received_each}")
             pairs += bench.pairs
     print()
-    met = table(pairs, tie_ns)
+    met = table(pairs, tie_ns, args.phones)
     print()
     print(f"at the end: {load()}")
-    summary(pairs, tie_ns, met)
-    return 0 if met else 1
+    for phones, ok in met.items():
+        summary([p for p in pairs if p.phones == phones], tie_ns, phones, ok)
+    return 0 if all(met.values()) else 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ list, every clip's waveform (the whole clip and the zoom around its presses, a T
 and its sound; the RSS after, and the highest it reached (VmHWM).
 """
 
+import argparse
+import contextlib
 import json
 import os
 import socket
@@ -23,6 +25,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,6 +37,9 @@ from referee.store import Store
 from referee.web.listen import bind
 
 STREAMS = 10
+# A state event on a phone: when it arrived (time.monotonic_ns(), the clock of the box's
+# edges) and the game time of the latest input in its state, in ms (None: no game in it).
+Arrival = tuple[int, float | None]
 INPUTS = 20
 CLIPS = 30  # a long game's calls, each as the box cuts it by default: 3 s at 48 kHz
 RATE = 48_000
@@ -59,17 +65,127 @@ class Stream:
         self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: bench\r\n\r\n")
         self.sock.settimeout(10)
         self.seen = self.got = 0
-        self.buffer = b""  # what came after the last whole line
+        self.buffer = b""  # what came after the last whole event
+        self.states: list[bytes] = []  # the data of the state events the last read completed
         self.next_state()  # the state now
+
+    def take(self) -> int:
+        """One read of what has come (waiting for some): the state events it completed (an
+        event once its blank line came: its data whole) counted, and their data lines in
+        `states`. How many bytes came: 0 once the server has ended the stream."""
+        data = self.sock.recv(65536)
+        *events, self.buffer = (self.buffer + data).split(b"\n\n")
+        self.states = [e.rpartition(b"\ndata: ")[2] for e in events if b"event: state\n" in e]
+        self.got += len(self.states)
+        return len(data)
 
     def next_state(self) -> None:
         """Wait for the next state event (its whole line)."""
         while self.got <= self.seen:
-            self.buffer += self.sock.recv(65536)
-            lines = self.buffer.rfind(b"\n") + 1
-            self.got += self.buffer[:lines].count(b"event: state\n")
-            self.buffer = self.buffer[lines:]
+            if not self.take():
+                raise ConnectionError("the server ended the event stream")
         self.seen += 1
+
+
+def free_port() -> int:
+    """A port of this computer no one listens on: the one the system chose, let go."""
+    probe = bind("127.0.0.1:0")
+    port = int(probe.getsockname()[1])
+    probe.close()
+    return port
+
+
+@contextlib.contextmanager
+def serving(
+    store: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen, int]]:
+    """`referee web` on the store as the box runs it, its own process (uvicorn): it and its
+    port, once it serves an event stream (started, the store read); stopped (SIGTERM) when
+    the `with` ends. `env`: its environment, this process's by default."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee",
+            "web",
+            "--store",
+            str(store),
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                Stream(port).sock.close()  # served: started, the store read
+                break
+            except ConnectionRefusedError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"`referee web` did not serve {store}") from None
+                time.sleep(0.05)
+        yield server, port
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def phone_counts(given: str) -> list[int]:
+    """The benchmarks' --phones (argparse's type): how many phones follow the page, or
+    numbers of them, a run each ("0,10": none, then 10)."""
+    try:
+        counts = [int(n) for n in given.split(",")]
+    except ValueError:
+        counts = [-1]
+    if min(counts) < 0:
+        raise argparse.ArgumentTypeError(f"{given}: a number of phones, or numbers: 0, 10 or 0,10")
+    return list(dict.fromkeys(counts))  # each once
+
+
+@contextlib.contextmanager
+def following(
+    store: Path, phones: int, env: dict[str, str] | None = None
+) -> Iterator[Callable[[], list[list[Arrival]]]]:
+    """`phones` phones following the page of the box whose ledger is `store`, from when the
+    `with` begins: `referee web` (`serving`) and bench/phones.py, the process that reads
+    their event streams. It yields the call that stops the phones and returns, for each,
+    the state events it received after its first, as they arrived (`Arrival`s); the reader
+    and the server stop when the `with` ends, whatever happened. With 0 phones neither
+    runs. `env`: theirs."""
+    if not phones:
+        yield lambda: []
+        return
+    with serving(store, env) as (_, port):
+        reader = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("phones.py")), str(port), str(phones)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        stdin, stdout = reader.stdin, reader.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            if stdout.readline() != "ready\n":
+                raise RuntimeError(f"bench/phones.py: the {phones} phones' streams did not open")
+
+            def received() -> list[list[Arrival]]:
+                stdin.close()  # the reader's cue to stop
+                arrivals = json.loads(stdout.readline())
+                reader.wait(10)
+                return [[(int(t), at_ms) for t, at_ms in phone] for phone in arrivals]
+
+            yield received
+        finally:
+            if reader.poll() is None:
+                reader.kill()
+            reader.wait()
+            for pipe in (stdin, stdout):
+                pipe.close()
 
 
 def at_rest(pid: int, seconds: float) -> tuple[float, float]:
@@ -84,30 +200,8 @@ def main() -> None:
         store = Path(folder) / "referee.db"
         with Store.open(store) as opened:
             game = opened.new_game(Settings(players=4), lobby=False)
-        probe = bind("127.0.0.1:0")
-        port = probe.getsockname()[1]
-        probe.close()
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "referee",
-                "web",
-                "--store",
-                str(store),
-                "--listen",
-                f"127.0.0.1:{port}",
-            ],
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            for _ in range(200):
-                try:
-                    Stream(port).sock.close()  # served: started, the store read
-                    break
-                except ConnectionRefusedError:
-                    time.sleep(0.05)
-            time.sleep(1)  # and settled, before its rest is measured
+        with serving(store) as (server, port):
+            time.sleep(1)  # settled, before its rest is measured
             rows = [("0 streams", *at_rest(server.pid, seconds))]
             streams = [Stream(port) for _ in range(STREAMS)]
             rows.append((f"{STREAMS} streams", *at_rest(server.pid, seconds)))
@@ -120,9 +214,6 @@ def main() -> None:
             rows.append(("the highest (VmHWM)", rss_mb(server.pid, "VmHWM"), float("nan")))
             for one in streams:
                 one.sock.close()
-        finally:
-            server.terminate()
-            server.wait(10)
     print(f"`referee web` at rest, {seconds:.0f} s a case ({os.cpu_count()} cores)\n")
     print("| case | RSS (MB) | CPU (% of a core) |")
     print("|---|---|---|")

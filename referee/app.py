@@ -1,6 +1,6 @@
 """`referee run`: the one place that wires inputs, arbiter, engine, store and outputs.
 
-One thread, this one, owns the engine, the store and the screen (docs/design.md). It sleeps
+One thread, this one, owns the engine, the store and the screens (docs/design.md). It sleeps
 in one wait on every input source's file descriptor (the kernel wakes it), the
 inbox's pipe (signals) and the store's folder (inotify: the store deleted or moved is
 written anew), until news comes or the next thing is due: a decision the
@@ -57,7 +57,7 @@ from .inputs.keyboard import WindowKeys
 from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
-from .rules import Phase, Settings, settings_values
+from .rules import Phase, Settings, settings_changes
 from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Change, Store
@@ -90,7 +90,7 @@ class RunOptions:
     config: Config
     store_path: Path
     input: str = "auto"  # auto | gpio | keyboard | serial:DEVICE
-    display: str = "auto"  # auto | window | terminal | none
+    display: str = "auto"  # auto | window | kms[:CARD] | terminal | none; or A+B: both
 
 
 class App:
@@ -126,8 +126,10 @@ class App:
             self.join: JoinSign | None = None  # while the page is served (page_at)
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
+            # One screen, or several shown as one (outputs/composite.py): the loop holds one.
             shown = open_screen(displays, self.inbox, options.config.display, stdout, clock)
-            self.screen, self.display, self.window = shown.screen, shown.kind, shown.window
+            self.screen, self.window = shown.screen, shown.window
+            self.display = shown.kind  # "terminal"; several joined by +: "window+terminal"
             self.shown_as = shown.name  # as the log names it: "kms (card0 1280x720)"
             if self.screen is not None:
                 opened.callback(self.screen.close)
@@ -335,7 +337,7 @@ class App:
                     )
 
     def present(self, view: View) -> None:
-        """Show the view: the screen, the lights, and the timed sounds of its countdown."""
+        """Show the view: the screens, the lights, and the timed sounds of its countdown."""
         # Only a frame drawn holds the next one back: a pass that draws nothing (a
         # release, a window poll) must not push a countdown's next second late.
         started = self.clock()
@@ -407,8 +409,7 @@ class App:
         if rules == self.next_rules:
             request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
             return
-        was, now = settings_values(self.next_rules.settings), settings_values(rules.settings)
-        changed = ", ".join(f"{k} {now[k]}" for k in now if now[k] != was[k])
+        changed = settings_changes(self.next_rules.settings, rules.settings)
         self.next_rules = rules
         self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
         lobby = self.session.take_rules(rules.settings)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__, rescue
+from . import __version__, realtime, rescue
 from .config import Config, example_config, load_config, render_config, with_phone
 from .errors import (
     EXIT_BAD_INPUT,
@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
         # opens waits, and then goes where stderr goes for as long as the game is shown.
         release = running.enter_context(held_logs())
         app = App(RunOptions(config, store, input=args.input, display=args.display))
-        if app.display == "terminal":
+        if "terminal" in app.display.split("+"):  # alone, or beside a window or kms
             running.enter_context(stderr_to_log(store))
         release()
         if (listen := _page_listen(args, config)) == "off":
@@ -66,6 +66,8 @@ def _run(args: argparse.Namespace) -> int:
             app.messages.append(page.said)
             if page.listening is not None:
                 app.page_at(page.listening)
+        # Last, so that every thread and process started so far stays at normal priority.
+        log.info("%s", realtime.run_first(0, app.speaker.thread_id))
         code = app.run()
     if app.unsaved is not None:
         raise app.unsaved
@@ -389,11 +391,17 @@ def _absolute(text: str) -> Path:
 
 
 def _display(text: str) -> str:
-    kind, _, card = text.partition(":")
-    if kind not in ("auto", "window", "kms", "terminal", "none") or (card and kind != "kms"):
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: use auto, window, kms, kms:/dev/dri/cardN, terminal or none"
-        )
+    """Each display's name, as argparse checks a value; which may be joined with `+`,
+    devices.joined_displays says (a StartError, in one line, once `run` starts)."""
+    for part in text.split("+"):
+        kind, _, card = part.partition(":")
+        if kind in ("auto", "window", "kms", "terminal", "none") and (not card or kind == "kms"):
+            continue
+        if part == text:
+            use = "use auto, window, kms, kms:/dev/dri/cardN, terminal or none"
+            raise argparse.ArgumentTypeError(f"{text!r}: {use}")
+        use = "join window, kms or kms:/dev/dri/cardN, and terminal with +"
+        raise argparse.ArgumentTypeError(f"{part!r} in {text!r}: {use}")
     return text
 
 
@@ -419,7 +427,9 @@ def parser() -> argparse.ArgumentParser:
         type=_display,
         metavar="auto|window|kms[:CARD]|terminal|none",
         help="auto picks a window on a desktop, else the console's screen (kms: the first"
-        " card with a screen connected) where there is one, else the terminal",
+        " card with a screen connected) where there is one, else the terminal. Join"
+        " several with + to show the game on each: window+terminal, kms+terminal (the"
+        " keyboard is then the window's, else the console's)",
     )
     run.add_argument(
         "--web",

@@ -1,9 +1,11 @@
-"""The box's devices, picked and opened from the settings in one place: the screen, the
+"""The box's devices, picked and opened from the settings in one place: the screens, the
 buttons, the LEDs, the sound.
 
 `referee run` and `referee check-buttons` both pick them here (`pick_display`,
 `pick_input`) and open them (`open_screen`, `open_devices`); `check_openable` refuses,
-before anything is opened or written, what cannot open at all.
+before anything is opened or written, what cannot open at all. Several screens
+(`--display window+terminal`) are opened here too, and handed to the main loop as one
+(outputs/composite.py); the phones are served by the page's own process, from the store.
 """
 
 import contextlib
@@ -16,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gpiozero import GPIOZeroError
 
@@ -29,13 +31,13 @@ from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
 from .outputs.alsa import alsa_quiet
+from .outputs.composite import Screen, Screens
 from .outputs.kms import CARDS
 from .outputs.kms import cards as drm_cards
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 from .outputs.terminal import TerminalScreen
 from .pi_header import is_raspberry_pi
-from .view import View
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.capture import Capture
@@ -78,6 +80,47 @@ def _unanswered_desktop(env: Mapping[str, str]) -> str | None:
     return f"DISPLAY={env['DISPLAY']}: no X server answers there ({x_socket})"
 
 
+# What `--display A+B` may join, in the order they open: those that may fail first, so
+# that the terminal is not taken over by a box that then does not start.
+JOINABLE = ("window", "kms", "terminal")
+
+
+def _kinds(display: str) -> list[str]:
+    """Each display's kind: `kms:/dev/dri/card1+terminal` is kms and terminal."""
+    return [part.partition(":")[0] for part in display.split("+")]
+
+
+def joined_displays(requested: str) -> list[str]:
+    """The displays `--display` joins with `+` (every view shown on each), in the order
+    they open; StartError, in one line, for a combination that cannot be."""
+    parts = requested.split("+")
+    if len(parts) == 1:
+        return parts
+    kinds = _kinds(requested)
+    for part, kind in zip(parts, kinds, strict=True):
+        if kind in ("auto", "none"):
+            why = "picks one display" if kind == "auto" else "shows nothing"
+            raise StartError(f"--display {requested}: {kind} {why}: it joins no other display")
+        if kind not in JOINABLE:
+            raise StartError(f"--display {requested}: {part!r} is no display: join window,"
+                             " kms[:CARD] and terminal with +")  # fmt: skip
+    for kind in JOINABLE:
+        if kinds.count(kind) < 2:
+            continue
+        if kind == "window":
+            raise StartError(f"--display {requested}: one window at most: its keys and events"
+                             " are the main loop's")  # fmt: skip
+        raise StartError(f"--display {requested}: {kind} twice: each display once at most")
+    return sorted(parts, key=lambda part: JOINABLE.index(part.partition(":")[0]))
+
+
+def keyboard_display(display: str) -> str | None:
+    """Whose keys `--input keyboard` reads where `display` is shown: the window's, else
+    the console's (kms), else the terminal's; None: no keyboard there."""
+    kinds = _kinds(display)
+    return next((kind for kind in JOINABLE if kind in kinds), None)
+
+
 def pick_display(
     requested: str,
     environ: Mapping[str, str] | None = None,
@@ -85,9 +128,10 @@ def pick_display(
 ) -> list[str]:
     """The displays to try, in order. `auto`: a window on a desktop; else the console's
     screen through KMS where there is a DRM card (a Pi without a desktop); then the
-    terminal where there is one, else none."""
+    terminal where there is one, else none. Several joined by `+` are one display to
+    try (all of them open, or the box does not start), in the order they open."""
     if requested != "auto":
-        return [requested]
+        return ["+".join(joined_displays(requested))]
     env = os.environ if environ is None else environ
     candidates = []
     if _desktop(env):
@@ -109,8 +153,18 @@ def check_openable(
     kind: str, displays: list[str], stdin_fd: int | None = None, cards: Sequence[str] | None = None
 ) -> None:
     """StartError, in one line, for an input or a display that cannot open whatever
-    happens: said before the store is created or the terminal is taken over."""
-    display = displays[0]
+    happens: said before the store is created or the terminal is taken over. Of
+    several displays joined by `+`, each is checked so."""
+    for display in displays[0].split("+"):
+        _check_display(display, cards)
+    if kind == "keyboard" and keyboard_display(displays[0]) == "terminal":
+        try:
+            readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
+        except NotATerminal as err:
+            raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
+
+
+def _check_display(display: str, cards: Sequence[str] | None) -> None:
     # SDL_VIDEODRIVER set: SDL is told where to draw, and says itself if it cannot.
     if display == "window" and not os.environ.get("SDL_VIDEODRIVER"):
         if not _desktop(os.environ):
@@ -126,32 +180,13 @@ def check_openable(
     if screen == "kms" and not found:
         missing = f"no such card {card}" if card else f"no DRM card ({CARDS} matches nothing)"
         raise StartError(f"--display {display}: {missing}: use --display terminal or none")
-    if kind == "keyboard" and display == "terminal":
-        try:
-            readable_as_keys(sys.stdin.fileno() if stdin_fd is None else stdin_fd)
-        except NotATerminal as err:
-            raise StartError(f"--input keyboard reads keys from a terminal: {err}") from None
-
-
-class Screen(Protocol):
-    def show(self, view: View) -> bool:
-        """Draw the view; False when the screen already showed exactly this."""
-        ...
-
-    @property
-    def wake_ns(self) -> int | None:
-        """When to be shown the view again though it has not changed (the console's
-        screen, to ask for itself back); None: only when it changes."""
-        ...
-
-    def close(self) -> None: ...
 
 
 @dataclass
 class OpenScreen:
     screen: Screen | None
-    kind: str  # window, kms, terminal or none
-    name: str  # as the log names it: "kms (card0 1280x720)", "window (x11)"
+    kind: str  # window, kms, terminal or none; several joined by +: "window+terminal"
+    name: str  # as the log names it: "kms (card0 1280x720)", "window (x11) + terminal"
     window: "Window | None" = None  # the window, whose events the main loop takes
 
 
@@ -163,16 +198,44 @@ def open_screen(
     clock: Callable[[], int] = time.monotonic_ns,
 ) -> OpenScreen:
     """The first of the displays that opens (pick_display's list); ScreenUnavailable
-    from the last if none does."""
+    from the last if none does. Several joined by `+` open together, or not at all."""
     display, *others = displays
     wanted = (size.width, size.height) if size.width else None
     try:
+        if "+" in display:
+            return _open_screens(display.split("+"), inbox, wanted, stdout, clock)
         return _open_screen(display, inbox, wanted, stdout, clock)
     except ScreenUnavailable as err:
         if not others:
             raise
         log.warning("%s: trying the %s instead", err, others[0])
         return open_screen(others, inbox, size, stdout, clock)
+
+
+def _open_screens(
+    displays: list[str],
+    inbox: Inbox,
+    wanted: tuple[int, int] | None,
+    stdout: TextIO | None,
+    clock: Callable[[], int],
+) -> OpenScreen:
+    """Every one of the displays (joined_displays' order), as one screen: those opened
+    are closed again when a later one cannot open, and the error names it."""
+    with contextlib.ExitStack() as opened:
+        shown = []
+        for display in displays:
+            try:
+                one = _open_screen(display, inbox, wanted, stdout, clock)
+            except ScreenUnavailable as err:
+                raise ScreenUnavailable(f"--display {display}: {err}") from None
+            assert one.screen is not None  # none joins no other display
+            opened.callback(one.screen.close)
+            shown.append(one)
+        window = next((one.window for one in shown if one.window is not None), None)
+        screens = Screens([one.screen for one in shown if one.screen is not None])
+        kind, name = "+".join(one.kind for one in shown), " + ".join(one.name for one in shown)
+        opened.pop_all()
+        return OpenScreen(screens, kind, name, window)
 
 
 def _open_screen(
@@ -234,7 +297,8 @@ def open_devices(
         lights = open_lights(config, source, on_gpio=on_gpio)
         if lights is not None:
             opened.callback(lights.close)
-        speaker = open_speaker(config, source, on_gpio=on_gpio, desktop=display == "window")
+        desktop = "window" in _kinds(display)
+        speaker = open_speaker(config, source, on_gpio=on_gpio, desktop=desktop)
         opened.callback(speaker.close)
         return Devices(inputs, lights, speaker, opened.pop_all().close, on_gpio)
 
@@ -249,16 +313,18 @@ def open_input(
     clock: Callable[[], int] = time.monotonic_ns,
     seats: int | None = None,
 ) -> InputSource:
-    """`keyboard` (the window's, or the terminal's), `serial[:DEVICE]` or `gpio`."""
+    """`keyboard` (the window's, the console's, or the terminal's: keyboard_display),
+    `serial[:DEVICE]` or `gpio`."""
     if kind == "keyboard":
+        keys = keyboard_display(display)
         if window is not None:
             return WindowKeys(window, clock)
-        if display == "kms":
+        if keys == "kms":
             try:
                 return open_console_keys(clock=clock)
             except NoKeyboard as err:
                 raise StartError(f"--input keyboard on the console: {err}") from None
-        if display != "terminal":
+        if keys != "terminal":
             raise StartError("--input keyboard needs a window, the console or a terminal")
         try:
             return TerminalKeys(sys.stdin.fileno() if stdin_fd is None else stdin_fd, clock)

@@ -2,7 +2,9 @@
 
 The header: physical pin, BCM GPIO, 3V3/5V/GND, and the GPIOs the box keeps free for
 screens and buses (docs/design.md, "Conventions followed"). The layout comes from
-gpiozero's own board data rather than a second copy kept here. The pin map is
+gpiozero's own board data rather than a second copy kept here, imported only when a
+name needs it: gpiozero's package imports every device it has and importlib.metadata,
+2.5 MB of `referee web`, which reads the settings but drives no pin. The pin map is
 hardware/pinmap.toml, which the package carries as referee/pinmap.toml.
 """
 
@@ -12,9 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpiozero.pins.pi import PiBoardInfo
+if TYPE_CHECKING:
+    from gpiozero.pins.pi import PiBoardInfo
 
 PI_MODEL = Path("/proc/device-tree/model")
 
@@ -26,9 +29,14 @@ def is_raspberry_pi() -> bool:
         return False
 
 
-# Every Pi with the 40-pin header (the B+ onwards) shares its layout: the Pi 5's table
-# stands for all, and gpiozero reads it without a Pi.
-_BOARD = PiBoardInfo.from_revision(0xD04170)
+@cache
+def _board() -> "PiBoardInfo":
+    """Every Pi with the 40-pin header (the B+ onwards) shares its layout: the Pi 5's table
+    stands for all, and gpiozero reads it without a Pi."""
+    from gpiozero.pins.pi import PiBoardInfo
+
+    return PiBoardInfo.from_revision(0xD04170)
+
 
 RESERVED: Mapping[int, str] = {
     1: "HAT ID EEPROM clock",
@@ -65,22 +73,38 @@ def load_pinmap() -> Mapping[str, Any]:
     return tomllib.loads(text)
 
 
+@cache
+def _pinmap_names() -> frozenset[str]:
+    """The pin map's own pins: "GPIOn" names of the header already (test_wiring checks
+    each through gpiozero)."""
+    pinmap = load_pinmap()
+    leds, beeper = pinmap["leds"], pinmap["beeper"]
+    names = [*pinmap["pins"].values(), leds["data"], leds["clock"], beeper["pin"]]
+    return frozenset(name for name in names if name)
+
+
 def gpio_name(name: str) -> str:
-    """The "GPIOn" name of a header pin named any way gpiozero accepts; ValueError if none."""
-    canonical: str = _BOARD.to_gpio(name)  # gpiozero's PinInvalidPin is a ValueError
+    """The "GPIOn" name of a header pin named any way gpiozero accepts; ValueError if none.
+
+    A name of the pin map's is its own: the settings' defaults, and a settings file that
+    names the pins as the example file does, are read without gpiozero's import."""
+    if name in _pinmap_names():
+        return name
+    canonical: str = _board().to_gpio(name)  # gpiozero's PinInvalidPin is a ValueError
     return canonical
 
 
 @cache
 def header() -> tuple[HeaderPin, ...]:
     """All 40 pins, pin 1 first."""
-    pins = _BOARD.headers["J8"].pins
+    pins = _board().headers["J8"].pins
     return tuple(HeaderPin(p.number, p.name, p.row, p.col) for _, p in sorted(pins.items()))
 
 
 def header_pin(name: str) -> HeaderPin:
     """The header pin a gpiozero pin name means: by BCM number ("GPIO<n>", "BCM<n>") or by
     physical pin ("BOARD<n>", "J8:<n>"). A name of no GPIO raises gpiozero's ValueError."""
-    _, info = next(_BOARD.find_pin(_BOARD.to_gpio(name)))
+    board = _board()
+    _, info = next(board.find_pin(board.to_gpio(name)))
     number: int = info.number
     return header()[number - 1]

@@ -41,7 +41,7 @@ from .rules import (
     new_game,
     parse_input,
     replay,
-    settings_values,
+    settings_changes,
     step,
     words,
 )
@@ -159,8 +159,7 @@ class Session:
         else None."""
         if self.settings == self.rules:
             return None
-        was, will = settings_values(self.settings), settings_values(self.rules)
-        return "the next game: " + ", ".join(f"{k} {will[k]}" for k in will if will[k] != was[k])
+        return "the next game: " + settings_changes(self.settings, self.rules)
 
     def _log_clock(self) -> None:
         # For a builder comparing the ledger's times with stamps taken beside the box

@@ -1,7 +1,11 @@
+import inspect
 import logging
 import os
+import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,11 +20,41 @@ SCENARIOS = ROOT / "tests" / "scenarios"
 SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `first` lead the order (the rest keep theirs): with -n, one worker
+    starts on them at once and keeps them (pytest_xdist_make_scheduler below); run last,
+    their chain would end the suite alone, and split over two workers, its session fixture
+    would be made twice."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With -n, and no other --dist than xdist's default (load): work stealing, as --dist
+    worksteal. Each worker starts on its contiguous share of the tests in their order, and
+    one that runs out takes tests from the end of another's queue, never its next ones; so
+    the `first` tests stay on the worker that started them. Load deals its first quarter
+    out one test at a time in turn, which splits them over the workers. Not pyproject's
+    addopts: where pytest runs without xdist (the gpio rig's guest) --dist is unknown."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def empty_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cwd", numbered=False)
+
+
 @pytest.fixture(autouse=True)
-def in_an_empty_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+def in_an_empty_folder(empty_folders: Path, monkeypatch) -> None:
     """`referee` reads ./referee.toml: every test runs in an empty folder of its own, not
-    where a developer keeps one (README.md, "Settings", says to write it in the clone)."""
-    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    where a developer keeps one (README.md, "Settings", says to write it in the clone).
+    Made by mkdtemp, in a folder of their own: tmp_path_factory.mktemp() lists its whole
+    folder to number the next, which beside a thousand others took 2 s of a worker's CPU."""
+    monkeypatch.chdir(tempfile.mkdtemp(dir=empty_folders))
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +120,76 @@ def daemon(store: Path) -> Iterator[object]:
     running = Daemon(store)
     yield running
     running.stop()
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md).
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[tuple[ThreadPoolExecutor, Any]]:
+    """Debian's Chromium, driven by Playwright, started once in each pytest process: a
+    start costs about 1.2 s of CPU (Playwright's driver and the browser), over a dozen
+    tests. Playwright's sync API marks its event loop as running in the thread that started
+    it, and no other code there could then asyncio.run() (the daemon's control socket,
+    `referee web`): so it lives in a thread of its own, and the tests that use it run in
+    that thread (pytest_pyfunc_call below). Without them the tests skip, saying why."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
+    thread = ThreadPoolExecutor(1, thread_name_prefix="chromium")
+
+    def launch() -> tuple[Any, Any]:
+        playwright = sync_api.sync_playwright().start()
+        return playwright, playwright.chromium.launch(executable_path=str(CHROMIUM))
+
+    playwright, browser = thread.submit(launch).result()
+
+    def close() -> None:
+        browser.close()
+        playwright.stop()
+
+    yield thread, browser
+    thread.submit(close).result()
+    thread.shutdown()
+
+
+class Pages:
+    """A test's share of the browser: each page in a browser context of its own, as
+    Browser.new_page makes it (its own cookies, storage and cache, as in a browser of its
+    own), all closed when the test ends."""
+
+    def __init__(self, thread: ThreadPoolExecutor, browser: Any) -> None:
+        self.thread = thread
+        self._browser = browser
+        self._pages: list[Any] = []
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        self._pages.append(page)
+        return page
+
+    def close(self) -> None:
+        for page in self._pages:
+            if not page.is_closed():
+                page.close()
+
+
+@pytest.fixture
+def browser(chromium) -> Iterator[Pages]:
+    thread, running = chromium
+    pages = Pages(thread, running)
+    yield pages
+    thread.submit(pages.close).result()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A test that uses the browser runs in the browser's thread (see chromium above)."""
+    if "browser" not in pyfuncitem.fixturenames:
+        return None
+    test = pyfuncitem.obj
+    args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
+    pyfuncitem.funcargs["browser"].thread.submit(test, **args).result()
+    return True

@@ -2,7 +2,9 @@
 
 import asyncio
 import io
+import logging
 import os
+import re
 import socket
 import threading
 from dataclasses import replace
@@ -19,6 +21,7 @@ from referee.errors import StartError
 from referee.keys import KEYMAP
 from referee.outputs import captions
 from referee.outputs.sound import joined
+from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase
 from referee.store import Store
 from referee.view import Severity
@@ -456,6 +459,62 @@ def test_auto_display_falls_back_when_there_is_no_screen(tmp_path, monkeypatch):
         app.close()
         os.close(read)
         os.close(write)
+
+
+def test_a_press_is_shown_in_the_window_and_on_the_terminal_alike(tmp_path, caplog):
+    """`--display window+terminal`: one loop, one screen to it, every view on both; the
+    keys are the window's."""
+    import pygame
+
+    from referee.outputs.canvas import Canvas
+    from referee.outputs.screens import draw_screen
+
+    clock = Clock()
+    terminal = io.StringIO()
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal+window")
+    app = App(options, clock=clock, stdout=terminal)
+    try:
+        assert app.display == "window+terminal" and app.shown_as == "window (dummy) + terminal"
+        assert app.inputs.name == "keyboard (window)"
+        app.present(app.view())  # the lobby
+        assert app.window is not None and app.window.frames == 1
+        for char in "12s2":  # two join, SUPER starts the game, P2 calls
+            code = pygame.key.key_code(char)
+            for kind in (pygame.KEYDOWN, pygame.KEYUP):
+                pygame.event.post(pygame.event.Event(kind, key=code, mod=0, unicode=char))
+                clock.now += 50 * MS  # each key taken 50 ms after the one before
+                for item in app.inputs.read():
+                    app._take(item)
+            clock.now += S  # read again past the tie window: decided
+            app.inputs.read()
+            app.step(clock.now)
+        assert app.session.state.pending is not None
+        assert app.session.state.pending.callers == (2,)
+        drawn = len(terminal.getvalue())
+        view = app.view()
+        app.present(view)
+        # The window shows the picture of this view, the caller's mark in it...
+        assert app.window.frames == 2
+        surface = pygame.display.get_surface()
+        assert surface is not None
+        expected = Canvas(pygame.Surface(surface.get_size(), 0, surface))
+        draw_screen(expected, view)
+        assert "P2 ▲" in [d.text for d in expected.drawn if d.watched]
+        shown = pygame.image.tobytes(surface, "RGB")
+        assert shown == pygame.image.tobytes(expected.surface, "RGB")
+        # ...and the terminal the same view, drawn anew.
+        frame = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue()[drawn:])
+        assert "P2 ▲   0 [CALLING]" in frame and "P2: SHOW YOUR SET" in frame, frame
+        assert not app.screen.show(view)  # type: ignore[union-attr]  # nothing new on either
+        key = pygame.key.key_code("q")
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode="q"))
+        with caplog.at_level(logging.INFO, logger="referee"):
+            assert app.run() == 0
+        assert "input keyboard (window), display window (dummy) + terminal" in caplog.text
+    finally:
+        app.close()
+    assert not pygame.display.get_init()  # both closed: the window...
+    assert terminal.getvalue().endswith(ALT_SCREEN_OFF)  # ...and the terminal given back
 
 
 def test_an_explicit_window_without_a_screen_is_a_clear_error(tmp_path, monkeypatch):

@@ -100,3 +100,18 @@ def test_state_store_beats_the_settings(tmp_path, capsys, game_in):
     game_in(tmp_path / "mine.db")
     assert main(["state", "--config", str(config), "--store", str(tmp_path / "mine.db")]) == 0
     assert json.loads(capsys.readouterr().out)["phase"] == "lobby"
+
+
+def test_run_takes_several_displays_joined_and_names_a_wrong_one(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Join several with + to show the game on each: window+terminal" in help_text
+    with pytest.raises(SystemExit):
+        main(["run", "--display", "kms+tv"])
+    assert "'tv' in 'kms+tv': join window, kms or kms:/dev/dri/cardN, and terminal with +" in (
+        capsys.readouterr().err
+    )
+    assert parser().parse_args(["run", "--display", "terminal+kms:/dev/dri/card1"]).display == (
+        "terminal+kms:/dev/dri/card1"
+    )

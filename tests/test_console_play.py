@@ -2,8 +2,10 @@
 keys from evdev, played in-process. The card is tests/fake_drm.py's (the ioctl boundary),
 the keyboard a pipe carrying the kernel's input_event records."""
 
+import io
 import logging
 import os
+import re
 from dataclasses import replace
 
 import pygame
@@ -12,11 +14,13 @@ import pytest
 from referee.app import App, RunOptions
 from referee.cli import main
 from referee.config import default_config
+from referee.errors import ScreenUnavailable
 from referee.inputs.console_keys import ConsoleKeys, Keyboard, open_console_keys
 from referee.outputs import kms
 from referee.outputs.display import render
 from referee.outputs.kms_screen import MASTER_RETRY_NS
 from referee.outputs.sound import call_out
+from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.store import Store
 
 from .fake_drm import FakeCard
@@ -187,3 +191,59 @@ def test_a_keyboard_pulled_out_is_a_notice_until_one_is_plugged_in(console, tmp_
         os.close(new)
     finally:
         app.close()
+
+
+def test_the_consoles_screen_and_the_terminal_show_the_same_game(console, tmp_path):
+    """`--display kms+terminal`: the keys are the console's, the terminal is the stdout's,
+    and it shows every view too, the game going on there while another program has the
+    console's screen."""
+    card, write = console
+    config = default_config()
+    config = replace(config, buttons=replace(config.buttons, debounce_ns=1))
+    clock = Clock()
+    terminal = io.StringIO()
+    options = RunOptions(config, tmp_path / "referee.db", "keyboard", "terminal+kms")
+    app = App(options, clock=clock, stdout=terminal)
+    try:
+        assert app.display == "kms+terminal" and app.inputs.name == "keyboard (console)"
+        assert app.shown_as == "kms (card0 1280x720) + terminal"
+        typed(write, "12s2", clock.now + 1_000_000)
+        clock.now += 2 * 10**9
+        for item in app.inputs.wait(0):
+            app._take(item)
+        app.step(clock.now)
+        view = app.view()
+        app.present(view)
+        assert shows(card, view) and "[CALLING]" in plain(terminal.getvalue())
+        card.taken()  # a VT switch: the console's screen is another program's
+        typed(write, "v", clock.now + 1_000_000)
+        clock.now += 10**9
+        for item in app.inputs.wait(0):
+            app._take(item)
+        app.step(clock.now)
+        drawn = len(terminal.getvalue())
+        app.present(app.view())
+        assert "> P2 SET! (+1)" in plain(terminal.getvalue()[drawn:])  # on the terminal
+        assert card.shown_fb() == 1  # not on the screen: the other program's picture
+        # The loop wakes to ask for the screen back, though the terminal has it all.
+        assert app.screen is not None and app.screen.wake_ns == clock.now + MASTER_RETRY_NS
+    finally:
+        app.close()
+    assert card.closed and terminal.getvalue().endswith(ALT_SCREEN_OFF)
+
+
+def test_a_consoles_screen_that_cannot_open_beside_a_window_closes_the_window(console, tmp_path):
+    card, _ = console
+    card.other_master = True  # a desktop holds the screen
+    options = RunOptions(default_config(), tmp_path / "referee.db", "serial:/dev/no", "window+kms")
+    with pytest.raises(ScreenUnavailable) as raised:
+        App(options)
+    said = str(raised.value)
+    assert said.startswith("--display kms: /dev/dri/card0: busy: another program") and (
+        "\n" not in said
+    )
+    assert not pygame.display.get_init() and card.closed  # the window opened first: closed
+
+
+def plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)

@@ -15,7 +15,7 @@ from referee.outputs import gallery, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
-from referee.outputs.display import Window, render
+from referee.outputs.display import Window, frame_key, render
 from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
@@ -52,6 +52,7 @@ WATCHED = {
     "official-match-over": 4,
     "solo": 2,  # what a SET scores now, and the score
     "solo-over": 1,
+    "solo-call": 2,  # the caller, and the point-out timer
     "solitaire": 1,
     "solitaire-won": 1,
     "solitaire-lost": 1,
@@ -206,6 +207,29 @@ def test_solitaire_shows_its_cards_and_says_won_or_lost():
 
 def test_solo_shows_the_cards_it_counts():
     assert "halves every 15 s  ·  deck 63 · table 12" in texts(VIEWS["solo"])
+
+
+def test_a_solo_call_has_no_photo_finish():
+    shown = texts(VIEWS["solo-call"])
+    assert {"P1 calls SET", "show your SET", "7 s"} <= set(shown)
+    assert not any("alone" in text or "photo finish" in text for text in shown), shown
+
+
+def test_solos_end_shows_how_the_score_was_made():
+    # 12 cards left at the end, each worth the score over the 9 SETs found.
+    worked_out = "113 + 12 cards x 18.8 a card = 339"
+    assert any(worked_out in text for text in texts(VIEWS["solo-over"]))
+
+
+def test_solitaires_end_says_it_once_and_how_to_start_again():
+    for name, word in (("solitaire-won", "WON"), ("solitaire-lost", "LOST")):
+        shown = texts(VIEWS[name])
+        assert shown.count(word) == 1 and "SUPER starts a new game" in shown, shown
+
+
+def test_a_tie_under_the_official_rules_says_what_super_means():
+    shown = texts(VIEWS["official-tie"])
+    assert "SUPER: their SETs share cards" in shown or "SUPER: shared cards" in shown
 
 
 def test_notices_and_the_source_are_shown():
@@ -433,6 +457,7 @@ def test_a_game_played_through_the_window(window, inbox):
 def test_events_waiting_without_a_descriptor(window):
     # The dummy driver, as Wayland's, gives no descriptor: its events are looked for.
     assert window.events_fd() is None
+    window.take_events()  # a process's first window opens with its own (shown, exposed)
     assert not window.events_waiting()
     key(pygame.KEYDOWN, pygame.K_v)
     assert window.events_waiting()
@@ -478,3 +503,13 @@ def test_the_lobby_shows_the_pages_qr_code_and_its_pin(size):
 def test_no_page_served_is_no_code_and_no_pin():
     shown = texts(replace(VIEWS["lobby"], join=None))
     assert not any("PIN" in t for t in shown) and "Press your buzzer to join" in shown
+
+
+def test_a_new_pin_or_address_is_a_new_frame():
+    """`referee pin --new`, or the Wi-Fi come up, while the lobby is shown: the screen
+    draws it (a frame's key left the join sign out, and the old PIN stayed up)."""
+    lobby = VIEWS["lobby"]
+    assert lobby.join is not None
+    new_pin, new_address = replace(lobby.join, pin="000000"), replace(lobby.join, url=None)
+    for join in (new_pin, new_address, None):
+        assert frame_key(replace(lobby, join=join), (480, 320)) != frame_key(lobby, (480, 320))

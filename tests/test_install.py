@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+# About half a minute of pip in a row, on the one session's venv: started first, so that
+# with -n one worker goes through it while the others take the rest (tests/conftest.py).
+pytestmark = pytest.mark.first
+
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "opt/referee"
 CONFIG = "etc/referee/referee.toml"

@@ -2,10 +2,15 @@
 listen`, the box's own on the local network for an address of every interface, and the
 PIN, looked at again while the lobby is shown."""
 
+import io
 import ipaddress
+import logging
+import os
 
 import pytest
 
+from referee.app import App, RunOptions
+from referee.config import default_config
 from referee.view import Join
 from referee.web.join import CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
 from referee.web.pin import new_pin, pin_path, read_pin
@@ -86,3 +91,45 @@ def test_a_pin_that_cannot_be_read_is_no_pin_and_said_once(tmp_path, caplog):
     sign.join()
     said = [r.message for r in caplog.records if "PIN" in r.message]
     assert len(said) == 1 and "others may read the PIN" in said[0] and "123456" not in said[0]
+
+
+@pytest.mark.parametrize("display", ["terminal", "window"])
+def test_the_daemon_shows_the_pin_and_never_logs_it(tmp_path, caplog, display):
+    """The daemon's lobby, as `referee run --web` has it, on the terminal's line or the
+    screen with its QR code (SDL's dummy driver): the PIN made, shown, a new one from
+    `referee pin --new` shown in its place, then one it may not trust said in the log;
+    with every logger at DEBUG, no record holds either PIN's digits."""
+    caplog.set_level(logging.DEBUG)
+    clock, (keys, typing), screen = Clock(), os.pipe(), io.StringIO()
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", display)
+    app = App(options, clock=clock, stdin_fd=keys, stdout=screen)
+    try:
+        path = pin_path(app.store.path)
+        assert not path.exists()
+        app.page_at("0.0.0.0:8080")
+        app.present(app.view())  # the lobby: the PIN made the first time it is shown
+        made = read_pin(path)
+        assert app.view().join.pin == made
+        new = new_pin(path)  # `referee pin --new`
+        clock.now += CHECK_NS
+        app.step(clock.now)
+        app.present(app.view())
+        assert app.view().join.pin == new != made
+        path.chmod(0o644)  # others may read it: no PIN shown, and the log says why
+        clock.now += CHECK_NS
+        app.step(clock.now)
+        app.present(app.view())
+        assert app.view().join.pin is None
+        if display == "terminal":
+            assert f"PIN {made}" in screen.getvalue() and f"PIN {new}" in screen.getvalue()
+        else:
+            assert app.screen.frames >= 3  # each lobby drawn, its QR code and PIN with it
+    finally:
+        app.close()
+        os.close(keys)
+        os.close(typing)
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("the lobby shows no PIN" in said for said in logged)  # the log was heard
+    for pin in (made, new):
+        assert pin not in caplog.text
+        assert not any(pin in said for said in logged), f"the PIN {pin} is in the log"

@@ -207,3 +207,41 @@ def check_nothing_written(tmp_path, env, display, said):
     assert one_line(done).startswith(said)
     assert done.stdout == ""
     assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("display", "said"),
+    [
+        ("none+terminal", "--display none+terminal: none shows nothing: it joins no other"),
+        ("auto+terminal", "--display auto+terminal: auto picks one display: it joins no other"),
+        ("window+window", "--display window+window: one window at most: its keys and events"),
+        ("terminal+terminal", "--display terminal+terminal: terminal twice: each display once"),
+        ("kms+terminal+kms", "--display kms+terminal+kms: kms twice: each display once at most"),
+        (
+            "terminal+kms:/dev/dri/card99",
+            "--display kms:/dev/dri/card99: no such card /dev/dri/card99: use --display terminal",
+        ),
+        ("terminal+window", "--display window: no desktop here (neither DISPLAY nor"),
+    ],
+)
+def test_displays_joined_that_cannot_open_are_one_line_before_anything_is_written(
+    tmp_path, display, said
+):
+    """`--display A+B`: each part is refused as it would be alone, and what cannot be
+    joined is said; nothing on the terminal, no store."""
+    env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {"HOME": str(tmp_path)}
+    check_nothing_written(tmp_path, env, display, said)
+
+
+def test_a_window_that_will_not_open_beside_the_terminal_is_one_line(tmp_path):
+    """SDL fails once asked: the window opens before the terminal, which is never taken."""
+    store = tmp_path / "store.db"
+    Store.open(store).close()  # its first migration is logged: not this test's business
+    env = {k: v for k, v in os.environ.items() if k not in NO_SCREEN} | {
+        "HOME": str(tmp_path),
+        "SDL_VIDEODRIVER": "no-such-driver",
+    }
+    args = ("run", "--input", "keyboard", "--display", "terminal+window", "--store", str(store))
+    done = referee(*args, env=env)
+    assert one_line(done).startswith("--display window: no screen to open (SDL: ")
+    assert done.stdout == ""

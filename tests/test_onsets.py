@@ -101,13 +101,14 @@ def test_silence_has_no_onset():
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(RATE // 5, 2 * RATE), st.integers(0, 2**32 - 1))
-def test_a_click_anywhere_is_found_to_within_three_milliseconds(at, seed):
-    # Not to the sample: the band filters ring for about 2 ms either side of a click.
+def test_a_click_anywhere_is_found_to_within_a_millisecond(at, seed):
+    # The refinement's band filter is causal: a zero-phase one rang before the click and
+    # placed it 1-3 ms early (1000 seeds: 0.33 ms at worst now).
     signal = 1e-3 * np.random.default_rng(seed).standard_normal(3 * RATE)
     signal[at] += 0.5
     found = find_onsets(signal, RATE)
     assert len(found) == 1
-    assert abs(found[0].sample - at) <= 3 * MS
+    assert abs(found[0].sample - at) <= MS
 
 
 @settings(max_examples=30, deadline=None)

@@ -4,14 +4,13 @@ refused with a 4xx in JSON. Against a real store, and a real uvicorn where it st
 
 import http.client
 import json
+import os
 import socket
 import stat
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -21,11 +20,13 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee import cli
-from referee.rules import Press, Settings, Verdict
+from referee.rules import Press, Settings, Verdict, parse_script
 from referee.store import Store
 from referee.web.listen import bind, resolve_listen
 from referee.web.pin import TRIES, WAIT_NS, ensure_pin, new_pin, pin_path, read_pin
 from referee.web.server import BODY_MAX, COOKIE, create_app
+
+from .conftest import ROOT
 
 ORIGIN = "http://testserver"
 SAME = {"Origin": ORIGIN, "Sec-Fetch-Site": "same-origin"}
@@ -472,34 +473,130 @@ def test_a_port_in_use_or_a_bad_address_is_one_line(tmp_path, capsys):
     assert not elsewhere.parent.exists()  # off: nothing made
 
 
-# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
-
-CHROMIUM = Path("/usr/bin/chromium")
+# In a real browser: Debian's Chromium (the browser fixture, tests/conftest.py)
 
 
-@contextmanager
-def chromium() -> Iterator[Any]:
-    """Debian's Chromium, driven by Playwright; the test skips, saying why, without them."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not CHROMIUM.exists():
-        pytest.skip(f"no {CHROMIUM} (Debian's chromium package): no browser is downloaded")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store, browser):
+    (host, port), stop = served(store)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
+        with Store.open(store) as daemon:
+            daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
+            page.wait_for_selector("#call >> text=valid", timeout=5000)
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
+
+
+# A super round of 30 s flipped at 12 s by P1 and P2 (after a SET each, for the bank).
+SUPER_ROUND = """config players=3 super_s=30
+0 press 1
+1 valid
+2 press 2
+3 valid
+10 super
+11 press 1
+11.5 press 2
+12 super
+"""
+
+
+def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_browser(
+    tmp_path,
+    browser,
+):
+    """The countdown as the page shows it: counting down while the daemon runs the game
+    (derived in the page from the time left at the latest input), paused with its time
+    left at a participant's call, beside the call's own timer."""
+    path = tmp_path / "referee.db"
+    script = parse_script(SUPER_ROUND)
+    with Store.open(path) as daemon:  # the daemon holds the store: its timers run
+        daemon.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
+        (host, port), stop = served(path)
+        page = browser.new_page(viewport={"width": 390, "height": 844})
         try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def test_a_press_written_to_the_store_shows_on_the_page_in_a_browser(store):
-    with chromium() as browser:
-        (host, port), stop = served(store)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
             page.goto(f"http://{host}:{port}/")
-            page.wait_for_selector("#call >> text=+4.2 ms", timeout=5000)
-            with Store.open(store) as daemon:
-                daemon.append(1, Verdict(valid=True, t_ns=2_000_000_000))
-                page.wait_for_selector("#call >> text=valid", timeout=5000)
+            page.wait_for_selector("#title >> text=super round", timeout=5000)
+            countdown = page.locator("#timers > div", has_text="super round")
+            assert countdown.count() == 1
+            first = int(countdown.inner_text().split()[-1])
+            assert 25 <= first <= 30  # whole seconds, from 30 at the flip (a slow start)
+            page.wait_for_function(
+                "() => Number(document.querySelector('#timers > div').lastChild"
+                f".textContent) <= {first - 2}",
+                timeout=5000,
+            )  # counting down a second a second, with no event since
+            daemon.append(1, Press(player=1, t_ns=20_000_000_000))  # 22 s before time
+            page.wait_for_selector("#timers >> text=super round (paused)", timeout=5000)
+            paused = page.locator("#timers > div", has_text="super round (paused)")
+            assert paused.inner_text().split()[-1] == "22"
+            assert page.locator("#timers >> text=to point out").is_visible()
+            assert page.locator("#title").inner_text().endswith("a super call")
+            page.wait_for_timeout(1500)
+            assert paused.inner_text().split()[-1] == "22"  # held while the call lasts
         finally:
+            page.close()  # its event stream, before the server stops
             stop()
+
+
+# A game of four under way, three of them named: P2's call, P4 4.2 ms and P1 37 ms after.
+LIVE_GAME = """config players=4 rules=super
+2 press 1
+3 valid
+6 press 3
+7 valid
+11 press 1
+12 valid
+20 press 4
+21 invalid
+30 press 2
+30.0042 press 4
+30.037 press 1
+"""
+
+
+def live_game(tmp_path: Path) -> tuple[Path, Path]:
+    """LIVE_GAME in a store, named, at a fixed start; and where its screenshots go:
+    docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
+    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
+    path = tmp_path / "referee.db"
+    script = parse_script(LIVE_GAME)
+    with Store.open(path) as opened:
+        opened.new_game(
+            script.settings,
+            lobby=False,
+            started_at=datetime(2025, 6, 1, 20, 0, tzinfo=UTC),
+            inputs=[inp for _, inp in script.inputs],
+            names={1: "Ann", 2: "Bob", 4: "Dee"},
+        )
+    return shots, path
+
+
+def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
+    """The scores, the call's photo finish and its timer on a phone's screen, none of them
+    cut off; the screenshot goes to docs/screens/ when REFEREE_SCREENS says so (`make
+    screens`), else beside the test. The store is not held: its timer shows the time left
+    at the last press, the same picture at every run."""
+    shots, path = live_game(tmp_path)
+    width, height = 390, 844
+    (host, port), stop = served(path)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#status >> text=live", timeout=5000)
+        page.wait_for_selector("#call >> text=+37.0 ms", timeout=5000)
+        rows = page.locator("#call tr").all_inner_texts()
+        assert [r.split()[0] for r in rows] == ["Bob", "Dee", "Ann"]
+        assert page.locator("#call .first").inner_text().startswith("Bob")
+        assert page.locator("#board .seat").count() == 4
+        assert page.locator("#timers >> text=to point out").is_visible()
+        for part in ("#timers", "#board", "#call"):
+            box = page.locator(part).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height, part
+            assert box["x"] + box["width"] <= width, part
+        page.screenshot(path=str(shots / f"web-live-{width}x{height}.png"))
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()

@@ -4,6 +4,7 @@ through the daemon with the PIN; every hostile name, range and query refused wit
 in JSON, and nothing outside the clips' folder ever served. Real clips, real files."""
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -31,7 +32,7 @@ from referee.web.worker import Worker
 
 from .conftest import ROOT, SAME
 from .daemon import Daemon
-from .test_web import TRAVERSALS, chromium, four_playing, raw, served
+from .test_web import TRAVERSALS, four_playing, raw, served
 
 RATE = 48_000
 SECRET = b"RIFF not a clip: the box's secret"
@@ -46,7 +47,23 @@ def room_clip(
 ) -> tuple[Clip, np.ndarray]:
     """A call's clip as the box cuts it, from before_s before its first press: a room's murmur,
     each press's click at its place and a "Set!" just before it (the hiss of its /s/, then
-    a voiced vowel dying away), with the voice onsets the box's detector finds in it."""
+    a voiced vowel dying away), with the voice onsets the box's detector finds in it.
+
+    The same for the same arguments (its noise is seeded by them), so each is made once a
+    process: the store fixture's two clips, for some fifty tests, took a tenth of a second
+    of CPU each time (most of it the onsets' detection). The samples are read-only, as the
+    tests that ask for the same clip share them."""
+    return _room_clip(game, call_s, tuple(presses), seconds, before_s)
+
+
+@functools.cache
+def _room_clip(
+    game: int,
+    call_s: float,
+    presses: tuple[tuple[int, float], ...],
+    seconds: float,
+    before_s: float,
+) -> tuple[Clip, np.ndarray]:
     rng = np.random.default_rng(round(call_s * 1000) + game)
     n = round(seconds * RATE)
     t = np.arange(n) / RATE
@@ -68,6 +85,7 @@ def room_clip(
     onsets = tuple(o.sample for o in find_onsets(samples, RATE))
     first_ns = call_ns - round(before_s * 1e9)
     clip = Clip(game, call_ns, RATE, first_ns, tuple(markers), onsets)
+    samples.setflags(write=False)
     return clip, samples
 
 
@@ -479,6 +497,19 @@ def test_the_pages_server_serves_clips_without_numpy(tmp_path):
     subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
 
 
+def test_the_pages_server_reads_the_boxs_settings_without_gpiozero(tmp_path):
+    """gpiozero's package is 2.5 MB of it, for pin names `referee web` never drives: the
+    settings the box installs name the pin map's own pins, taken as they are."""
+    script = (
+        "import sys; from pathlib import Path; from referee import cli; "
+        "from referee.web.serve import serve; from referee.config import load_config; "
+        f"load_config(Path({str(ROOT / 'referee.example.toml')!r})); "
+        "imported = {'gpiozero', 'numpy', 'pygame'} & set(sys.modules); "
+        "assert not imported, f'imported {imported}'"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
+
+
 def test_every_clips_route_is_in_the_contract(tmp_path):
     contract = (ROOT / "docs" / "web.md").read_text()
     api = clips_api.ClipsApi(tmp_path / "referee.db", Worker())
@@ -567,52 +598,51 @@ def drawn(page, n: int) -> list[dict]:
     raise AssertionError(f"clip {n} was drawn again five times over")
 
 
-def test_a_calls_clip_is_drawn_where_its_json_says_and_downloads_in_a_browser(tmp_path):
+def test_a_calls_clip_is_drawn_where_its_json_says_and_downloads_in_a_browser(tmp_path, browser):
     """Its screenshots go to docs/screens/ when REFEREE_SCREENS says so (`make screens`)."""
     shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
     path = tmp_path / "referee.db"
     first, short = clips_store(path)
-    with chromium() as browser:
-        address, stop = served(path)
-        page = browser.new_page(accept_downloads=True)
-        try:
-            for width, height in [(1920, 1080), (390, 844)]:
-                open_game(page, address, width, height)
-                clips = page.locator(".clip")
-                assert clips.count() == 2  # the third call has none
-                for n, kept in enumerate((first, short)):
-                    waves = drawn(page, n)
-                    whole = waves[0]
-                    assert (whole["from"], whole["to"]) == (0, kept.samples)
-                    for wave in waves:
-                        span = wave["to"] - wave["from"]
-                        inside = [
-                            m for m in kept.clip.presses if wave["from"] <= m.sample <= wave["to"]
-                        ]
-                        assert [(p, s) for p, s, _ in wave["presses"]] == [
-                            (m.player, m.sample) for m in inside
-                        ]
-                        for _, sample, x in wave["presses"]:
-                            assert x == pytest.approx(
-                                (sample - wave["from"]) / span * wave["width"], abs=0.01
-                            )
-                        voices = [o for o in kept.clip.onsets if wave["from"] <= o <= wave["to"]]
-                        assert wave["voices"] == len(voices)
-                if width == 1920:
-                    assert len(clips.nth(0).evaluate(DRAWN)) == 2  # and around the presses
-                    zoom = clips.nth(0).evaluate(DRAWN)[1]
-                    xs = [x for _, _, x in zoom["presses"]]
-                    assert xs[1] - xs[0] > 20  # 4.2 ms apart, drawn apart
-                page.locator(".clip").nth(0).scroll_into_view_if_needed()
-                page.screenshot(path=str(shots / f"web-clips-{width}x{height}.png"))
-            with page.expect_download() as downloading:
-                page.locator(".clip").nth(0).get_by_text("download").click()
-            download = downloading.value
-            assert download.suggested_filename == f"{first.clip.name}.wav"
-            assert Path(download.path()).read_bytes() == first.sound.read_bytes()
-        finally:
-            page.close()  # its event stream, before the server stops
-            stop()
+    address, stop = served(path)
+    page = browser.new_page(accept_downloads=True)
+    try:
+        for width, height in [(1920, 1080), (390, 844)]:
+            open_game(page, address, width, height)
+            clips = page.locator(".clip")
+            assert clips.count() == 2  # the third call has none
+            for n, kept in enumerate((first, short)):
+                waves = drawn(page, n)
+                whole = waves[0]
+                assert (whole["from"], whole["to"]) == (0, kept.samples)
+                for wave in waves:
+                    span = wave["to"] - wave["from"]
+                    inside = [
+                        m for m in kept.clip.presses if wave["from"] <= m.sample <= wave["to"]
+                    ]
+                    assert [(p, s) for p, s, _ in wave["presses"]] == [
+                        (m.player, m.sample) for m in inside
+                    ]
+                    for _, sample, x in wave["presses"]:
+                        assert x == pytest.approx(
+                            (sample - wave["from"]) / span * wave["width"], abs=0.01
+                        )
+                    voices = [o for o in kept.clip.onsets if wave["from"] <= o <= wave["to"]]
+                    assert wave["voices"] == len(voices)
+            if width == 1920:
+                assert len(clips.nth(0).evaluate(DRAWN)) == 2  # and around the presses
+                zoom = clips.nth(0).evaluate(DRAWN)[1]
+                xs = [x for _, _, x in zoom["presses"]]
+                assert xs[1] - xs[0] > 20  # 4.2 ms apart, drawn apart
+            page.locator(".clip").nth(0).scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / f"web-clips-{width}x{height}.png"))
+        with page.expect_download() as downloading:
+            page.locator(".clip").nth(0).get_by_text("download").click()
+        download = downloading.value
+        assert download.suggested_filename == f"{first.clip.name}.wav"
+        assert Path(download.path()).read_bytes() == first.sound.read_bytes()
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
 
 
 # Set before the click, read after: how long the player played, from `playing` to `ended`.
@@ -629,66 +659,64 @@ HEARD = """() => { window.heard = new Promise((done, failed) => {
 }); }"""
 
 
-def test_a_clip_plays_at_1x_and_4x_slower_with_its_cursor_in_a_browser(tmp_path):
+def test_a_clip_plays_at_1x_and_4x_slower_with_its_cursor_in_a_browser(tmp_path, browser):
     path = tmp_path / "referee.db"
     _, short = clips_store(path)
     duration = short.samples / short.clip.sample_rate
-    with chromium() as browser:
-        address, stop = served(path)
-        page = browser.new_page()
-        try:
-            open_game(page, address, 390, 844)
-            drawn(page, 1)
-            clip = page.locator(".clip").nth(1)
-            heard = {}
-            for speed in (1, 0.25):
-                page.evaluate(HEARD)
-                clip.locator(f"button[data-rate='{speed}']").click()
-                if speed == 0.25:  # the cursor moves across the whole clip as it plays
-                    page.wait_for_function(
-                        "() => Number(document.querySelectorAll('.clip')[1]"
-                        ".querySelector('.wave .cursor').getAttribute('x1')) > 0",
-                        timeout=5000,
-                    )
-                heard[speed] = page.evaluate("window.heard")
-            for speed, got in heard.items():
-                assert got["rate"] == speed and got["pitch"] is False  # varispeed
-                assert got["duration"] == pytest.approx(duration, abs=0.01)
-                assert got["times"] == sorted(got["times"]) and len(set(got["times"])) > 5
-                assert got["seconds"] == pytest.approx(duration / speed, rel=0.15)
-            assert heard[0.25]["seconds"] / heard[1]["seconds"] == pytest.approx(4, rel=0.15)
-            cursor = clip.locator(".wave .cursor").first.get_attribute("x1")
-            width = clip.locator(".wave").first.get_attribute("data-width")
-            assert float(cursor) == pytest.approx(float(width), abs=1)  # at the end
-        finally:
-            page.close()  # its event stream, before the server stops
-            stop()
+    address, stop = served(path)
+    page = browser.new_page()
+    try:
+        open_game(page, address, 390, 844)
+        drawn(page, 1)
+        clip = page.locator(".clip").nth(1)
+        heard = {}
+        for speed in (1, 0.25):
+            page.evaluate(HEARD)
+            clip.locator(f"button[data-rate='{speed}']").click()
+            if speed == 0.25:  # the cursor moves across the whole clip as it plays
+                page.wait_for_function(
+                    "() => Number(document.querySelectorAll('.clip')[1]"
+                    ".querySelector('.wave .cursor').getAttribute('x1')) > 0",
+                    timeout=5000,
+                )
+            heard[speed] = page.evaluate("window.heard")
+        for speed, got in heard.items():
+            assert got["rate"] == speed and got["pitch"] is False  # varispeed
+            assert got["duration"] == pytest.approx(duration, abs=0.01)
+            assert got["times"] == sorted(got["times"]) and len(set(got["times"])) > 5
+            assert got["seconds"] == pytest.approx(duration / speed, rel=0.15)
+        assert heard[0.25]["seconds"] / heard[1]["seconds"] == pytest.approx(4, rel=0.15)
+        cursor = clip.locator(".wave .cursor").first.get_attribute("x1")
+        width = clip.locator(".wave").first.get_attribute("data-width")
+        assert float(cursor) == pytest.approx(float(width), abs=1)  # at the end
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
 
 
-def test_a_judge_deletes_a_games_clips_in_a_browser_and_without_the_pin_cannot(tmp_path):
+def test_a_judge_deletes_a_games_clips_in_a_browser_and_without_the_pin_cannot(tmp_path, browser):
     path = tmp_path / "referee.db"
     kept = clips_store(path)
-    with chromium() as browser:
-        daemon = Daemon(path)
-        address, stop = served(path)
-        page = browser.new_page()
-        try:
-            open_game(page, address, 390, 844)
-            assert page.locator("#delete-clips").is_hidden()  # no PIN: nothing to delete
-            refused = page.evaluate(
-                """fetch("/api/clips/delete", {method: "POST", body: '{"game": 1}',
-                     headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
-            )
-            assert refused == 401 and all(k.sound.exists() for k in kept)
-            page.fill("#pin", read_pin(pin_path(path)))
-            page.click("#login")
-            page.click("#delete-clips >> text=Delete this game's clips")
-            page.click("#delete-clips >> text=Delete 2 clips: tap again")
-            page.wait_for_selector("#clips-said >> text=the clips of game 1 are deleted")
-            assert page.locator(".clip").count() == 0
-            assert not any(k.sound.exists() for k in kept)
-            assert "a phone deleted the clips of game 1" in daemon.app.messages
-        finally:
-            page.close()  # its event stream, before the server stops
-            stop()
-            daemon.stop()
+    daemon = Daemon(path)
+    address, stop = served(path)
+    page = browser.new_page()
+    try:
+        open_game(page, address, 390, 844)
+        assert page.locator("#delete-clips").is_hidden()  # no PIN: nothing to delete
+        refused = page.evaluate(
+            """fetch("/api/clips/delete", {method: "POST", body: '{"game": 1}',
+                 headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
+        )
+        assert refused == 401 and all(k.sound.exists() for k in kept)
+        page.fill("#pin", read_pin(pin_path(path)))
+        page.click("#login")
+        page.click("#delete-clips >> text=Delete this game's clips")
+        page.click("#delete-clips >> text=Delete 2 clips: tap again")
+        page.wait_for_selector("#clips-said >> text=the clips of game 1 are deleted")
+        assert page.locator(".clip").count() == 0
+        assert not any(k.sound.exists() for k in kept)
+        assert "a phone deleted the clips of game 1" in daemon.app.messages
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
+        daemon.stop()

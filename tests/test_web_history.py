@@ -25,7 +25,7 @@ from referee.web.worker import Worker
 from tests.conftest import ROOT
 from tests.rules.test_timeline import OFFICIAL_GAME, SUPER_GAME
 from tests.tables import table_game
-from tests.test_web import chromium, served
+from tests.test_web import served
 
 SOLITAIRE_LOST = "config players=1 rules=solitaire sudden_death=true\n0 press 1\n1 valid\n2 super\n"
 SOLO = "config players=1 rules=solo pointout_s=0\n0 press 1\n1 valid\n6 end\n"
@@ -318,7 +318,7 @@ def test_every_route_is_in_the_contract(tmp_path):
 SIZES = [(390, 844), (1920, 1080)]  # a phone, a TV
 
 
-def test_the_history_and_the_stats_in_a_browser(tmp_path):
+def test_the_history_and_the_stats_in_a_browser(tmp_path, browser):
     """Opens both views at a phone's size and a TV's, and saves their screenshots: to
     docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
     shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
@@ -328,26 +328,39 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path):
         for n, (s, seed) in enumerate([(Settings(players=4), 7), (Settings(players=3), 8)] * 3):
             inputs = table_game(s, seed + n, valid=0.9)
             opened.new_game(s, lobby=False, started_at=start + timedelta(days=n), inputs=inputs)
-    with chromium() as browser:
-        (host, port), stop = served(path)
-        try:
-            for width, height in SIZES:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto(f"http://{host}:{port}/#history")
-                page.click(".gamecard >> text=#6")
-                page.wait_for_selector("#events li", timeout=5000)
-                page.wait_for_selector("#score-chart path", timeout=5000)
-                assert page.locator("#score-chart path").count() == 3  # a line a player
-                page.screenshot(path=str(shots / f"web-history-{width}x{height}.png"))
-                page.goto(f"http://{host}:{port}/#stats")
-                page.wait_for_selector("#stats-table td", timeout=5000)
-                rows = page.locator("#stats-table tr").count()
-                assert rows == 1 + 4  # the header, P1 to P4
-                assert page.locator("#game").is_hidden()
-                page.screenshot(path=str(shots / f"web-stats-{width}x{height}.png"))
-                page.close()
-        finally:
-            stop()
+    (host, port), stop = served(path)
+    try:
+        for width, height in SIZES:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(f"http://{host}:{port}/#history")
+            page.click(".gamecard >> text=#6")
+            page.wait_for_selector("#events li", timeout=5000)
+            page.wait_for_selector("#score-chart path", timeout=5000)
+            assert page.locator("#score-chart path").count() == 3  # a line a player
+            page.screenshot(path=str(shots / f"web-history-{width}x{height}.png"))
+            page.goto(f"http://{host}:{port}/#stats")
+            page.wait_for_selector("#stats-table td", timeout=5000)
+            rows = page.locator("#stats-table tr").count()
+            assert rows == 1 + 4  # the header, P1 to P4
+            page.wait_for_selector("#stats-chart path", timeout=5000)
+            lines = page.locator("#stats-chart path")
+            assert lines.count() == 4  # a line a player
+            # Each from 0 to the player's SETs after each of their games: P1 to P3 sat
+            # in all six, P4 in the three of four; each in its seat's colour.
+            drawn = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('d'))")
+            assert [d.count("L") + 1 for d in drawn] == [7, 7, 7, 4]
+            colours = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('stroke'))")
+            assert len(set(colours)) == 4
+            sets = page.locator("#stats-table tr td:nth-child(4)").all_inner_texts()
+            legend = page.locator("#stats-legend > span").all_inner_texts()
+            assert len(sets) == 4 and [item.split()[-1] for item in legend] == sets
+            ends = [float(d.rsplit(",", 1)[1]) for d in drawn]  # the top's y is least
+            assert sorted(ends) == [ends[sets.index(n)] for n in sorted(sets, key=int)[::-1]]
+            assert page.locator("#game").is_hidden()
+            page.screenshot(path=str(shots / f"web-stats-{width}x{height}.png"))
+            page.close()
+    finally:
+        stop()
 
 
 def test_referee_history_lists_the_games_and_writes_the_same_csv(store, client, capsys):
@@ -364,23 +377,22 @@ def test_referee_history_lists_the_games_and_writes_the_same_csv(store, client, 
     assert capsys.readouterr().err.strip().endswith("none.db: no such file")
 
 
-def test_the_csv_exports_downloaded_in_a_browser_match_the_ledger(store, client, capsys):
+def test_the_csv_exports_downloaded_in_a_browser_match_the_ledger(store, client, capsys, browser):
     """Each press of each call in calls.csv is a press the ledger kept, at its time; each
     player's points in games.csv are the state the ledger's inputs replay to; and both
     files are what `referee history --csv` writes."""
-    with chromium() as browser:
-        (host, port), stop = served(store)
-        page = browser.new_page(accept_downloads=True)
-        try:
-            page.goto(f"http://{host}:{port}/#stats")
-            got = {}
-            for name in ("games", "calls"):
-                with page.expect_download() as downloading:
-                    page.click(f".exports >> text={name}.csv")
-                got[name] = downloading.value.path().read_bytes().decode("utf-8")
-        finally:
-            page.close()
-            stop()
+    (host, port), stop = served(store)
+    page = browser.new_page(accept_downloads=True)
+    try:
+        page.goto(f"http://{host}:{port}/#stats")
+        got = {}
+        for name in ("games", "calls"):
+            with page.expect_download() as downloading:
+                page.click(f".exports >> text={name}.csv")
+            got[name] = downloading.value.path().read_bytes().decode("utf-8")
+    finally:
+        page.close()
+        stop()
     with Store.open_readonly(store) as ledger:
         games = {g.id: ledger.game(g.id) for g in ledger.games()}
     presses = {

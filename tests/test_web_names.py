@@ -10,7 +10,7 @@ from referee.web.pin import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 
 from .conftest import SAME
-from .test_web import chromium, served
+from .test_web import served
 
 
 @pytest.fixture
@@ -82,20 +82,19 @@ def test_the_players_of_a_store_that_cannot_be_read_are_503(tmp_path):
 # In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
 
 
-def test_a_name_typed_on_the_phone_shows_on_the_boxs_screen_in_a_browser(store, daemon):
-    with chromium() as browser:
-        (host, port), stop = served(store)
-        page = browser.new_page(viewport={"width": 390, "height": 844})
-        try:
-            page.goto(f"http://{host}:{port}/")
-            page.fill("#pin", read_pin(pin_path(store)))
-            page.click("#login")
-            page.select_option("#seat", "3")
-            page.fill("#name", "Zoë")
-            page.click("#naming button[type=submit]")
-            daemon.wait_for(lambda: "Zoë" in daemon.screen.getvalue(), "on the box's screen")
-            assert daemon.app.session.names[3] == "Zoë"
-            page.wait_for_selector("#board >> text=Zoë", timeout=5000)  # and on the page
-        finally:
-            page.close()
-            stop()
+def test_a_name_typed_on_the_phone_shows_on_the_boxs_screen_in_a_browser(store, daemon, browser):
+    (host, port), stop = served(store)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.fill("#pin", read_pin(pin_path(store)))
+        page.click("#login")
+        page.select_option("#seat", "3")
+        page.fill("#name", "Zoë")
+        page.click("#naming button[type=submit]")
+        daemon.wait_for(lambda: "Zoë" in daemon.screen.getvalue(), "on the box's screen")
+        assert daemon.app.session.names[3] == "Zoë"
+        page.wait_for_selector("#board >> text=Zoë", timeout=5000)  # and on the page
+    finally:
+        page.close()
+        stop()

@@ -17,7 +17,7 @@ from referee.web.server import create_app
 
 from .conftest import ROOT, SAME
 from .daemon import Daemon
-from .test_web import chromium, served
+from .test_web import served
 
 
 def test_the_settings_are_open_to_read_the_game_s_and_the_next(client):
@@ -191,46 +191,54 @@ def test_any_change_is_an_answer_or_a_one_line_refusal_never_a_traceback(judge, 
 # In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
 
 
-def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store):
+SIZES = [(390, 844), (1920, 1080)]  # a phone, a TV
+
+
+def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp_path, browser):
     """Settings changed on the phone with the PIN reach the daemon's next game; without
-    the PIN they are refused; a new game from the phone. Its screenshot goes to
-    docs/screens/ when REFEREE_SCREENS says so (`make screens`)."""
-    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else None
-    with chromium() as browser:
-        daemon = Daemon(store)
-        (host, port), stop = served(store, rules=default_config().game)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.goto(f"http://{host}:{port}/")
-            page.wait_for_selector("#call >> text=P2", timeout=5000)
-            assert page.locator("#next").is_hidden()  # no PIN: no settings to change
-            refused = page.evaluate(
-                """fetch("/api/settings", {method: "POST", body: '{"pointout_s": 5}',
-                     headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
-            )
-            assert refused == 401 and daemon.app.next_rules.phone == {}
-            page.fill("#pin", read_pin(pin_path(store)))
-            page.click("#login")
-            page.wait_for_selector("#rule-fields [name=pointout_s]", timeout=5000)
-            page.fill("#rule-fields [name=pointout_s]", "5")
-            page.fill("#rule-fields [name=tie_ms]", "20")
-            page.click("#rules button[type=submit]")
-            page.wait_for_selector("#ruled >> text=saved: from the next game", timeout=5000)
-            assert daemon.app.next_rules.settings.pointout_ns == 5 * NS_PER_S
-            assert daemon.app.session.settings.pointout_ns == 10 * NS_PER_S  # this game's
-            assert page.locator("#rule-fields .differs").count() == 2
-            page.click("#newgame")
-            page.wait_for_selector("#newgamed >> text=end it at the box first", timeout=5000)
-            daemon.press("END")
-            page.wait_for_selector("#title >> text=game over", timeout=5000)
-            page.click("#newgame")
-            page.wait_for_selector("#newgamed >> text=game 2 is in its lobby", timeout=5000)
-            page.wait_for_selector("#title >> text=lobby", timeout=5000)
-            assert daemon.app.session.settings == daemon.app.next_rules.settings
-            assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
-            if shots is not None:
-                page.locator("#next").scroll_into_view_if_needed()
-                page.screenshot(path=str(shots / "web-settings-390x844.png"), full_page=True)
-        finally:
-            stop()
-            daemon.stop()
+    the PIN they are refused; a new game from the phone. Its screenshots go to
+    docs/screens/ when REFEREE_SCREENS says so (`make screens`), else beside the test."""
+    shots = ROOT / os.environ["REFEREE_SCREENS"] if "REFEREE_SCREENS" in os.environ else tmp_path
+    daemon = Daemon(store)
+    (host, port), stop = served(store, rules=default_config().game)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#call >> text=P2", timeout=5000)
+        assert page.locator("#next").is_hidden()  # no PIN: no settings to change
+        refused = page.evaluate(
+            """fetch("/api/settings", {method: "POST", body: '{"pointout_s": 5}',
+                 headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
+        )
+        assert refused == 401 and daemon.app.next_rules.phone == {}
+        page.fill("#pin", read_pin(pin_path(store)))
+        page.click("#login")
+        page.wait_for_selector("#rule-fields [name=pointout_s]", timeout=5000)
+        page.fill("#rule-fields [name=pointout_s]", "5")
+        page.fill("#rule-fields [name=tie_ms]", "20")
+        page.click("#rules button[type=submit]")
+        page.wait_for_selector("#ruled >> text=saved: from the next game", timeout=5000)
+        assert daemon.app.next_rules.settings.pointout_ns == 5 * NS_PER_S
+        assert daemon.app.session.settings.pointout_ns == 10 * NS_PER_S  # this game's
+        assert page.locator("#rule-fields .differs").count() == 2
+        page.click("#newgame")
+        page.wait_for_selector("#newgamed >> text=end it at the box first", timeout=5000)
+        daemon.press("END")
+        page.wait_for_selector("#title >> text=game over", timeout=5000)
+        page.click("#newgame")
+        page.wait_for_selector("#newgamed >> text=game 2 is in its lobby", timeout=5000)
+        page.wait_for_selector("#title >> text=lobby", timeout=5000)
+        assert daemon.app.session.settings == daemon.app.next_rules.settings
+        assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
+        # At a phone's size and a TV's, as the other views' screenshots: the screen as
+        # it is seen, from the judge's part on (all of which a TV's shows).
+        for width, height in SIZES:
+            page.set_viewport_size({"width": width, "height": height})
+            page.locator("footer").evaluate("(e) => e.scrollIntoView({block: 'start'})")
+            box = page.locator("#rules button[type=submit]").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height  # saving shown
+            page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
+        daemon.stop()

@@ -50,6 +50,8 @@ def test_the_committed_pin_table_is_the_pin_maps(pinmap):
 def test_the_pin_map_uses_gpio_names_and_leaves_the_reserved_pins_free(pinmap):
     for name in pin_names(pinmap):
         assert re.fullmatch(r"GPIO\d+", name), f"{name}: name pins GPIO<n>, the gpiozero way"
+        # gpiozero's own name of the pin: pi_header.gpio_name takes the map's names as they are
+        assert header_pin(name).name == name, f"{name}: not gpiozero's name of its pin"
         assert header_pin(name).gpio not in RESERVED, f"{name} is kept free: {RESERVED}"
 
 

@@ -274,20 +274,35 @@ def _refined(
 
 
 def _band_passed(piece: np.ndarray, sample_rate: float, band: Band) -> np.ndarray:
-    """The piece through the band, its edges tapered over 500 Hz: a brick wall would ring
-    for milliseconds on either side of the onset. A low edge under 500 Hz is a first-order
-    high-pass instead: a taper would reach down to 0 Hz and keep the noise under the band,
-    pink noise's loudest (at 10 dB SNR it moved a /z/'s split by tens of ms), and a zero-
-    phase edge that low rings for milliseconds before a click; a causal one after it only."""
-    spectrum = np.fft.rfft(piece)
-    hz = np.fft.rfftfreq(len(piece), 1 / sample_rate)
+    """The piece through the band: its edges tapered over 500 Hz (a brick wall rings for
+    milliseconds), a low edge under 500 Hz a first-order high-pass instead (a taper would
+    reach down to 0 Hz and keep pink noise's loudest part, under the band: at 10 dB SNR it
+    moved a /z/'s split by tens of ms). Minimum phase, so causal: a zero-phase filter rings
+    as long before a click as after it, and the split took that ringing's start for the
+    onset (a lone click in white noise placed 1-3 ms early). Zero-padded to twice the
+    piece, so its end does not wrap round onto its start."""
+    size = 1 << (2 * len(piece) - 1).bit_length()
+    hz = np.fft.rfftfreq(size, 1 / sample_rate)
     taper = 500.0
-    gain = np.sqrt(np.clip((band.high_hz + taper - hz) / taper, 0, 1)).astype(np.complex128)
+    gain = np.sqrt(np.clip((band.high_hz + taper - hz) / taper, 0, 1))
     if band.low_hz >= taper:
         gain *= np.sqrt(np.clip((hz - band.low_hz + taper) / taper, 0, 1))
     elif band.low_hz > 0:
-        gain *= (1j * hz / band.low_hz) / (1 + 1j * hz / band.low_hz)
-    return np.fft.irfft(spectrum * gain, len(piece))
+        gain *= hz / np.hypot(band.low_hz, hz)
+    passed = np.fft.irfft(np.fft.rfft(piece, size) * _minimum_phase(gain), size)
+    return passed[: len(piece)]
+
+
+def _minimum_phase(gain: np.ndarray) -> np.ndarray:
+    """The causal filter of least delay with this gain (one-sided, as rfft gives): the
+    real cepstrum folded onto positive time. The stop band is held at -100 dB, where the
+    logarithm of 0 would be."""
+    size = 2 * (len(gain) - 1)
+    cepstrum = np.fft.irfft(np.log(np.maximum(gain, 1e-5)), size)
+    cepstrum[1 : size // 2] *= 2
+    cepstrum[size // 2 + 1 :] = 0
+    response: np.ndarray = np.exp(np.fft.rfft(cepstrum, size))
+    return response
 
 
 def _split(y: np.ndarray, edge: int) -> int:

@@ -78,6 +78,7 @@ def frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.listening,
         view.replay,
         view.names,
+        view.join,  # the lobby's address and PIN: a new PIN, or the Wi-Fi come up
         captions.shown_clocks(view),
     )
 

@@ -186,6 +186,9 @@ def views() -> dict[str, View]:
     out["solo"] = solo.view(38, source=KEYBOARD)
     out["solo-claim"] = solo.play(Super(at(40))).view(41, source=KEYBOARD)
     out["solo-over"] = solo.play(Verdict(False, at(42)), End(at(50))).view(51, source=KEYBOARD)
+    calling = Table(Settings(rules=RuleSet.SOLO, players=1)).join(1)
+    calling.play(Press(1, at(10)), Verdict(True, at(12)), Press(1, at(30)))
+    out["solo-call"] = calling.view(33, source=KEYBOARD)
 
     ended = Table(four).join(1, 2, 3, 4).call(1, 10, True).call(2, 20, True)
     ended.call(4, 30, True).call(1, 40, True).call(2, 50, True).play(End(at(60)))

@@ -8,6 +8,7 @@ by neighbours, so two boxes never overlap and no pixel is lost between them.
 
 from collections.abc import Sequence
 from itertools import accumulate
+from math import floor
 
 from pygame import Rect
 
@@ -19,16 +20,22 @@ def inset(box: Rect, px: int) -> Rect:
 
 
 def _cuts(start: int, length: int, weights: Sequence[float], gap: int) -> list[tuple[int, int]]:
-    """(start, length) of each part of a span split by weights, gap pixels between parts."""
+    """(start, length) of each part of a span split by weights, gap pixels between parts.
+    Each part gets its share rounded down, and the pixels left go to the largest
+    remainders: a share of at least n pixels is never cut to n - 1 (rounding each edge
+    to the nearest could, and a text's least room then cut the text at 660x673)."""
     total = sum(weights)
     room = max(0, length - gap * (len(weights) - 1))
-    edges = [0.0, *accumulate(w / total * room for w in weights)]
-    spans = []
-    for i in range(len(weights)):
-        a = start + round(edges[i]) + i * gap
-        b = start + round(edges[i + 1]) + i * gap
-        spans.append((a, b - a))
-    return spans
+    shares = [w / total * room if total > 0 else 0.0 for w in weights]
+    sizes = [floor(share + 1e-6) for share in shares]  # 48.0 computed as 47.99999...: 48
+    by_remainder = sorted(range(len(shares)), key=lambda i: sizes[i] - shares[i])
+    for i in by_remainder[: room - sum(sizes)]:
+        sizes[i] += 1
+    ends = list(accumulate(sizes))
+    return [
+        (start + end - size + i * gap, size)
+        for i, (end, size) in enumerate(zip(ends, sizes, strict=True))
+    ]
 
 
 def _at_least(room: int, weights: Sequence[float], least: Sequence[int]) -> list[float]:

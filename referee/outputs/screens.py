@@ -553,9 +553,15 @@ class Screen:
         line = self.lines_px(1)
         head, body = rows(box, [0.16, 0.84], self.pad, [line, 0])
         tie = len(call.callers) > 1
-        said = self.named(lambda who: captions.margin(call, who))
+        # One player has no one to be first over: no margin, no photo finish.
+        alone = captions.photo_finish_call(self.view) is None
+        if alone:
+            said = self.named(lambda who: f"{who(call.callers[0])} calls SET")
+            who, timer = along(body, [0.55, 0.45], self.pad)
+        else:
+            said = self.named(lambda who: captions.margin(call, who))
+            who, timer, finish = along(body, [0.4, 0.18, 0.42], self.pad)
         self.either(head, said, ATTENTION if tie else TEXT)
-        who, timer, finish = along(body, [0.4, 0.18, 0.42], self.pad)
         asides: list[tuple[list[str], Colour]] = []
         if (hint := captions.shared_cards_hint(self.view)) is not None:
             asides.append(([hint, "SUPER: shared cards"], ATTENTION))
@@ -581,7 +587,8 @@ class Screen:
             self.timer(timer, pointout, self.view.settings.pointout_ns)
         else:
             self.text(timer, "no time limit", DIM, max_lines=2)
-        self.photo_finish(finish, call)
+        if not alone:
+            self.photo_finish(finish, call)
 
     def photo_finish(self, box: Rect, call: Call) -> None:
         inside = self.panel(box)
@@ -598,7 +605,12 @@ class Screen:
         row_px = self.badge_px() if beside else self.badge_px() + gap + line
         # As many rows as stay legible, up to PHOTO_ROWS: the first few presses matter.
         room = (listing.height + gap) // (row_px + gap)
-        slots = rows(listing, [1] * max(2, min(PHOTO_ROWS, room)), gap)
+        slots = rows(listing, [1] * max(1, min(PHOTO_ROWS, room)), gap)
+        if len(presses) > len(slots) == 1:
+            # Room for one row only (a short screen under notices): the headline above
+            # has the margin; here, how many pressed.
+            self.text(slots[0], f"{len(presses)} presses", DIM)
+            return
         if len(presses) > len(slots):
             later = len(presses) - (len(slots) - 1)
             presses, said = presses[: len(slots) - 1], said[: len(slots) - 1]

@@ -232,6 +232,11 @@ class Speaker(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def thread_id(self) -> int | None:
+        """The native id of the thread that sounds it (referee/realtime.py), if any."""
+        ...
+
 
 class QueuedSpeaker:
     """Plays sounds on its own thread: `play` only queues, `plan` only notes the times.
@@ -276,6 +281,10 @@ class QueuedSpeaker:
             now = self._clock()
             self._plan = deque(item for item in plan if item[0] >= now)
             self._cond.notify_all()
+
+    @property
+    def thread_id(self) -> int | None:
+        return self._thread.native_id
 
     def wait_quiet(self, timeout_s: float | None = None) -> bool:
         """Wait until every sound played so far has finished; False on timeout."""
@@ -528,3 +537,7 @@ class Silence:
 
     def close(self) -> None:
         pass
+
+    @property
+    def thread_id(self) -> int | None:
+        return None

@@ -264,6 +264,12 @@ def settings_typed(values: Mapping[str, object]) -> Settings:
         raise SettingError(repr(err.key), err.what) from None
 
 
+def settings_changes(was: Settings, now: Settings) -> str:
+    """The rule keys now sets otherwise than was, with now's values: "tie_ms 5.0, deals 2"."""
+    before, after = settings_values(was), settings_values(now)
+    return ", ".join(f"{k} {after[k]}" for k in after if after[k] != before[k])
+
+
 def settings_values(settings: Settings) -> dict[str, Value]:
     """The rule keys of these settings: what `settings_from` turns back into them."""
     return {

@@ -184,6 +184,8 @@ def test_boots_to_the_lobby(box: Box) -> None:
     (OUT / "journal-boot.txt").write_text(journal)
     started = r"referee.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
     assert re.search(started, journal), journal
+    # Under the unit's sandbox the loop and the sound still get their priority.
+    assert "the loop and the sound run first (SCHED_FIFO 10)" in journal, journal
     assert "Watchdog timeout" not in journal
 
     assert vm.run("systemctl is-active getty@tty1", check=False).stdout.strip() != "active"
@@ -216,8 +218,11 @@ def test_boots_to_the_lobby(box: Box) -> None:
 
 
 # The screens the game passes through, as the gallery draws them (docs/screens/, `make
-# screens`). Each screendump must look more like its own than like the others.
-GALLERY = {"lobby": "lobby", "call": "call", "countdown": "countdown-7s"}
+# screens`). Each screendump must look more like its own than like the others. The guest
+# has no address on a local network (its page is "this computer only"), so its lobby has
+# no QR code: the gallery's lobby with no network is its picture (12.2 from it, 21.5 from
+# the lobby with the code, on 954d874).
+GALLERY = {"lobby": "lobby-no-network", "call": "call", "countdown": "countdown-7s"}
 # At most this mean difference (of 255) from its gallery picture. The states differ: the
 # host's own drawings of the guest's screens (an empty lobby, a first call, a countdown)
 # are 15.5, 4.3 and 4.5 from the gallery's; a black screen is 44 from the lobby's.
@@ -720,10 +725,9 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
         near = min(clicks, key=lambda c: abs(c["click"] - pressed_ns))
         if abs(near["click"] - pressed_ns) < 200_000_000:
             matched.append((near, first, clip))
-    # An overrun under emulation (the guest starved of CPU) leaves a gap in a clip, counted
-    # in the log: such a clip is kept but says nothing of the markers, and is counted here.
-    # A click the guest's own playback dropped (it ran dry: the guest starved of CPU) was
-    # never sounded: its clip is kept, silent, and is counted here.
+    # A guest starved of CPU leaves a clip with a gap (the capture overran, counted in the
+    # log) or without its click (the guest's own playback ran dry and never sounded it):
+    # such a clip says nothing of the markers, and is counted apart.
     whole = [m for m in matched if not m[2]["gaps"] and m[0]["played"]]
     box.findings["microphone_clips"] = {
         "matched": len(matched),
@@ -768,8 +772,18 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
     rate, samples = audio.read_samples(box.vm.wav)
     loud = [n for n, x in enumerate(samples) if abs(x) > 8_000]
     after = [n for n in loud if played(n / rate, rate) > released_ns]
-    assert after, f"nothing loud in {box.vm.wav} after the replay was asked for"
+    journal = vm.run("journalctl -b -u referee -o cat --no-pager | grep -v '^ALSA lib'").stdout
+    (OUT / "journal-microphone.txt").write_text(journal)
+    # Where the loud stretches were heard, from the release: what a failure has to go on.
+    heard_s = sorted({round((played(n / rate, rate) - released_ns) / 1e9, 1) for n in loud})
+    assert after, (
+        f"nothing loud in {box.vm.wav} after the replay was asked for; loud at {heard_s} s "
+        f"from the release; the journal: {OUT / 'journal-microphone.txt'}"
+    )
     click_s = (played(after[0] / rate, rate) - released_ns) / 1e9
     box.findings["replay_click_after_s"] = round(click_s, 3)
     print(f"the replay's click heard {click_s:.2f} s after REPLAY (4 x the clip's 1 s before)")
-    assert 3.5 < click_s < 6.0, click_s
+    # Slowed 4x, the click 1 s into the clip sounds 4 s into the replay: no sooner than
+    # 3.5 s (at 1x it would be 1 s, at 2x 2 s). Later by what the emulated card takes to
+    # start a stream: 0.55 s, 0.76 s and 2.05 s in three runs, with other work beside.
+    assert 3.5 < click_s < 8.0, click_s
