@@ -30,7 +30,8 @@ store on tmpfs, in a child process of its own, twice on the same inputs: the mic
 off (the baseline), and on: the real capture thread and its 30 s ring at 48 kHz, reading a
 fake card at a card's pace (tests/fake_capture.py's RealTimeCard), the real clips' writer
 handing every call's window to the clips' cutter, a process of its own that finds the
-voice onsets and writes the WAV and JSON to the disk. Four players join, and for
+voice onsets and writes the WAV and JSON to the disk, forked before the daemon's first
+thread as `referee run` forks it (referee/children.py). Four players join, and for
 --listen-s seconds (more than the ring, so it is full) a call every 2 s, judged; then
 REPLAY plays the last call, slowed, to ALSA's null device (libasound, as a speaker); and
 once more on with `replay_pitch = "kept"` (the stretch). Counted for the daemon and every
@@ -209,6 +210,11 @@ _MICROPHONE = """
 import os
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 from pathlib import Path
+mode, db, listen_s = sys.argv[2], sys.argv[3], float(sys.argv[4])
+cutter = None
+if mode != "off":  # as `referee run` does, first (early.fork_cutter)
+    from referee.audio.cutter_process import CutterProcess
+    cutter = CutterProcess.forked()
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 import referee.app
@@ -217,7 +223,6 @@ from referee.config import default_config
 from referee.inputs import gpio
 sys.path.insert(0, root)
 from tests.fake_gpio import FakeRequest
-mode, db, listen_s = sys.argv[2], sys.argv[3], float(sys.argv[4])
 Device.pin_factory = MockFactory(pin_class=MockPWMPin)
 made = []
 gpio.find_chip = lambda: gpio.DEV / "gpiochip0"
@@ -239,7 +244,7 @@ config = default_config()
 if mode == "kept":
     from dataclasses import replace
     config = replace(config, audio=replace(config.audio, replay_pitch="kept"))
-app = App(RunOptions(config, Path(db), "gpio", "none"))
+app = App(RunOptions(config, Path(db), "gpio", "none"), cutter=cutter)
 [request] = made
 offset = lambda button: int(config.pins[button].removeprefix("GPIO"))
 def tap(button, wait_s=0.25):

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from referee.audio import onsets
 from referee.audio.onsets import find_onsets
 
 from . import shouts
@@ -150,3 +151,10 @@ def test_a_click_in_white_noise_is_not_placed_by_the_quiet_test_before_it():
     signal[43_422] += 0.5
     [found] = find_onsets(signal, RATE)
     assert abs(found.sample - 43_422) <= 3 * MS
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 99, 100, 500])
+def test_the_floors_medians_are_numpys_to_the_bit(width):
+    """Without np.median's check for masked arrays, which imports numpy.ma."""
+    values = np.random.default_rng(width).normal(-60.0, 12.0, (2, width))
+    assert np.array_equal(onsets._medians(values), np.median(values, axis=1, keepdims=True))

@@ -11,9 +11,11 @@ process that finds the voice onsets, places each press on its sample and saves t
 its numpy work holds a GIL of its own, not the main loop's. A microphone that stalls does
 not hold a clip for ever: STALL_NS after its end, the clip is cut from what the ring holds.
 
-A cutter that dies loses the clip it was given (told, as a full disk's lost clip is) and
-is started again for the next; one that dies at its start twice in a row is given up,
-told in one line: the ring and REPLAY go on without clips.
+The first cutter is the one forked at the daemon's start, when there is one (it shares
+the daemon's pages: cutter_process.py). A cutter that dies loses the clip it was given
+(told, as a full disk's lost clip is) and another is started for the next, anew (`python
+-m`: the daemon runs threads by then, and is not forked again); one that dies at its start
+twice in a row is given up, told in one line: the ring and REPLAY go on without clips.
 """
 
 import logging
@@ -71,9 +73,11 @@ class ClipWriter:
         window: ClipWindow,
         told: Callable[[str], None],
         clock: Callable[[], int] = time.monotonic_ns,
+        cutter: CutterProcess | None = None,
     ) -> None:
         """told(text): a clip was lost (the disk refused it, the cutter died), or the
-        cutter was given up: for the screen, from the writer's thread."""
+        cutter was given up: for the screen, from the writer's thread. cutter: one forked
+        at the daemon's start, taken over (stopped with the writer); else one is started."""
         self._recording = recording
         self._clips = clips
         self._window = window
@@ -84,6 +88,7 @@ class ClipWriter:
         self._stopping = False
         self._cutting = False
         self._cutter: CutterProcess | None = None
+        self._forked = cutter  # the first to be used, if any
         self._starting = threading.Lock()  # a cutter is started or killed, not both at once
         self.saved = 0
         self.lost = 0
@@ -147,8 +152,9 @@ class ClipWriter:
                         self._cutting = False
                         self._news.notify_all()
         finally:
-            if self._cutter is not None:
-                self._cutter.stop(STOP_S)
+            for cutter in (self._cutter, self._forked):  # the forked one, if never used
+                if cutter is not None:
+                    cutter.stop(STOP_S)
 
     def _start(self) -> bool:
         """A cutter, its detector warm (its first run, about 100 ms of numpy's first FFTs
@@ -159,15 +165,17 @@ class ClipWriter:
                 if self._stopping:
                     return False
                 try:
-                    self._cutter = CutterProcess(
-                        self._clips.folder, self._clips.max_bytes, self._recording.sample_rate
-                    )
+                    self._cutter = self._forked or CutterProcess.spawned()
                 except OSError as err:
                     self._cutter = None
                     why = f"not started: {err.strerror or err}"
                     log.warning("the clips' cutter was %s", why)
                     continue
-            if self._cutter.ready(START_S):
+                finally:
+                    self._forked = None
+            clips, rate = self._clips, self._recording.sample_rate
+            if self._cutter.ready(clips.folder, clips.max_bytes, rate, START_S):
+                log.info("the clips' cutter: process %d, %s", self._cutter.pid, self._cutter.how)
                 self.warm.set()
                 return True
             if self._stopping:

@@ -1,22 +1,24 @@
 """The clips' cutter: each call's clip made in a process of its own, beside the daemon.
 
-    python -m referee.audio.cutter FOLDER MAX_BYTES RATE
-
-Started by the clips' writer (clip_writer.py, through cutter_process.py). A clip's voice
+Forked by the daemon at its start (cutter_process.py, through referee/children.py), before
+its first thread, so that it shares the daemon's interpreter and numpy; or, to take the
+place of one that died, started anew as `python -m referee.audio.cutter`. A clip's voice
 onsets take about 0.1 s of CPU here (more on a Pi), in numpy calls that hold the GIL
 milliseconds at a time: in the daemon's process the main loop waited for them, and a
 press was decided that much later (docs/design.md, "The microphone"). Here they have a
 GIL of their own.
 
-On its standard input, one window of the microphone's ring at a time: a line of JSON
-(the call, its presses, the sound's first sample's time, its sample period and its gaps:
-what clip_of needs) and then the samples, 16-bit little-endian. On its standard output,
-one line of JSON once the detector has run once (`{"ready": true}`: its first run is
-slow, and is nobody's clip's), then one a window: `{"saved": NAME, "onsets": N}` or
-`{"lost": WHY}` (the disk refused it), each with the log records it made (`"log"`), which
-the daemon logs as its own: its standard error is left for a crash. It ends when its
-standard input does (the daemon closed it, or died). The signals that stop the daemon
-are the daemon's to act on: it closes this process once the clip under way is saved.
+On its standard input, first a line of JSON that says where the clips go and the
+microphone's rate (`{"folder": ..., "max_bytes": ..., "rate": ...}`: a cutter forked
+at the daemon's start knows neither yet); then one window of the microphone's ring at a
+time: a line of JSON (the call, its presses, the sound's first sample's time, its sample
+period and its gaps: what clip_of needs) and then the samples, 16-bit little-endian. On its
+standard output, one line of JSON once the detector has run once (`{"ready": true}`: its
+first run is slow, and is nobody's clip's), then one a window: `{"saved": NAME, "onsets":
+N}` or `{"lost": WHY}` (the disk refused it), each with the log records it made (`"log"`),
+which the daemon logs as its own: its standard error is left for a crash. It ends when its
+standard input does (the daemon closed it, or died). The signals that stop the daemon are
+the daemon's to act on: it closes this process once the clip under way is saved.
 
 It runs at a lower priority (NICE): a clip has a second, a press has a millisecond, and
 on a busy CPU the loop's threads must not wait for the cutter's turn to end.
@@ -160,8 +162,15 @@ def serve(
         reply(cut(window, clips, rate))
 
 
-def main(argv: list[str]) -> int:
-    folder, max_bytes, rate = argv
+def setup(folder: Path, max_bytes: int, rate: int) -> bytes:
+    """The first line a cutter is sent: where its clips go, and the microphone's rate."""
+    said = {"folder": str(folder.absolute()), "max_bytes": max_bytes, "rate": rate}
+    return json.dumps(said).encode() + b"\n"
+
+
+def main(requests: BinaryIO, replies: BinaryIO) -> int:
+    """The cutter's life: set up as its first line says, then serve until its input ends
+    (at once, before that line: the daemon needed no clip)."""
     for sig in QUIT_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     records = forward_logs()
@@ -169,10 +178,14 @@ def main(argv: list[str]) -> int:
         os.nice(NICE)
     except OSError as err:  # a sandbox that forbids setpriority: the daemon's, then
         log.warning("the clips' cutter runs at the daemon's priority: %s", err)
-    clips = ClipStore(Path(folder), int(max_bytes))
-    serve(sys.stdin.buffer, sys.stdout.buffer, clips, int(rate), records)
+    line = requests.readline()
+    if not line.endswith(b"\n"):
+        return 0
+    said = json.loads(line)
+    clips = ClipStore(Path(said["folder"]), int(said["max_bytes"]))
+    serve(requests, replies, clips, int(said["rate"]), records)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.stdin.buffer, sys.stdout.buffer))

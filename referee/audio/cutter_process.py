@@ -1,9 +1,11 @@
 """The daemon's end of the clips' cutter (cutter.py): one child process, its pipes, its end.
 
-Started with the daemon's own Python and environment (so under systemd, in the unit's
-sandbox, as the daemon is), in a process group of its own: a Ctrl-C in the daemon's
-terminal is the daemon's to act on, and the daemon closes it. Every wait on it is
-bounded: a cutter that says nothing for too long is killed, and counts as dead.
+Forked at the daemon's start (`forked`, before the daemon's first thread: it shares the
+daemon's pages, referee/children.py), or started with the daemon's own Python and
+environment (`spawned`, for one that takes a dead one's place); either way in the
+daemon's sandbox under systemd, and in a process group of its own: a Ctrl-C in the
+daemon's terminal is the daemon's to act on, and the daemon closes it. Every wait on it
+is bounded: a cutter that says nothing for too long is killed, and counts as dead.
 """
 
 import contextlib
@@ -17,25 +19,20 @@ import sys
 import time
 from pathlib import Path
 
-from referee.children import wait_or_kill
+from referee import children
+from referee.children import Forked
 
+from . import cutter
 from .cutter import Reply, Window
 
 log = logging.getLogger(__name__)
 
 
 class CutterProcess:
-    def __init__(self, folder: Path, max_bytes: int, rate: int) -> None:
-        """Start one; OSError if it cannot be."""
-        command = [sys.executable, "-m", "referee.audio.cutter"]
-        command += [str(folder.absolute()), str(max_bytes), str(rate)]
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,  # a crash's traceback, read once it ended
-            process_group=0,
-        )
+    def __init__(self, process: "subprocess.Popen[bytes] | Forked", how: str) -> None:
+        """process: a child running cutter.main on its pipes; how it came (for the log)."""
+        self.process = process
+        self.how = how
         assert self.process.stdin is not None
         # Written a bounded wait at a time (_send): a cutter that stopped reading cannot
         # hold the writer's thread.
@@ -44,13 +41,34 @@ class CutterProcess:
         self._timeout_s = 0.0  # of the wait under way
         self._silent_s: float | None = None  # it said nothing for that long: killed
 
+    @classmethod
+    def forked(cls) -> "CutterProcess":
+        """One forked from this process, which must run no other thread yet: at the
+        daemon's start (ThreadsRunning otherwise; OSError if the fork failed)."""
+        return cls(children.fork(cutter.main), "forked at the daemon's start")
+
+    @classmethod
+    def spawned(cls) -> "CutterProcess":
+        """One started anew, `python -m referee.audio.cutter`; OSError if it cannot be."""
+        process = subprocess.Popen(
+            [sys.executable, "-m", "referee.audio.cutter"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,  # a crash's traceback, read once it ended
+            process_group=0,
+        )
+        return cls(process, "started anew")
+
     @property
     def pid(self) -> int:
         return self.process.pid
 
-    def ready(self, timeout_s: float) -> bool:
-        """Until it has warmed its detector; False if it ended (or was killed) first."""
-        return self._reply(self._deadline(timeout_s)) is not None
+    def ready(self, folder: Path, max_bytes: int, rate: int, timeout_s: float) -> bool:
+        """Told where the clips go and the microphone's rate, until it has warmed its
+        detector; False if it ended (or was killed) first."""
+        deadline = self._deadline(timeout_s)
+        said = cutter.setup(folder, max_bytes, rate)
+        return self._send(said, deadline) and self._reply(deadline) is not None
 
     def cut(self, window: Window, timeout_s: float) -> Reply | None:
         """The window cut: what the cutter said, or None if it ended first."""
@@ -118,12 +136,12 @@ class CutterProcess:
 
     def stop(self, timeout_s: float) -> None:
         """Its input closed: it ends once the clip it cuts is saved, or is killed after
-        timeout_s."""
+        timeout_s. Once more, it does nothing."""
         process = self.process
         assert process.stdin is not None
         with contextlib.suppress(BrokenPipeError):  # what waited for an ended cutter
             process.stdin.close()
-        wait_or_kill(process, timeout_s, "the clips' cutter")
+        children.wait_or_kill(process, timeout_s, "the clips' cutter")
         self._close_pipes()
 
     def _close_pipes(self) -> None:
