@@ -51,6 +51,14 @@ def test_a_clip_is_its_sound_and_what_it_shows(tmp_path):
     }
 
 
+def test_16_bit_samples_are_written_as_they_are(tmp_path):
+    """The ring's own samples, as the clips' cutter has them."""
+    ring = (tone() * 32768).astype(np.int16)
+    sound = ClipStore(tmp_path / "clips", max_bytes=10**9).save(clip(), ring)
+    samples, _ = read_mono(sound)
+    assert np.array_equal(samples * 32768, ring)
+
+
 def test_clips_are_kept_beside_the_store(tmp_path):
     assert clips_folder(tmp_path / "referee.db") == tmp_path / "clips"
 

@@ -161,11 +161,15 @@ class ClipStore:
         self.max_bytes = max_bytes
 
     def save(self, clip: Clip, samples: "np.ndarray") -> Path:
-        """Write the clip (samples at full scale +-1), then make room by deleting the
-        oldest ones; OSError if the disk takes it not (nothing of it is left then)."""
+        """Write the clip (samples at full scale +-1, or 16-bit ones, written as they
+        are), then make room by deleting the oldest ones; OSError if the disk takes it
+        not (nothing of it is left then)."""
         self.folder.mkdir(mode=0o750, exist_ok=True)
         sound, meta = self._paths(clip.name)
-        pcm = (samples.clip(-1.0, 1.0) * 32767).round().astype("<i2")
+        if samples.dtype == "int16":  # numpy is not loaded here (the page reads clips)
+            pcm = samples.astype("<i2", copy=False)
+        else:
+            pcm = (samples.clip(-1.0, 1.0) * 32767).round().astype("<i2")
         try:
             _write_atomically(sound, lambda f: _write_wav(f, pcm, clip.sample_rate))
             _write_atomically(meta, lambda f: f.write(clip.to_json().encode()))

@@ -107,7 +107,9 @@ def read_window(requests: BinaryIO) -> Window | None:
 
 def cut(window: Window, clips: ClipStore, rate: int) -> Reply:
     """Find the voice onsets, place each press on its sample, save the clip."""
-    samples = window.sound.floats()
+    # The 16-bit samples as they came, not floats: a copy of the clip less at once (the
+    # cutter's memory is the microphone's cost), and the WAV holds the ring's own samples.
+    samples = window.sound.samples
     onsets = find_onsets(samples, rate) if len(samples) else []
     clip = clip_of(
         window.sound,
