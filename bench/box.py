@@ -18,9 +18,12 @@
   request's reads (the order a naive referee would take the presses in) and the beeper's
   pin (when a note starts). With `mic`, the box listens as with a USB microphone: the
   real capture (its reader thread and 30 s ring, referee/audio/capture.py) and the clips'
-  writer (a WAV of every call beside the store, off the loop) on tests/fake_capture.py's
-  RealTimeCard, a card at 48 kHz on the monotonic clock that makes its samples too (its
-  cost is counted in: an upper bound on a real card's). The drawing load (LOADS) is one of:
+  writer (a WAV of every call beside the store, off the loop: its thread takes each window
+  from the ring, its cutter, a process of its own forked as `referee run` forks it, before
+  the box's first thread, finds the onsets and writes the files) on
+  tests/fake_capture.py's RealTimeCard, a card at 48 kHz on the monotonic clock that
+  makes its samples too (its cost is counted in: an upper bound on a real card's). The
+  drawing load (LOADS) is one of:
     idle    the App as it is: it draws when the picture changes and sleeps otherwise;
     render  the loop never sleeps and renders the whole View on the window's surface on
             every pass, on top of the App's own frames: the main thread always busy.
@@ -52,6 +55,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin  # noqa: E402
 from referee import app as app_module  # noqa: E402
 from referee.app import App, RunOptions  # noqa: E402
 from referee.audio.capture import Capture  # noqa: E402
+from referee.audio.cutter_process import CutterProcess  # noqa: E402
 from referee.cli import SWITCH_INTERVAL_S  # noqa: E402
 from referee.config import default_config  # noqa: E402
 from referee.edges import Quit  # noqa: E402
@@ -112,7 +116,14 @@ class Staller:
         self._r, self.fd = os.pipe()
         self._modulus = 3**20_000 + 1  # about 32 kbit: each squaring takes microseconds
         self._per_bit_ns = self._calibrate()
-        threading.Thread(target=self._serve, name="staller", daemon=True).start()
+        self._thread = threading.Thread(target=self._serve, name="staller", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Its thread ended, once the driver (which holds the pipe too) has: the next box
+        forks its cutter with no other thread running."""
+        os.close(self.fd)
+        self._thread.join()
 
     def _calibrate(self) -> float:
         bits = 2_000
@@ -151,6 +162,9 @@ class Box:
     ) -> None:
         if load not in LOADS:
             raise ValueError(f"load {load!r}: one of {', '.join(LOADS)}")
+        # First, as `referee run` forks it (early.fork_cutter): no thread of this box or
+        # of the one before runs yet (Box.run ends them), or this raises ThreadsRunning.
+        cutter = CutterProcess.forked() if mic else None
         BeeperPin.notes = []
         Device.pin_factory = MockFactory(pin_class=BeeperPin)
         self.reads: list[tuple[int, str]] = []  # (read at, button pressed): raw order
@@ -165,7 +179,7 @@ class Box:
             self._watch_board_lines()
         options = RunOptions(config, store_dir / "referee.db", input=kind, display="window")
         app_module.open_microphone = listening if mic else lambda audio: (None, None)  # type: ignore[assignment]
-        self.app = app = App(options)
+        self.app = app = App(options, cutter=cutter)
         assert (app.microphone is not None) == mic
         assert app.window is not None
         self.window = app.window
@@ -301,6 +315,7 @@ class Box:
             assert self._driver.stdin is not None
             self._driver.stdin.close()
             self._driver.wait(5)
+            self.staller.close()
             Device.pin_factory.close()
             Device.pin_factory = None
         if errors:

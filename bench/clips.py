@@ -5,20 +5,24 @@
 The real capture (referee/audio/capture.py: its reader thread and its 30 s ring) reads a
 fake 48 kHz card at a card's pace (tests/fake_capture.py's RealTimeCard, 50 ms periods,
 as the box's); the real ClipWriter (referee/audio/clip_writer.py) is told of each call's
-presses as the main loop tells it, and cuts, finds the voice onsets, and writes the WAV
-and its JSON (synced, renamed) to a real ClipStore on the disk (/var/tmp). A call every
+presses as the main loop tells it, takes each window from the ring and hands it to the
+clips' cutter, its process (referee/audio/cutter.py), which finds the voice onsets and
+writes the WAV and its JSON (synced, renamed) to a real ClipStore on the disk (/var/tmp).
+The cutter is started and warm before the first call, as at the box's start. A call every
 --gap seconds, each with one to four presses in its first 300 ms; the clips' windows (1 s
 before the first press, 2 s after) overlap, as a lively table's do. A clip is ready when
-ClipStore.save returns (its JSON, written last, is on the disk); its delay is that moment
-less its window's end (the first press + 2 s), on CLOCK_MONOTONIC: the wait for the ring
-to hold the window's end (a card period; the writer looks every 50 ms), then the making
-(the voice onsets, the WAV and the JSON written and synced).
+the writer has the cutter's answer that it is saved (its JSON, written last, is on the
+disk); its delay is that moment less its window's end (the first press + 2 s), on
+CLOCK_MONOTONIC: the wait for the ring to hold the window's end (a card period; the writer
+looks every 50 ms), then the making (the window sent to the cutter, the voice onsets, the
+WAV and the JSON written and synced, the answer).
 
 Conditions, each in the same run on the same calls:
   idle      nothing else runs: the baseline;
   hogs      a busy process on every core (bench/box.py's Hogs);
-  gil       a thread of this process holds the GIL 100 ms, lets it go 150 ms, and so on
-            (bench/box.py's Staller), as a main loop drawing slow frames would;
+  gil       a thread of this process (the daemon's) holds the GIL 100 ms, lets it go
+            150 ms, and so on (bench/box.py's Staller), as a main loop drawing slow frames
+            would;
   slow      the clips folder on a slow SD card: every sync 5 to 50 ms late, 300 ms once
             in 50 (tests/slow_fsync.c; this script runs again with it loaded);
   slow+gil  both.
@@ -40,17 +44,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-import numpy as np
 from box import Hogs, Staller
 from machine import header, load, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/
 
-from referee.audio.capture import Capture, Sound  # noqa: E402
-from referee.audio.clip_writer import ClipWriter  # noqa: E402
-from referee.audio.clips import Clip, ClipStore, ClipWindow  # noqa: E402
+from referee.audio.capture import Capture  # noqa: E402
+from referee.audio.clip_writer import ClipWriter, _Call  # noqa: E402
+from referee.audio.clips import ClipStore, ClipWindow  # noqa: E402
 from referee.audio.pcm import PERIOD_US  # noqa: E402
+from referee.audio.samples import Sound  # noqa: E402
 from tests import slow_fsync  # noqa: E402
 from tests.fake_capture import RealTimeCard  # noqa: E402
 
@@ -60,6 +64,22 @@ WINDOW = ClipWindow(before_ns=NS_PER_S, after_ns=2 * NS_PER_S)  # the defaults
 IN_PROCESS = ("idle", "hogs", "gil")
 ON_SLOW_DISK = ("slow", "slow+gil")
 GIL_HOLD_MS, GIL_FREE_MS = 100, 150
+START_S = 60.0  # the cutter's start: a fresh Python importing numpy, on a busy machine
+
+
+class TimedWriter(ClipWriter):
+    """The real writer, noting when it learns that each call's clip is saved."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.ready: dict[int, int] = {}  # call_ns -> when the cutter said it is saved
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def _cut(self, call: _Call) -> bool:
+        saved = self.saved
+        going_on = super()._cut(call)
+        if self.saved > saved:
+            self.ready[call.call_ns] = time.monotonic_ns()
+        return going_on
 
 
 @contextmanager
@@ -94,15 +114,6 @@ def load_for(condition: str) -> Callable[[], object]:
 def measure(condition: str, folder: Path, calls: int, gap_s: float, seed: int) -> dict:
     """Each call's delay from its window's end to its clip on the disk, in s."""
     store = ClipStore(folder, max_bytes=200 * 2**20)
-    ready: dict[int, int] = {}  # call_ns -> when its clip was saved
-    save = store.save
-
-    def timed_save(clip: Clip, samples: np.ndarray) -> Path:
-        path = save(clip, samples)
-        ready[clip.call_ns] = time.monotonic_ns()
-        return path
-
-    store.save = timed_save  # type: ignore[method-assign]  # the time it returned, too
     card = RealTimeCard(period=PERIOD_US * 48 // 1000, buffer=48_000)  # the box's: 50 ms, 1 s
     capture = Capture(card)
     cutting: list[int] = []  # when the writer took each window from the ring
@@ -115,7 +126,10 @@ def measure(condition: str, folder: Path, calls: int, gap_s: float, seed: int) -
     capture.sound = timed_sound  # type: ignore[method-assign]
     told: list[str] = []
     capture.start()
-    writer = ClipWriter(capture, store, window=WINDOW, told=told.append)
+    writer = TimedWriter(capture, store, window=WINDOW, told=told.append)
+    if not writer.warm.wait(START_S):
+        raise RuntimeError(f"the clips' cutter was not ready in {START_S:g} s: {told}")
+    ready = writer.ready
     rng = random.Random(seed)
     firsts: list[int] = []
     origin = time.monotonic_ns()

@@ -37,9 +37,10 @@
    within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
    it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening
    (`on`: bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every
-   call's clip written beside the store), the same presses in both; the targets hold for
-   both. Phones (`--phones`, 0 by default; `10` or `0,10`): each row runs once a number,
-   the same presses in each. With N phones, the page's server runs as on the box, `referee
+   call's clip cut by the clips' cutter, a process beside the box's, and written beside
+   the store), the same presses in both; the targets hold for both. Phones (`--phones`, 0
+   by default; `10` or `0,10`): each row runs once a number, the same presses in each.
+   With N phones, the page's server runs as on the box, `referee
    web` in its own process on the row's store (bench/web.py's `serving`), and N phones
    follow the game on it: N event streams (GET /api/events), read by another process
    (bench/phones.py), not by a thread of the benchmark's, whose process holds the App: a

@@ -71,6 +71,7 @@ from .web.pin import pin_path
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.clip_writer import ClipWriter
     from .audio.clips import ClipStore
+    from .audio.cutter_process import CutterProcess
     from .audio.replays import Replays
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,10 @@ class App:
         clock: Callable[[], int] = time.monotonic_ns,
         stdin_fd: int | None = None,
         stdout: TextIO | None = None,
+        cutter: "CutterProcess | None" = None,
     ) -> None:
+        """cutter: the clips' cutter forked at the daemon's start (early.fork_cutter),
+        for the clips' writer; stopped at once if the microphone does not listen."""
         self.options = options
         self.clock = clock
         self.messages: deque[str] = deque(maxlen=MESSAGES_KEPT)
@@ -150,7 +154,7 @@ class App:
                 opened.callback(self.microphone.close)
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
-            self.clips = self._clip_writer(options.config.audio)
+            self.clips = self._clip_writer(options.config.audio, cutter)
             if self.clips is not None:
                 opened.callback(self.clips.close)  # before the microphone it cuts from
             self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
@@ -199,9 +203,15 @@ class App:
         PIN (web/join.py)."""
         self.join = JoinSign(listen, pin_path(self.store.path), self.clock)
 
-    def _clip_writer(self, audio: AudioConfig) -> "ClipWriter | None":
+    def _clip_writer(
+        self, audio: AudioConfig, cutter: "CutterProcess | None"
+    ) -> "ClipWriter | None":
         """Each call's clip, while the microphone listens and clips may be kept."""
         if self.microphone is None or audio.clips_mb <= 0:
+            if cutter is not None:  # forked for a microphone that did not open
+                from .audio.clip_writer import STOP_S
+
+                cutter.stop(STOP_S)
             return None
         # Imported here: numpy is for the microphone alone.
         from .audio.clip_writer import ClipWriter
@@ -212,9 +222,10 @@ class App:
             self._clip_store(audio),
             window=ClipWindow.of(audio),
             told=lambda text: self.inbox.put(
-                SourceStatus("clips", text, ok=False, condition="disk")
+                SourceStatus("clips", text, ok=False, condition="cut")
             ),
             clock=self.clock,
+            cutter=cutter,
         )
 
     # --- the loop --------------------------------------------------------------------------

@@ -38,22 +38,33 @@ def _log_to(handler: logging.Handler) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # Imported here: only `run` needs the screens, the inputs and the page's process.
-    from .app import App, RunOptions
-    from .web.child import PageProcess
-
     config = load_config(args.config)
     store = args.store or config.store_path or default_store_path()
     # The sound's thread waits for the GIL while the main loop draws: at Python's 5 ms a
     # planned pip could start 5 ms late; the inputs have no thread left to wait.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
-    _put_back_waiting(store)
+    # First, while this process runs no other thread (a fork then is safe) and has loaded
+    # little but what the clips' cutter needs: it shares those pages with the daemon, and
+    # holds no copy of what the daemon loads and writes later (early.fork_cutter).
+    from .audio.early import fork_cutter
+
+    cutter = fork_cutter(config.audio)
+    # Imported here: only `run` needs the screens, the inputs and the page's process.
+    from .app import App, RunOptions
+    from .web.child import PageProcess
+
     with contextlib.ExitStack() as running:
+        if cutter is not None:  # the clips' writer stops it; if none was made, this does
+            from .audio.clip_writer import STOP_S
+
+            running.callback(cutter.stop, STOP_S)
+        _put_back_waiting(store)
         # Nothing may write on a terminal that shows the game: what is logged while it
         # opens waits, and then goes where stderr goes for as long as the game is shown.
         release = running.enter_context(held_logs())
-        app = App(RunOptions(config, store, input=args.input, display=args.display))
+        options = RunOptions(config, store, input=args.input, display=args.display)
+        app = App(options, cutter=cutter)
         if "terminal" in app.display.split("+"):  # alone, or beside a window or kms
             running.enter_context(stderr_to_log(store))
         release()

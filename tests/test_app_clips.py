@@ -10,6 +10,7 @@ import pytest
 from referee.app import App, RunOptions
 from referee.audio.capture import Capture
 from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
 from referee.config import default_config
 
@@ -106,6 +107,22 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
         assert app.clips is None
         app.present(app.view())
         assert "● mic" not in screen.getvalue()
+    finally:
+        app.close()
+        os.close(read)
+        os.close(write)
+
+
+def test_a_cutter_forked_for_a_microphone_that_did_not_open_is_stopped(tmp_path, monkeypatch):
+    """`referee run` forks it before the microphone is opened (tests/test_cutter_fork.py)."""
+    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, "it is gone"))
+    cutter = CutterProcess.spawned()  # as forked, from the App's side
+    read, write = os.pipe()
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal")
+    app = App(options, stdin_fd=read, stdout=io.StringIO(), cutter=cutter)
+    try:
+        assert app.clips is None
+        assert cutter.process.returncode == 0  # told nothing, it ended
     finally:
         app.close()
         os.close(read)

@@ -51,6 +51,14 @@ def test_a_clip_is_its_sound_and_what_it_shows(tmp_path):
     }
 
 
+def test_16_bit_samples_are_written_as_they_are(tmp_path):
+    """The ring's own samples, as the clips' cutter has them."""
+    ring = (tone() * 32768).astype(np.int16)
+    sound = ClipStore(tmp_path / "clips", max_bytes=10**9).save(clip(), ring)
+    samples, _ = read_mono(sound)
+    assert np.array_equal(samples * 32768, ring)
+
+
 def test_clips_are_kept_beside_the_store(tmp_path):
     assert clips_folder(tmp_path / "referee.db") == tmp_path / "clips"
 
@@ -61,6 +69,18 @@ def test_the_oldest_clips_go_first_when_they_take_too_much(tmp_path):
     clips = ClipStore(tmp_path / "clips", max_bytes=int(2.5 * size))
     for call_s in (2, 3):
         clips.save(clip(call_s=call_s), tone())
+    assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9, 3 * 10**9]
+
+
+def test_a_clip_whose_json_is_damaged_still_takes_room_and_goes_first(tmp_path):
+    """Room is made by the files' names and sizes: no JSON is read at a save."""
+    one = ClipStore(tmp_path / "clips", max_bytes=10**9).save(clip(call_s=1), tone())
+    one.with_suffix(".json").write_text('{"game": "one"')
+    size = one.stat().st_size + len('{"game": "one"')
+    clips = ClipStore(tmp_path / "clips", max_bytes=int(2.5 * size))
+    for call_s in (2, 3):
+        clips.save(clip(call_s=call_s), tone())
+    assert not one.exists() and not one.with_suffix(".json").exists()
     assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9, 3 * 10**9]
 
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from referee.audio import onsets
 from referee.audio.onsets import find_onsets
 
 from . import shouts
@@ -150,3 +151,22 @@ def test_a_click_in_white_noise_is_not_placed_by_the_quiet_test_before_it():
     signal[43_422] += 0.5
     [found] = find_onsets(signal, RATE)
     assert abs(found.sample - 43_422) <= 3 * MS
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 99, 100, 500])
+def test_the_floors_medians_are_numpys_to_the_bit(width):
+    """Without np.median's check for masked arrays, which imports numpy.ma."""
+    values = np.random.default_rng(width).normal(-60.0, 12.0, (2, width))
+    assert np.array_equal(onsets._medians(values), np.median(values, axis=1, keepdims=True))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), level=st.sampled_from([30.0, 300.0, 3000.0]))
+def test_16_bit_samples_give_the_floats_onsets_to_the_bit(seed, level):
+    """The clips' cutter gives the ring's samples as they are (no float copy of a clip)."""
+    rng = np.random.default_rng(seed)
+    samples = rng.normal(0.0, level, RATE).clip(-32768, 32767).astype(np.int16)
+    at = int(rng.integers(RATE // 4, RATE - RATE // 8))
+    samples[at : at + 2000] = rng.normal(0.0, 8000.0, 2000).clip(-32768, 32767)
+    floats = samples.astype(np.float32) / 32768.0  # as Sound.floats() makes them
+    assert find_onsets(samples, RATE) == find_onsets(floats, RATE)

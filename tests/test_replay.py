@@ -30,6 +30,14 @@ def test_varispeed_keeps_every_sample_in_its_place_slowed(samples, slowdown):
     assert out.min() >= samples.min() - 1e-6 and out.max() <= samples.max() + 1e-6
 
 
+@pytest.mark.parametrize("slowdown", [1, 1.5, 4, 7.3])
+def test_a_piece_at_a_time_is_the_whole_interpolation_to_the_bit(slowdown):
+    samples = np.random.default_rng(3).normal(0.0, 0.3, 3 * 4801 + 7)
+    at = np.arange(round((len(samples) - 1) * slowdown) + 1) / slowdown
+    whole = np.interp(at, np.arange(len(samples)), samples).astype(np.float32)
+    assert np.array_equal(slowed(samples, slowdown), whole)
+
+
 def test_a_click_stays_as_sharp_only_later():
     """An onset keeps its edge: a step at sample 1000 is at 4000, as steep per original
     sample (one sample's rise spread over four)."""

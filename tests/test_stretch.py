@@ -1,6 +1,8 @@
 """The pitch-kept replay: a WSOLA stretch on synthetic signals, its length, its pitch, and
 where its onsets land."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -133,3 +135,17 @@ def test_a_marked_click_is_heard_once_and_an_unmarked_one_over_and_over():
     assert marked.tolist() == [40_000]
     unmarked = np.flatnonzero(np.abs(stretched(signal, 4, RATE)) > 0.2)
     assert len(unmarked) > 3 and unmarked[0] < 40_000 - 40 * MS  # why varispeed is the default
+
+
+def test_a_long_replay_is_made_in_little_memory():
+    """The frames are summed a piece at a time, not for the whole replay at once: 4x of a
+    3 s clip held 10.6 MB at its highest, as long as it played; 1.4 MB now."""
+    samples = np.random.default_rng(0).normal(0.0, 0.2, 3 * 48_000)
+    tracemalloc.start()
+    try:
+        made = sum(len(block) for block in stretched_blocks(samples, 4, 48_000))
+        highest = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert made == 4 * len(samples)
+    assert highest < 3 * 2**20

@@ -24,6 +24,7 @@ import numpy as np
 
 from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
 from .pcm import CaptureError, CapturePcm, Overrun
+from .samples import Gap, Sound
 
 log = logging.getLogger(__name__)
 
@@ -31,38 +32,6 @@ RING_S = 30
 # How long the reader waits in libasound at a time before it looks whether it should stop:
 # a stream runs a period at a time, so this is only ever reached by a stalled card.
 WAIT_MS = 200
-
-
-@dataclass(frozen=True)
-class Gap:
-    """Samples lost to an overrun, between the one taken at start_ns and the one at end_ns."""
-
-    start_ns: int
-    end_ns: int
-    lost: int
-
-
-@dataclass(frozen=True)
-class Sound:
-    """Samples taken one period_ns apart from first_ns on (CLOCK_MONOTONIC); those lost in
-    a gap are zeros."""
-
-    samples: np.ndarray  # int16, mono
-    first_ns: int
-    period_ns: float
-    gaps: tuple[Gap, ...]
-
-    def ns(self, index: float) -> float:
-        """When the sample at index was taken."""
-        return self.first_ns + index * self.period_ns
-
-    def index(self, t_ns: int) -> int:
-        """The sample taken nearest t_ns."""
-        return round((t_ns - self.first_ns) / self.period_ns)
-
-    def floats(self) -> np.ndarray:
-        """The samples at full scale +-1."""
-        return self.samples.astype(np.float32) / 32768.0
 
 
 @dataclass

@@ -14,6 +14,7 @@ without one was cut short (a full disk, a power cut) and is not a clip. Nothing 
 ever written here, and nothing of the ledger is: a full disk loses clips, never an input.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -24,13 +25,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from referee.config import AudioConfig
 from referee.units import NS_PER_S
 
-if TYPE_CHECKING:  # the page's server lists and serves clips without numpy (15 MB)
+# The page's server lists and serves clips without numpy (15 MB); the settings bring
+# gpiozero, which the clips' cutter (cutter.py) needs not either.
+if TYPE_CHECKING:
     import numpy as np
 
-    from .capture import Sound
+    from referee.config import AudioConfig
+
+    from .samples import Sound
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +106,7 @@ class ClipWindow:
     after_ns: int
 
     @classmethod
-    def of(cls, audio: AudioConfig) -> "ClipWindow":
+    def of(cls, audio: "AudioConfig") -> "ClipWindow":
         return cls(round(audio.clip_before_s * NS_PER_S), round(audio.clip_after_s * NS_PER_S))
 
     def around(self, first_ns: int) -> tuple[int, int]:
@@ -157,11 +161,15 @@ class ClipStore:
         self.max_bytes = max_bytes
 
     def save(self, clip: Clip, samples: "np.ndarray") -> Path:
-        """Write the clip (samples at full scale +-1), then make room by deleting the
-        oldest ones; OSError if the disk takes it not (nothing of it is left then)."""
+        """Write the clip (samples at full scale +-1, or 16-bit ones, written as they
+        are), then make room by deleting the oldest ones; OSError if the disk takes it
+        not (nothing of it is left then)."""
         self.folder.mkdir(mode=0o750, exist_ok=True)
         sound, meta = self._paths(clip.name)
-        pcm = (samples.clip(-1.0, 1.0) * 32767).round().astype("<i2")
+        if samples.dtype == "int16":  # numpy is not loaded here (the page reads clips)
+            pcm = samples.astype("<i2", copy=False)
+        else:
+            pcm = (samples.clip(-1.0, 1.0) * 32767).round().astype("<i2")
         try:
             _write_atomically(sound, lambda f: _write_wav(f, pcm, clip.sample_rate))
             _write_atomically(meta, lambda f: f.write(clip.to_json().encode()))
@@ -217,17 +225,31 @@ class ClipStore:
         return gone
 
     def prune(self) -> None:
-        """The oldest clips go until the rest fit in max_bytes; so do parts a cut left."""
-        for part in self.folder.glob(f"*{PART}"):
-            part.unlink(missing_ok=True)
-        kept = self.clips()
-        total = sum(k.bytes for k in kept)
+        """The oldest clips go until the rest fit in max_bytes; so do parts a cut left.
+
+        By the files' names and sizes alone: reading every clip's JSON and WAV header took
+        0.1 s here at every save with 700 clips kept (the default 200 MB)."""
+        sizes = {}
+        for entry in os.scandir(self.folder):
+            if entry.name.endswith(PART):
+                Path(entry.path).unlink(missing_ok=True)
+            elif entry.name.startswith("game"):
+                with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
+                    sizes[entry.name] = entry.stat().st_size
+        # A clip is its JSON; its name sorts as the calls came.
+        kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
+        bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
+        total = sum(bytes_of.values())
         for oldest in kept:
             if total <= self.max_bytes:
                 break
-            self._remove(oldest.clip.name)
-            total -= oldest.bytes
-            log.info("clip %s deleted: the clips may take %d bytes", oldest.sound, self.max_bytes)
+            self._remove(oldest)
+            total -= bytes_of[oldest]
+            log.info(
+                "clip %s deleted: the clips may take %d bytes",
+                self._paths(oldest)[0],
+                self.max_bytes,
+            )
 
     def _metas(self, game: int | None = None) -> Iterator[Path]:
         """The clips' JSON files; of one game's calls only, by their names, with `game`."""

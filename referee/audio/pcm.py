@@ -12,7 +12,6 @@ in for it, as gpiozero's MockFactory stands in for pins.
 """
 
 import ctypes
-import ctypes.util
 import errno
 from dataclasses import dataclass
 from typing import Protocol
@@ -142,7 +141,9 @@ def libasound() -> ctypes.CDLL:
     global _lib
     if _lib is None:
         try:
-            lib = ctypes.CDLL(ctypes.util.find_library("asound") or "libasound.so.2")
+            # By its soname, as the loader finds it: ctypes.util.find_library runs ldconfig
+            # in a child process, forked from the whole daemon (at the first REPLAY).
+            lib = ctypes.CDLL("libasound.so.2")
         except OSError as err:
             raise CaptureError(f"ALSA's library (libasound.so.2) is missing: {err}") from err
         for name, (result, arguments) in _SIGNATURES.items():

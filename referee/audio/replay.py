@@ -37,10 +37,12 @@ def slowed_pieces(samples: np.ndarray, slowdown: float, piece: int = 4800) -> It
         yield np.asarray(samples, dtype=np.float32).copy()
         return
     count = round((len(samples) - 1) * slowdown) + 1
-    originals = np.arange(len(samples))
     for start in range(0, count, piece):
         at = np.arange(start, min(count, start + piece), dtype=np.float64) / slowdown
-        yield np.interp(at, originals, samples).astype(np.float32)
+        # Between the originals around the piece alone (the same values as between all
+        # of them): their positions for the whole clip would be 1.2 MB more in the daemon.
+        lo, hi = int(at[0]), min(len(samples), int(at[-1]) + 2)
+        yield np.interp(at, np.arange(lo, hi), samples[lo:hi]).astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,11 @@ from referee.rules import Call
 from referee.units import NS_PER_S
 from referee.view import ReplayView
 
-from .capture import Capture, Sound
+from .capture import Capture
 from .clips import Clip, ClipStore, ClipWindow, clip_of
 from .replay import Replay, waveform
 from .replay_player import ReplayPlayer
+from .samples import Sound
 from .wav import read_mono
 
 log = logging.getLogger(__name__)

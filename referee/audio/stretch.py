@@ -59,10 +59,13 @@ def stretched_blocks(
     lead = frame
     padded = np.concatenate([np.zeros(lead), x, np.zeros(frame + hop)])
     pins = _pins(anchors, n, slowdown, frame)
-    out = np.zeros(length + frame)
-    weight = np.zeros(length + frame)
     size = 1 << math.ceil(math.log2(2 * tolerance + 1 + frame))
     piece = max(hop, rate // 10)
+    # The frames summed from the first sample not yet given (`done`) on, not the whole
+    # replay's: 4x of a 3 s clip would be 9 MB, in the daemon, for as long as it plays. A
+    # frame starts less than a piece after `done`, and reaches a frame further.
+    out = np.zeros(piece + frame + hop)
+    weight = np.zeros(piece + frame + hop)
     done = 0
     taken: int | None = None  # where the last frame was taken from
     for start in range(0, length, hop):
@@ -72,12 +75,17 @@ def stretched_blocks(
         else:  # the best continuation, in the padded sound (its sample `lead` is the first)
             at = _best(padded, lead + taken + hop, lead + low, lead + high, frame, size) - lead
         kept = _before_early(at, start, pins, frame)
-        out[start : start + kept] += window[:kept] * padded[lead + at : lead + at + kept]
-        weight[start : start + kept] += window[:kept]
+        i = start - done
+        out[i : i + kept] += window[:kept] * padded[lead + at : lead + at + kept]
+        weight[i : i + kept] += window[:kept]
         taken = at
         ready = min(length, start + hop)  # no later frame reaches before it
         if ready - done >= piece or ready == length:
-            yield _level(out[done:ready], weight[done:ready])
+            given = ready - done
+            yield _level(out[:given], weight[:given])
+            for summed in (out, weight):  # what is left to the front, zeros after it
+                summed[:-given] = summed[given:]
+                summed[-given:] = 0.0
             done = ready
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
+from referee.children import wait_or_kill
 from referee.errors import StartError
 
 from .listen import SOCKET_FD, address, bind, host_port
@@ -70,9 +71,4 @@ class PageProcess:
         if process is None or process.poll() is not None:
             return
         process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_S)
-        except subprocess.TimeoutExpired:
-            log.warning("the page's process did not stop in %g s: killed", STOP_S)
-            process.kill()
-            process.wait()
+        wait_or_kill(process, STOP_S, "the page's process")

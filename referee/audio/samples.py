@@ -1,0 +1,41 @@
+"""A window of the microphone's sound: samples on CLOCK_MONOTONIC, and the gaps in them.
+
+Apart from the ring that makes them (capture.py), so that the clips' cutter, which only
+reads them, loads neither the ring nor libasound's bindings.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Samples lost to an overrun, between the one taken at start_ns and the one at end_ns."""
+
+    start_ns: int
+    end_ns: int
+    lost: int
+
+
+@dataclass(frozen=True)
+class Sound:
+    """Samples taken one period_ns apart from first_ns on (CLOCK_MONOTONIC); those lost in
+    a gap are zeros."""
+
+    samples: np.ndarray  # int16, mono
+    first_ns: int
+    period_ns: float
+    gaps: tuple[Gap, ...]
+
+    def ns(self, index: float) -> float:
+        """When the sample at index was taken."""
+        return self.first_ns + index * self.period_ns
+
+    def index(self, t_ns: int) -> int:
+        """The sample taken nearest t_ns."""
+        return round((t_ns - self.first_ns) / self.period_ns)
+
+    def floats(self) -> np.ndarray:
+        """The samples at full scale +-1."""
+        return self.samples.astype(np.float32) / 32768.0

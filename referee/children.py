@@ -1,0 +1,167 @@
+"""The daemon's child processes (the page's server, the clips' cutter), ended in bounded time;
+and a child forked at the daemon's start, which shares the daemon's pages.
+
+A child started by `python -m ...` is a second interpreter that loads all it needs anew:
+the clips' cutter so cost 23 MB of PSS, numpy's import most of it. Forked from the daemon
+before the daemon's first thread, it shares what the daemon had loaded (the interpreter,
+numpy, the detector's code) page by page, copied only where either one writes
+(docs/design.md, "The microphone"). Forked with no other thread, it inherits no lock
+that another thread held (the allocator's, logging's, the import lock), which is why
+Python 3.12 warns about a fork in a threaded process: `fork` refuses one.
+"""
+
+import contextlib
+import ctypes
+import gc
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, BinaryIO, NoReturn, Protocol
+
+from .signals import HANDLED
+
+log = logging.getLogger(__name__)
+
+TASKS = Path("/proc/self/task")
+
+Main = Callable[[BinaryIO, BinaryIO], int]  # a forked child's life: its input, its output
+
+
+class Child(Protocol):
+    """What the daemon uses of a child process: subprocess.Popen's, or Forked's."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+def wait_or_kill(process: Child, timeout_s: float, name: str) -> None:
+    """Wait for a child told to end (a signal, its input closed); killed after timeout_s,
+    said in the log: the daemon's own stop must stay quick."""
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        log.warning("%s did not stop in %g s: killed", name, timeout_s)
+        process.kill()
+        process.wait()
+
+
+class ThreadsRunning(RuntimeError):
+    """A fork asked for in a process that runs more than one thread."""
+
+
+def threads() -> int:
+    """The threads of this process, the native ones too (OpenBLAS's, SDL's, libraries')."""
+    try:
+        return sum(1 for _ in TASKS.iterdir())
+    except OSError:  # no /proc: Python's own threads at least
+        return threading.active_count()
+
+
+class Forked:
+    """A forked child, from the daemon's side: as much of subprocess.Popen as the daemon
+    uses (its pid, its three pipes, wait, kill, returncode)."""
+
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        self.pid = pid
+        self.stdin: IO[bytes] = os.fdopen(stdin, "wb")
+        self.stdout: IO[bytes] = os.fdopen(stdout, "rb")
+        self.stderr: IO[bytes] = os.fdopen(stderr, "rb")
+        self.returncode: int | None = None
+        # Readable once the child ended; a signal sent by it never reaches another process
+        # that took the pid over.
+        self._ended: int | None = os.pidfd_open(pid)
+        self._reaping = threading.Lock()  # its end taken, or a signal sent: one at a time
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit status (negative: the signal that killed it); TimeoutExpired if it has
+        not ended within timeout seconds."""
+        ended = self._ended
+        if ended is not None and not select.select([ended], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(f"process {self.pid}", timeout or 0.0)
+        with self._reaping:
+            if self.returncode is None:
+                _, status = os.waitpid(self.pid, 0)
+                self.returncode = os.waitstatus_to_exitcode(status)
+                assert self._ended is not None
+                os.close(self._ended)
+                self._ended = None
+            return self.returncode
+
+    def kill(self) -> None:
+        with self._reaping:
+            if self._ended is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(self._ended, signal.SIGKILL)
+
+
+def fork(main: Main) -> Forked:
+    """A child process running main(its input, its output) and ending with what it returns,
+    in a process group of its own (a Ctrl-C in the daemon's terminal is the daemon's), the
+    daemon's signal handlers undone, no descriptor of the daemon's open but its three
+    pipes (standard input, output and error: a crash's traceback). ThreadsRunning if this
+    process runs another thread; OSError if the fork failed.
+
+    The objects made so far are frozen first (gc.freeze), in both processes: a collection
+    would write to every one of them, and so copy every page they share."""
+    running = threads()
+    if running != 1:
+        raise ThreadsRunning(f"{running} threads run: a fork would copy their locks held")
+    pipes = [os.pipe() for _ in range(3)]  # input, output, error: (read, write) each
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()  # what waits in a buffer is written once, not twice
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except OSError:
+        for pipe in pipes:
+            for fd in pipe:
+                os.close(fd)
+        raise
+    (in_r, in_w), (out_r, out_w), (err_r, err_w) = pipes
+    if pid == 0:
+        _child(main, in_r, out_w, err_w)
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    return Forked(pid, in_w, out_r, err_r)
+
+
+def _child(main: Main, stdin: int, stdout: int, stderr: int) -> NoReturn:
+    """The forked child: never returns into the daemon's code, whatever happens."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        for fd, to in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(fd, to)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        signal.set_wakeup_fd(-1)
+        for sig in HANDLED:
+            signal.signal(sig, signal.SIG_DFL)
+        _give_back_free_memory()
+        code = main(os.fdopen(0, "rb"), os.fdopen(1, "wb"))
+    except BaseException:
+        # On the error pipe, which the daemon reads once this ended; by the descriptor,
+        # whatever the daemon had made of sys.stderr.
+        with contextlib.suppress(BaseException):
+            os.write(2, traceback.format_exc().encode(errors="replace"))
+    finally:
+        os._exit(code)
+
+
+def _give_back_free_memory() -> None:
+    """The pages of the C allocator's free chunks (glibc's), given back in the child: the
+    daemon reuses those chunks as it goes on, and each page it writes there would be
+    copied for the child, which holds nothing in them (0.6 MB here). Elsewhere, nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
