@@ -3,6 +3,7 @@ whose crystal drifts, whose stamps jitter and whose buffer overruns: clock.py's 
 capture.py's ring are the real ones."""
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -145,6 +146,38 @@ def test_the_reader_thread_fills_the_ring_and_stops():
         capture.close()
     assert card.closed and capture.error is None
     assert capture.sound(0, card.now_ns + NS_PER_S).samples.size == card.frames_read
+
+
+class EndlessCard(FakeCard):
+    """A device never read dry, as ALSA's "null" one: every read gives a whole block."""
+
+    def __init__(self) -> None:
+        super().__init__(rate=8_000, period=160, buffer=8_000)
+        self.reading = threading.Event()
+
+    def wait(self, timeout_ms: int) -> None:
+        pass
+
+    def read(self, out: np.ndarray) -> int:
+        out[:] = 0
+        self.reading.set()
+        return len(out)
+
+    def status(self) -> None:
+        return None
+
+
+def test_the_reader_thread_stops_on_a_device_never_read_dry():
+    # `referee run` with microphone = "null" never quit: its reader never left the card.
+    card = EndlessCard()
+    capture = Capture(card)
+    capture.start()
+    assert card.reading.wait(timeout=10)
+    closing = threading.Thread(target=capture.close, daemon=True)
+    closing.start()
+    closing.join(timeout=10)
+    assert not closing.is_alive(), "close() waits for ever on a reader that never stops"
+    assert card.closed
 
 
 def test_a_stamp_far_off_or_backwards_is_kept_out():

@@ -220,7 +220,8 @@ def test_the_daemon_forks_one_only_for_a_microphone_that_keeps_clips(monkeypatch
 
 def test_referee_run_forks_it_before_any_thread(tmp_path):
     """`referee run` on ALSA's null device (silence, as fast as it is read): the log names
-    the forked cutter, a call's clip is cut, and the daemon killed takes the cutter along."""
+    the forked cutter, a call's clip is cut, and `q` quits the daemon and its cutter (a
+    device never read dry kept it from quitting). A daemon killed: above."""
     store = tmp_path / "referee.db"
     term = Terminal(tmp_path, store, '[audio]\nmicrophone = "null"\n')
     try:
@@ -239,6 +240,8 @@ def test_referee_run_forks_it_before_any_thread(tmp_path):
             term.wait_for(shown)
         wait_in_file(log, "clip game00001-call", timeout=RUN_S)
         assert "not forked" not in log.read_text()
+        assert term.quit() == 0
     finally:
-        term.kill()
+        if term.proc.poll() is None:
+            term.kill()
     assert ends(cutter, ENDS_S)

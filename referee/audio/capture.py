@@ -107,7 +107,9 @@ class Capture:
         frames = 0
         try:
             pcm.wait(timeout_ms)
-            while (n := pcm.read(block)) > 0:
+            # Until the card runs dry, or close() asks: a device never read dry (ALSA's
+            # "null") kept `referee run` from ever quitting.
+            while not self._stop.is_set() and (n := pcm.read(block)) > 0:
                 self._store(block[:n])
                 frames += n
             status = pcm.status()
