@@ -327,8 +327,14 @@ class App:
             )
             self._close.callback(player.stop)
         session = self.session
+        state = session.state
         said = self._replays.pressed(
-            t_ns, session.ledger.game_id, session.origin_ns, session.state.calls, now_ns
+            t_ns,
+            session.ledger.game_id,
+            session.origin_ns,
+            state.calls,
+            now_ns,
+            under_way=state.pending is not None,
         )
         log.info("%s", said)
         return said

@@ -3,6 +3,7 @@ while the game goes on; the microphone's mark on the screen while it listens."""
 
 import io
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from referee.audio.capture import Capture
 from referee.audio.clips import ClipStore, clips_folder
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
-from referee.config import default_config
+from referee.config import Config, default_config
 
 from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
 from .test_app import KEY_OF, Clock
@@ -23,7 +24,7 @@ START_NS = 1_000 * NS_PER_S  # test_app's Clock starts here
 class Box:
     """An App on the terminal keyboard, its microphone a fake card on the same clock."""
 
-    def __init__(self, tmp_path, monkeypatch) -> None:
+    def __init__(self, tmp_path, monkeypatch, config: Config | None = None) -> None:
         self.clock = Clock()
         self.card = FakeCard(start_ns=START_NS, seed=4)
         self.capture = Capture(self.card)
@@ -31,7 +32,8 @@ class Box:
         self.store = tmp_path / "referee.db"
         self.keys_r, self.keys = os.pipe()
         self.screen = io.StringIO()
-        options = RunOptions(default_config(), self.store, input="keyboard", display="terminal")
+        config = config or default_config()
+        options = RunOptions(config, self.store, input="keyboard", display="terminal")
         self.app = App(options, clock=self.clock, stdin_fd=self.keys_r, stdout=self.screen)
 
     def at(self, t_ns: int) -> None:
@@ -154,6 +156,25 @@ def test_replay_shows_the_call_and_a_second_replay_stops_it(box):
     assert box.app.session.state.players[1].points == 1  # nothing of it reached the game
     box.tap("REPLAY")  # soon after: the call before, and there is none
     assert box.app.view().messages[-1] == "no earlier call to replay"
+
+
+def test_replay_plays_the_call_under_way_however_long_ago_it_was_made(tmp_path, monkeypatch):
+    """Found in the emulated machine: a call 41 s old, not judged yet (a starved guest's
+    REPLAY came late), was passed over for the last 3 s, as the ring no longer held it,
+    though its clip was kept. With no point-out limit a call may wait that long."""
+    config = default_config()
+    box = Box(tmp_path, monkeypatch, replace(config, game=replace(config.game, pointout_ns=0)))
+    try:
+        for button in ("P1", "P2", "SUPER"):
+            box.tap(button)
+        pressed = box.tap("P2", shout=True)
+        box.at(pressed + 41 * NS_PER_S)
+        assert box.app.session.state.pending is not None
+        assert box.app.clips is not None and box.app.clips.wait_cut(10)
+        box.tap("REPLAY")
+        assert box.app.view().messages[-1].startswith("replay: P2's call at ")
+    finally:
+        box.close()
 
 
 def test_replay_with_no_call_plays_the_last_seconds(box):

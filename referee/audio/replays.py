@@ -67,7 +67,13 @@ class Replays:
         self._ended_ns = 0  # when that replay stopped or ended
 
     def pressed(
-        self, t_ns: int, game: int, origin_ns: int, calls: Sequence[Call], now_ns: int
+        self,
+        t_ns: int,
+        game: int,
+        origin_ns: int,
+        calls: Sequence[Call],
+        now_ns: int,
+        under_way: bool = False,
     ) -> str:
         """REPLAY at t_ns (monotonic): start, stop or step back; what to tell the table."""
         playing = self._playing
@@ -76,7 +82,7 @@ class Replays:
             return "replay stopped: REPLAY again for the call before"
         if playing is not None:
             self._ended(playing, playing.replay.started_ns + playing.replay.length_ns)
-        index = self._choose(t_ns, origin_ns, calls)
+        index = self._choose(t_ns, origin_ns, calls, under_way)
         if index is None:
             return self._start_seconds_before(t_ns, now_ns)
         if index < 0:
@@ -104,13 +110,18 @@ class Replays:
         self._last_index = playing.index
         self._ended_ns = at_ns
 
-    def _choose(self, t_ns: int, origin_ns: int, calls: Sequence[Call]) -> int | None:
+    def _choose(
+        self, t_ns: int, origin_ns: int, calls: Sequence[Call], under_way: bool
+    ) -> int | None:
         """The call to replay: the one before the last heard, if pressed soon after it; the
-        game's last call, if the ring holds it or its clip is kept; else None."""
+        game's last call, if it is under way (however long ago it was made: a point-out
+        time of 0 has no limit) or the ring holds it; else None."""
         if self._last_index is not None and t_ns - self._ended_ns <= BACK_NS:
             return self._last_index - 1
         if not calls:
             return None
+        if under_way:
+            return len(calls) - 1
         last = calls[-1]
         first_ns = origin_ns + last.first_ns
         in_ring = self._capture is not None and t_ns - first_ns <= self._capture.seconds * NS_PER_S
