@@ -396,9 +396,12 @@ class Store:
             last,
         )
         seated: dict[int, list[tuple[int, str]]] = {}
+        # A table's few players sit again and again: each (seat, name) one tuple, not one
+        # a game, however many games the page's server keeps them for.
+        shared: dict[tuple[int, str], tuple[int, str]] = {}
         for game_id, seat, name in rows:
             checked = (self._seat(game_id, seat), self._name(f"game {game_id}", name))
-            seated.setdefault(game_id, []).append(checked)
+            seated.setdefault(game_id, []).append(shared.setdefault(checked, checked))
         return seated
 
     def players(self) -> list[str]:

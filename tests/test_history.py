@@ -2,6 +2,7 @@
 another way (docs/web.md, "Stats"): from the final state alone, as `referee state` has it."""
 
 import tempfile
+from array import array
 from collections import Counter
 from pathlib import Path
 from statistics import median
@@ -14,6 +15,7 @@ from referee.errors import StoreError
 from referee.history import book
 from referee.history.book import History
 from referee.history.stats import player_of, stats
+from referee.history.summary import SeatTally, packed, unpacked
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
@@ -99,6 +101,36 @@ def test_a_game_is_replayed_again_only_once_its_inputs_change(tmp_path, monkeypa
     assert found is not None and replays.take() == 0  # its timeline was kept
     assert found[0].last_ns == 10**6 * NS_PER_S
     assert history.game(ids[-1] + 1) is None
+
+
+def test_a_count_reads_a_few_games_at_a_time_and_keeps_no_old_games_timeline(tmp_path, monkeypatch):
+    replays = Replays(monkeypatch)
+    path = tmp_path / "referee.db"
+    s = Settings(players=2)
+    ids = write_games(path, [(s, table_game(s, seed, calls=2)) for seed in range(5)])
+    monkeypatch.setattr(book, "READ_AT_ONCE", 2)
+    opened = []
+    real = Store.open_readonly
+
+    def open_readonly(store_path):
+        opened.append(store_path)
+        return real(store_path)
+
+    monkeypatch.setattr(book.Store, "open_readonly", open_readonly)
+    history = History(path)
+    assert history.count(100).summaries is not None and replays.take() == 5
+    assert len(opened) == 1 + 3  # the list, then 2, 2 and 1 games: never held long
+    assert history.game(ids[0]) is not None and replays.take() == 1  # no timeline kept
+
+
+def test_a_summary_keeps_its_seats_as_one_array_of_numbers():
+    seats = (
+        SeatTally(1, 3, 1, True, 4, 1, 1, 0, (2_500_000, 12)),
+        SeatTally(2, -1, None, False, 0, 2, 0, 1, ()),
+    )
+    numbers = packed(seats)
+    assert isinstance(numbers, array) and unpacked(numbers) == seats
+    assert unpacked(packed(())) == ()
 
 
 def test_stats_follow_a_named_player_from_seat_to_seat(tmp_path):

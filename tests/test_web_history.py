@@ -2,9 +2,12 @@
 games of every rule set, played through the engine, and with every hostile id and query
 refused with a 4xx in JSON."""
 
+import asyncio
 import csv
 import io
 import os
+import platform
+import threading
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
@@ -18,7 +21,7 @@ from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as
 from referee.rules import Press, Settings, parse_script
 from referee.store import Store
 from referee.units import NS_PER_MS
-from referee.web import history_api
+from referee.web import history_api, worker
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
 from referee.web.worker import Worker
@@ -135,6 +138,36 @@ def test_the_stats_of_every_player(client):
         (4, 1, 0, False),
     ]
     assert all(one["started_at"] for one in p1["series"])
+
+
+def test_the_stats_are_added_up_on_the_reading_thread(client, monkeypatch):
+    # Thousands of games take the loop's time, which the live page's streams need.
+    threads = []
+    real = history_api.stats_json
+
+    def added_up(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(history_api, "stats_json", added_up)
+    assert client.get("/api/stats").status_code == 200
+    assert len(threads) == 1 and threads[0].startswith("reader")
+
+
+def test_what_a_job_freed_is_given_back_to_the_system_after_it(monkeypatch):
+    if platform.libc_ver()[0] == "glibc":
+        assert worker._MALLOC_TRIM is not None
+    trims = []
+    monkeypatch.setattr(worker, "_MALLOC_TRIM", trims.append)
+
+    async def job_then_trim() -> bool:
+        reader = Worker()
+        try:
+            return await reader.run(lambda: not trims)
+        finally:
+            reader.close()
+
+    assert asyncio.run(job_then_trim()) and trims == [0]
 
 
 def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:

@@ -22,6 +22,8 @@ from .summary import GameSummary, summarize
 
 # The timelines kept: the games a few phones look at now (a timeline is tens of kB).
 TIMELINES = 16
+# The games a count reads at a time: the store held open for a few ms each.
+READ_AT_ONCE = 10
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,26 @@ class History:
         return self._summaries[game_id], kept
 
     def count(self, budget: int) -> Counted:
-        """Count every game in the store, replaying at most `budget` not counted yet."""
+        """Count every game in the store, replaying at most `budget` not counted yet, read
+        READ_AT_ONCE at a time: each chunk's inputs are garbage once it is replayed, and
+        the fewer there are at once, the fewer of the allocator's arenas the summaries
+        kept among them hold on to (docs/design.md, "The history and the stats")."""
         with Store.open_readonly(self.path) as store:
             listed = store.games()
-            missing = self._missing(listed)
-            stored = self._read(store, missing[:budget])
-        self._replay(stored, listed)
+        missing = self._missing(listed)[:budget]
+        # A few games to count are the latest changing (the game being played), which the
+        # phones look at next; many are the store's old games, whose timelines would only
+        # take memory.
+        keep = len(missing) <= READ_AT_ONCE
+        for first in range(0, len(missing), READ_AT_ONCE):
+            with Store.open_readonly(self.path) as store:
+                stored = self._read(store, missing[first : first + READ_AT_ONCE])
+            self._replay(stored, listed, keep=keep)
         # Games no longer in the store (written anew under other ids) are forgotten.
         ids = {g.id for g in listed}
         for gone in self._summaries.keys() - ids:
             del self._summaries[gone]
-        left = len(missing) - len(stored)
+        left = len(self._missing(listed))
         if left:
             return Counted(len(listed) - left, len(listed), None)
         return Counted(len(listed), len(listed), tuple(self._summaries[g.id] for g in listed))
@@ -107,10 +118,11 @@ class History:
         return [g for g in read if g is not None]
 
     def _replay(
-        self, stored: Sequence[StoredGame], listed: Sequence[ListedGame]
+        self, stored: Sequence[StoredGame], listed: Sequence[ListedGame], *, keep: bool = True
     ) -> dict[ListedGame, Timeline]:
         """Summarize the games read, under what the list says of them (a game written
-        since it was listed is read again next time); their timelines."""
+        since it was listed is read again next time); if `keep`, their timelines, kept
+        among the last looked at too."""
         by_id = {g.id: g for g in listed}
         made = {}
         for game in stored:
@@ -118,9 +130,10 @@ class History:
             line = timeline(game.settings, game.inputs, lobby=game.lobby)
             last_ns = game.inputs[-1].t_ns if game.inputs else 0
             self._summaries[game.id] = summarize(listing, line, last_ns)
-            self._timelines[listing] = line
-            self._timelines.move_to_end(listing)
-            while len(self._timelines) > TIMELINES:
-                self._timelines.popitem(last=False)
-            made[listing] = line
+            if keep:
+                made[listing] = line
+                self._timelines[listing] = line
+                self._timelines.move_to_end(listing)
+                while len(self._timelines) > TIMELINES:
+                    self._timelines.popitem(last=False)
         return made

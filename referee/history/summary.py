@@ -5,6 +5,8 @@ nowhere else (docs/web.md, "Stats"): from what stands of the game (rules/timelin
 that a verdict taken back with UNDO counts for nothing.
 """
 
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from referee.rules import Judgement, Phase, Result
@@ -32,10 +34,14 @@ class SeatTally:
 
 @dataclass(frozen=True, slots=True)
 class GameSummary:
+    """Kept for every game of the store, thousands of them: its seats' tallies as one
+    array of numbers (`packed`), a few hundred bytes, not a few objects a seat (2.5 kB a
+    game: docs/design.md, "The history and the stats")."""
+
     game: ListedGame
     phase: Phase
     result: Result | None
-    seats: tuple[SeatTally, ...]
+    tallies: "array[int]"  # the seats' SeatTally, packed
     calls: int
     rounds: int  # super rounds opened (cancelled ones too)
     last_ns: int  # the game time of its latest input
@@ -44,16 +50,47 @@ class GameSummary:
     def started(self) -> bool:
         return self.phase is not Phase.LOBBY
 
+    @property
+    def seats(self) -> tuple[SeatTally, ...]:
+        return unpacked(self.tallies)
+
+
+def packed(seats: Iterable[SeatTally]) -> "array[int]":
+    """Each seat's numbers in SeatTally's order (a place of 0: none; won 0 or 1), the
+    last its number of margins, then its margins."""
+    numbers: list[int] = []
+    for t in seats:
+        numbers += (t.seat, t.points, t.place or 0, t.won, t.sets, t.mistakes)
+        numbers += (t.rounds_won, t.rounds_lost, len(t.margins_ns), *t.margins_ns)
+    return array("q", numbers)
+
+
+def unpacked(numbers: "array[int]") -> tuple[SeatTally, ...]:
+    seats = []
+    at = 0
+    while at < len(numbers):
+        seat, points, place, won, sets, mistakes, rounds_won, rounds_lost, margins = numbers[
+            at : at + 9
+        ]
+        at += 9 + margins
+        seats.append(
+            SeatTally(
+                seat, points, place or None, bool(won), sets, mistakes, rounds_won,
+                rounds_lost, tuple(numbers[at - margins : at]),
+            )
+        )  # fmt: skip
+    return tuple(seats)
+
 
 def summarize(game: ListedGame, timeline: Timeline, last_ns: int) -> GameSummary:
     final = timeline.final
     places = {r.player: r.place for r in final.ranking}
-    seats = tuple(_tally(game, timeline, p.id, p.points, places.get(p.id)) for p in final.players)
+    seats = (_tally(game, timeline, p.id, p.points, places.get(p.id)) for p in final.players)
     return GameSummary(
         game=game,
         phase=final.phase,
         result=final.result,
-        seats=seats,
+        tallies=packed(seats),
         calls=len(timeline.calls),
         rounds=len(timeline.rounds),
         last_ns=last_ns,

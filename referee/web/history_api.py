@@ -8,7 +8,7 @@ far it has come. All of it runs on the server's one reading thread (worker.py), 
 neither a flood of requests nor a long count can hold up the live page's reads.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -22,6 +22,7 @@ from referee.history.export import (
     CALL_COLUMNS,
     GAME_COLUMNS,
     STATS_COLUMNS,
+    Row,
     as_csv,
     as_json,
     call_rows,
@@ -68,8 +69,11 @@ class HistoryApi:
 
     async def stats(self, request: Request) -> Response:
         query(request)
-        games = await self._counted()
-        return JSONResponse(stats_json(stats(games), sum(g.started for g in games)))
+
+        def answer(games: tuple[GameSummary, ...]) -> Response:
+            return JSONResponse(stats_json(stats(games), sum(g.started for g in games)))
+
+        return await self._run(self._counted, answer)
 
     async def export(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -77,35 +81,44 @@ class HistoryApi:
         if what not in _EXPORTS or kind not in ("csv", "json"):
             raise HTTPException(404, "no such export: games, calls or stats, .csv or .json")
         headers = {"Content-Disposition": f'attachment; filename="referee-{name}"'}
-        more: dict[str, int | None] = {}
-        columns: Sequence[str]
         if what == "calls":
             before, limit = _paging(request)
             page = await self._run(self._history.page, before, limit, timelines=True)
             rows = call_rows((g, page.timelines[g.game.id]) for g in page.games)
-            columns, more["next"] = CALL_COLUMNS, page.next
             if page.next is not None:
                 headers["Link"] = f'</api/export/{name}?before={page.next}>; rel="next"'
-        else:
-            query(request)
-            games = await self._counted()
-            if what == "games":
-                rows, columns = game_rows(games), GAME_COLUMNS
-            else:
-                rows, columns = stats_rows(stats(games)), STATS_COLUMNS
-        if kind == "json":
-            return Response(as_json(rows, **more), media_type="application/json", headers=headers)
-        return Response(as_csv(columns, rows), media_type="text/csv", headers=headers)
+            return _exported(kind, CALL_COLUMNS, rows, headers, next=page.next)
+        query(request)
 
-    async def _counted(self) -> tuple[GameSummary, ...]:
-        counted = await self._run(self._history.count, COUNT_BUDGET)
+        def answer(games: tuple[GameSummary, ...]) -> Response:
+            if what == "games":
+                return _exported(kind, GAME_COLUMNS, game_rows(games), headers)
+            return _exported(kind, STATS_COLUMNS, stats_rows(stats(games)), headers)
+
+        return await self._run(self._counted, answer)
+
+    def _counted(self, answer: Callable[[tuple[GameSummary, ...]], Response]) -> Response:
+        """On the reading thread: the answer made of every game's summary, once counted
+        (adding up thousands of games is work the live page's reads must not wait behind,
+        and what it frees is given back there: worker.py), else a 503 that says how far
+        the count has come."""
+        counted = self._history.count(COUNT_BUDGET)
         if counted.summaries is None:
             raise HTTPException(
                 503,
                 f"counting the games: {counted.counted} of {counted.total} so far; ask again",
                 {"Retry-After": str(RETRY_S)},
             )
-        return counted.summaries
+        return answer(counted.summaries)
+
+
+def _exported(
+    kind: str, columns: Sequence[str], rows: Iterable[Row], headers: dict[str, str], **more: object
+) -> Response:
+    """An export's file: its CSV, or its JSON twin with what else it says (`next`)."""
+    if kind == "json":
+        return Response(as_json(rows, **more), media_type="application/json", headers=headers)
+    return Response(as_csv(columns, rows), media_type="text/csv", headers=headers)
 
 
 def _paging(request: Request) -> tuple[int | None, int]:
