@@ -89,7 +89,7 @@ class History:
         """Count every game in the store, replaying at most `budget` not counted yet, read
         READ_AT_ONCE at a time: each chunk's inputs are garbage once it is replayed, and
         the fewer there are at once, the fewer of the allocator's arenas the summaries
-        kept among them hold on to (docs/design.md, "The history and the stats")."""
+        kept among them hold on to (docs/design.md, "The page": its history and stats)."""
         with Store.open_readonly(self.path) as store:
             listed = store.games()
         missing = self._missing(listed)[:budget]

@@ -35,8 +35,8 @@ class SeatTally:
 @dataclass(frozen=True, slots=True)
 class GameSummary:
     """Kept for every game of the store, thousands of them: its seats' tallies as one
-    array of numbers (`packed`), a few hundred bytes, not a few objects a seat (2.5 kB a
-    game: docs/design.md, "The history and the stats")."""
+    array of numbers (`packed`), not objects of their own (a summary took 2.5 kB a game
+    so, 1.1 kB now: docs/design.md, "The page", its history and stats)."""
 
     game: ListedGame
     phase: Phase
