@@ -20,6 +20,7 @@ the main loop calls when store_watch.py sees its folder change).
 """
 
 import gc
+import hashlib
 import json
 import logging
 import os
@@ -55,7 +56,7 @@ from .rules import (
     settings_values,
     words,
 )
-from .units import MAX_SEATS
+from .units import ID_MAX, MAX_SEATS
 
 log = logging.getLogger(__name__)
 
@@ -537,6 +538,31 @@ class Store:
             )
             for row in rows
         ]
+
+    def versions(self, first: int = 0, last: int = ID_MAX) -> Iterator[tuple[int, int]]:
+        """Each game's id and a number that changes whenever what `games` lists of it
+        changes (its settings, its latest input, who sat where), of the games of ids
+        `first` to `last`, oldest first, read
+        as they come: a store of years is never held whole (the page's cache of summaries
+        compares them with its own: referee/history/cache.py)."""
+        try:
+            if self._check_version() == 0:
+                return  # an empty database: nothing was ever stored in it
+            rows = self._conn.execute(
+                "SELECT id, started_at, settings, lobby,"
+                " (SELECT coalesce(max(id), 0) FROM inputs WHERE game_id = games.id),"
+                " (SELECT group_concat(seat || ' ' || name, char(10)) FROM"
+                "  (SELECT seats.seat, players.name FROM seats"
+                "   JOIN players ON players.id = seats.player_id"
+                "   WHERE seats.game_id = games.id ORDER BY seats.seat))"
+                " FROM games WHERE id BETWEEN ? AND ? ORDER BY id",
+                (first, last),
+            )
+            for row in rows:
+                digest = hashlib.blake2b(repr(row[1:]).encode(), digest_size=8).digest()
+                yield row[0], int.from_bytes(digest, signed=True)
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
 
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""

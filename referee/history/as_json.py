@@ -7,8 +7,8 @@ from referee.rules.report import call_json, milliseconds
 from referee.rules.timeline import Timeline
 
 from .export import stats_rows
-from .stats import PlayerStats, player_of
-from .summary import GameSummary
+from .stats import PlayerStats
+from .summary import GameSummary, player_of
 
 
 def game_json(game: GameSummary) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def timeline_json(game: GameSummary, timeline: Timeline) -> dict[str, Any]:
 
 
 def stats_json(players: list[PlayerStats], games: int) -> dict[str, Any]:
-    """Each player's numbers as the stats export has them, and their series."""
+    """Each player's numbers as the stats export has them, and their latest series."""
     return {
         "games": games,
         "players": [
@@ -84,11 +84,11 @@ def stats_json(players: list[PlayerStats], games: int) -> dict[str, Any]:
                 **row,
                 "series": [
                     {
-                        "game": one.game.game.id,
-                        "started_at": one.game.game.started_at.isoformat(),
-                        "sets": one.tally.sets,
-                        "mistakes": one.tally.mistakes,
-                        "won": one.tally.won,
+                        "game": one.game,
+                        "started_at": one.started_at,
+                        "sets": one.sets,
+                        "mistakes": one.mistakes,
+                        "won": one.won,
                     }
                     for one in p.series
                 ],

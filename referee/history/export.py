@@ -14,8 +14,9 @@ from typing import Any, TextIO
 from referee.rules.report import milliseconds
 from referee.rules.timeline import Timeline
 
-from .stats import PlayerStats, player_of
-from .summary import GameSummary
+from .cache import SummaryCache
+from .stats import PlayerStats
+from .summary import GameSummary, player_of
 
 Row = dict[str, Any]
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -62,33 +63,18 @@ STATS_COLUMNS = (
 )
 
 
-def game_rows(games: Iterable[GameSummary]) -> Iterator[Row]:
-    """A row for each player of each game, oldest game first; a game nobody joined has
-    one row, its player's columns empty."""
-    for game in sorted(games, key=lambda g: g.game.id):
-        head = game.game
-        common: Row = {
-            "game": head.id,
-            "started_at": head.started_at.isoformat(),
-            "rules": head.settings.rules.value,
-            "phase": game.phase.value,
-            "result": None if game.result is None else game.result.value,
-        }
-        if not game.seats:
-            yield {**dict.fromkeys(GAME_COLUMNS), **common}
-        for t in game.seats:
-            yield {
-                **common,
-                "seat": t.seat,
-                "player": player_of(head, t.seat),
-                "points": t.points,
-                "place": t.place,
-                "won": t.won,
-                "sets": t.sets,
-                "mistakes": t.mistakes,
-                "super_won": t.rounds_won,
-                "super_lost": t.rounds_lost,
-            }
+def game_rows(cache: SummaryCache) -> Iterator[Row]:
+    """A row for each player of each game, oldest game first, as the cache's rows come;
+    a game nobody joined has one row, its player's columns empty."""
+    for row in cache.query(
+        "SELECT id, started_at, rules, phase, result, seat, player, points, place, won,"
+        " sets, mistakes, rounds_won, rounds_lost"
+        " FROM games LEFT JOIN seats ON seats.game_id = games.id ORDER BY id, n"
+    ):
+        out = dict(zip(GAME_COLUMNS, row, strict=True))
+        if out["won"] is not None:
+            out["won"] = bool(out["won"])
+        yield out
 
 
 def call_rows(games: Iterable[tuple[GameSummary, Timeline]]) -> Iterator[Row]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from referee.rules import Judgement, Phase, Result
+from referee.rules.effects import seat as seat_label
 from referee.rules.timeline import CallRecord, RoundEnd, RoundRecord, Timeline
 from referee.store import ListedGame
 
@@ -17,6 +18,13 @@ MISTAKES = (Judgement.INVALID, Judgement.TIMEOUT)
 # A round played out: one that was cancelled or that the game's end cut short is neither
 # won nor lost by anyone.
 PLAYED_OUT = (RoundEnd.WON, RoundEnd.TIME_UP, RoundEnd.ALL_OUT)
+
+
+def player_of(game: ListedGame, seat: int) -> str:
+    """Who sat in this seat in this game: the name the ledger keeps, else the seat's label
+    (a seat never named is "P3" in every game, as the box showed it). The one place that
+    says who a player is: every statistic and export is keyed through it."""
+    return dict(game.names).get(seat) or seat_label(seat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,13 @@ def packed(seats: Iterable[SeatTally]) -> "array[int]":
         numbers += (t.seat, t.points, t.place or 0, t.won, t.sets, t.mistakes)
         numbers += (t.rounds_won, t.rounds_lost, len(t.margins_ns), *t.margins_ns)
     return array("q", numbers)
+
+
+def summary_array(stored: bytes) -> "array[int]":
+    """The packed seats from their bytes (history/cache.py keeps them so)."""
+    numbers = array("q")
+    numbers.frombytes(stored)
+    return numbers
 
 
 def unpacked(numbers: "array[int]") -> tuple[SeatTally, ...]:

@@ -2,7 +2,8 @@
 to anyone, like the state.
 
 A request can make the server replay only games it has not replayed yet (referee/history/
-book.py caches each by its latest input), and only so many of them: the games of one
+book.py keeps each one's summary in the page's cache file by its version), and only so
+many of them: the games of one
 page, or COUNT_BUDGET of a store being counted for the stats, then a 503 that says how
 far it has come. All of it runs on the server's one reading thread (worker.py), so that
 neither a flood of requests nor a long count can hold up the live page's reads.
@@ -18,6 +19,7 @@ from starlette.routing import Route
 
 from referee.history.as_json import game_json, stats_json, timeline_json
 from referee.history.book import History
+from referee.history.cache import cache_path
 from referee.history.export import (
     CALL_COLUMNS,
     GAME_COLUMNS,
@@ -29,8 +31,7 @@ from referee.history.export import (
     game_rows,
     stats_rows,
 )
-from referee.history.stats import stats
-from referee.history.summary import GameSummary
+from referee.history.stats import started_games, stats
 from referee.units import ID_MAX
 
 from .params import query, whole
@@ -45,7 +46,7 @@ _EXPORTS = {"games", "calls", "stats"}
 
 class HistoryApi:
     def __init__(self, store: Path, worker: Worker) -> None:
-        self._history = History(store)
+        self._history = History(store, cache_path(store))
         self._run = worker.run
         self.routes = [
             Route("/api/games", self.games, methods=["GET"]),
@@ -70,8 +71,9 @@ class HistoryApi:
     async def stats(self, request: Request) -> Response:
         query(request)
 
-        def answer(games: tuple[GameSummary, ...]) -> Response:
-            return JSONResponse(stats_json(stats(games), sum(g.started for g in games)))
+        def answer() -> Response:
+            cache = self._history.cache
+            return JSONResponse(stats_json(stats(cache), started_games(cache)))
 
         return await self._run(self._counted, answer)
 
@@ -90,26 +92,27 @@ class HistoryApi:
             return _exported(kind, CALL_COLUMNS, rows, headers, next=page.next)
         query(request)
 
-        def answer(games: tuple[GameSummary, ...]) -> Response:
+        def answer() -> Response:
+            cache = self._history.cache
             if what == "games":
-                return _exported(kind, GAME_COLUMNS, game_rows(games), headers)
-            return _exported(kind, STATS_COLUMNS, stats_rows(stats(games)), headers)
+                return _exported(kind, GAME_COLUMNS, game_rows(cache), headers)
+            return _exported(kind, STATS_COLUMNS, stats_rows(stats(cache, series=False)), headers)
 
         return await self._run(self._counted, answer)
 
-    def _counted(self, answer: Callable[[tuple[GameSummary, ...]], Response]) -> Response:
-        """On the reading thread: the answer made of every game's summary, once counted
-        (adding up thousands of games is work the live page's reads must not wait behind,
-        and what it frees is given back there: worker.py), else a 503 that says how far
-        the count has come."""
+    def _counted(self, answer: Callable[[], Response]) -> Response:
+        """On the reading thread: the answer added up from the cache of every game's
+        summary, once counted (adding up thousands of games is work the live page's reads
+        must not wait behind, and the cache's connection is that thread's), else a 503
+        that says how far the count has come."""
         counted = self._history.count(COUNT_BUDGET)
-        if counted.summaries is None:
+        if not counted.done:
             raise HTTPException(
                 503,
                 f"counting the games: {counted.counted} of {counted.total} so far; ask again",
                 {"Retry-After": str(RETRY_S)},
             )
-        return answer(counted.summaries)
+        return answer()
 
 
 def _exported(
