@@ -216,7 +216,7 @@ def _history(args: argparse.Namespace) -> int:
     if args.csv == "games":
         export.write_csv(sys.stdout, export.GAME_COLUMNS, export.game_rows(history.cache))
     elif args.csv == "stats":
-        players = stats(history.cache, series=False)
+        players = stats(history.cache)
         export.write_csv(sys.stdout, export.STATS_COLUMNS, export.stats_rows(players))
     elif args.csv == "calls":
         # A game at a time: a store's every timeline would not fit in memory at once.

@@ -127,6 +127,8 @@ RETRY_S = 5.0
 # The most inputs one write takes: its statement's parameters stay far below SQLite's
 # limit (32,766 since 3.32).
 BATCH_MAX = 1000
+# A read-only connection's page cache (see _connect_readonly).
+READ_CACHE_KIB = 256
 # How long `Ledger.hand_over` waits for the writer's thread to wake.
 HANDOFF_S = 0.005
 
@@ -321,6 +323,10 @@ class Store:
             # Not checked for its thread: the connection of a store opened while the disk
             # takes nothing is closed by the ledger's writer when it can write again.
             conn = sqlite3.connect(uri, isolation_level=None, uri=True, check_same_thread=False)
+            # A reader reads a few games, or walks every game's index entries once (the
+            # page's count): SQLite's default 2 MB of page cache would only be filled and
+            # dropped, where the page has 40 MB in all (docs/design.md, "The page").
+            conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
             store = cls(path, conn)
         except sqlite3.Error as err:
             if copy is not None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee import cli
-from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv
+from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv, as_json
 from referee.rules import Press, Settings, parse_script
 from referee.store import Store
 from referee.units import NS_PER_MS
@@ -200,6 +200,15 @@ def test_each_export_is_a_csv_file_and_its_json_twin_the_same_rows(client, name,
     assert twin.headers["content-disposition"] == f'attachment; filename="referee-{name}.json"'
     assert rows == [{c: as_csv_text(row[c]) for c in columns} for row in twin.json()["rows"]]
     assert rows
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+def test_the_games_export_is_sent_a_few_games_a_piece(client, monkeypatch, kind):
+    whole = client.get(f"/api/export/games.{kind}").content
+    monkeypatch.setattr(history_api, "EXPORT_GAMES", 2)  # 5 games: pieces of 2, 2 and 1
+    assert client.get(f"/api/export/games.{kind}").content == whole
+    if kind == "json":
+        assert whole.decode() == as_json(client.get("/api/export/games.json").json()["rows"])
 
 
 def test_the_exports_say_what_the_history_says(client):

@@ -4,7 +4,7 @@ by SQL over the page's cache (cache.py), a player at a time: never every game at
 A player is who sat in a seat (summary.player_of): the cache keeps each seat's player.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from referee.units import NS_PER_MS
 
@@ -36,7 +36,6 @@ class PlayerStats:
     rounds_won: int = 0
     rounds_lost: int = 0
     median_margin_ms: float | None = None
-    series: list[Point] = field(default_factory=list)  # their latest games, oldest first
 
 
 def started_games(cache: SummaryCache) -> int:
@@ -44,9 +43,9 @@ def started_games(cache: SummaryCache) -> int:
     return sum(n for (n,) in cache.query("SELECT count(*) FROM games WHERE phase != 'lobby'"))
 
 
-def stats(cache: SummaryCache, *, series: bool = True) -> list[PlayerStats]:
+def stats(cache: SummaryCache) -> list[PlayerStats]:
     """Every player who sat in a game that started, by name (SQLite's order of text, its
-    UTF-8 bytes, is Python's of code points); with their series if asked."""
+    UTF-8 bytes, is Python's of code points)."""
     players = [
         PlayerStats(*row)
         for row in cache.query(
@@ -56,8 +55,6 @@ def stats(cache: SummaryCache, *, series: bool = True) -> list[PlayerStats]:
     ]
     for p in players:
         p.median_margin_ms = _median_margin_ms(cache, p.player)
-        if series:
-            p.series = _series(cache, p.player)
     return players
 
 
@@ -79,7 +76,9 @@ def _median_margin_ms(cache: SummaryCache, player: str) -> float | None:
     return round(median / NS_PER_MS, 6)
 
 
-def _series(cache: SummaryCache, player: str) -> list[Point]:
+def series(cache: SummaryCache, player: str) -> list[Point]:
+    """The player's latest SERIES_MAX games, oldest first: asked for a player at a time,
+    so that the answer holds one player's series at once."""
     latest = cache.query(
         "SELECT game_id, started_at, sets, mistakes, won FROM seats JOIN games"
         " ON games.id = seats.game_id WHERE player = ? AND started"

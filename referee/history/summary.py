@@ -42,9 +42,8 @@ class SeatTally:
 
 @dataclass(frozen=True, slots=True)
 class GameSummary:
-    """Kept for every game of the store, thousands of them: its seats' tallies as one
-    array of numbers (`packed`), not objects of their own (a summary took 2.5 kB a game
-    so, 1.1 kB now: docs/design.md, "The page", its history and stats)."""
+    """Its seats' tallies as one array of numbers (`packed`), not objects of their own:
+    the page's cache keeps them as that array's bytes (cache.py)."""
 
     game: ListedGame
     phase: Phase

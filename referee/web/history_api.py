@@ -9,12 +9,12 @@ far it has come. All of it runs on the server's one reading thread (worker.py), 
 neither a flood of requests nor a long count can hold up the live page's reads.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from referee.history.as_json import game_json, stats_json, timeline_json
@@ -28,10 +28,11 @@ from referee.history.export import (
     as_csv,
     as_json,
     call_rows,
-    game_rows,
+    csv_header,
+    games_piece,
     stats_rows,
 )
-from referee.history.stats import started_games, stats
+from referee.history.stats import series, started_games, stats
 from referee.units import ID_MAX
 
 from .params import query, whole
@@ -41,6 +42,9 @@ LIMIT = 20  # games a page, unless asked
 LIMIT_MAX = 100
 COUNT_BUDGET = 100  # games replayed for one request that counts them all (see design.md)
 RETRY_S = 2
+EXPORT_GAMES = 200  # the games of a piece of the games' export, made at once
+JSON = "application/json"
+_MEDIA = {"csv": "text/csv", "json": JSON}
 _EXPORTS = {"games", "calls", "stats"}
 
 
@@ -73,7 +77,8 @@ class HistoryApi:
 
         def answer() -> Response:
             cache = self._history.cache
-            return JSONResponse(stats_json(stats(cache), started_games(cache)))
+            players = ((p, series(cache, p.player)) for p in stats(cache))
+            return Response(stats_json(players, started_games(cache)), media_type=JSON)
 
         return await self._run(self._counted, answer)
 
@@ -93,12 +98,31 @@ class HistoryApi:
         query(request)
 
         def answer() -> Response:
-            cache = self._history.cache
-            if what == "games":
-                return _exported(kind, GAME_COLUMNS, game_rows(cache), headers)
-            return _exported(kind, STATS_COLUMNS, stats_rows(stats(cache, series=False)), headers)
+            if what == "games":  # counted: sent a piece at a time (_games_pieces)
+                return StreamingResponse(
+                    self._games_pieces(kind), media_type=_MEDIA[kind], headers=headers
+                )
+            players = stats(self._history.cache)
+            return _exported(kind, STATS_COLUMNS, stats_rows(players), headers)
 
         return await self._run(self._counted, answer)
+
+    async def _games_pieces(self, kind: str) -> AsyncIterator[str]:
+        """The games' export, EXPORT_GAMES games a piece, each made on the reading thread:
+        a store's every game is a file of megabytes, never held whole."""
+        csv = kind == "csv"
+        yield csv_header(GAME_COLUMNS) if csv else '{"rows": ['
+        after = 0
+        while True:
+            piece, last = await self._run(
+                games_piece, self._history.cache, kind, after, EXPORT_GAMES, bounded=False
+            )
+            if not last:
+                break
+            yield piece if csv or not after else ", " + piece  # the JSON's objects joined
+            after = last
+        if not csv:
+            yield "]}"
 
     def _counted(self, answer: Callable[[], Response]) -> Response:
         """On the reading thread: the answer added up from the cache of every game's
@@ -120,8 +144,8 @@ def _exported(
 ) -> Response:
     """An export's file: its CSV, or its JSON twin with what else it says (`next`)."""
     if kind == "json":
-        return Response(as_json(rows, **more), media_type="application/json", headers=headers)
-    return Response(as_csv(columns, rows), media_type="text/csv", headers=headers)
+        return Response(as_json(rows, **more), media_type=JSON, headers=headers)
+    return Response(as_csv(columns, rows), media_type=_MEDIA[kind], headers=headers)
 
 
 def _paging(request: Request) -> tuple[int | None, int]:
