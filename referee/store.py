@@ -404,7 +404,7 @@ class Store:
         )
         seated: dict[int, list[tuple[int, str]]] = {}
         # A table's few players sit again and again: each (seat, name) one tuple, not one
-        # a game, however many games the page's server keeps them for.
+        # a game, however many games a listing holds.
         shared: dict[tuple[int, str], tuple[int, str]] = {}
         for game_id, seat, name in rows:
             checked = (self._seat(game_id, seat), self._name(f"game {game_id}", name))
