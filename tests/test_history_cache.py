@@ -73,6 +73,17 @@ def test_a_game_that_changes_is_made_anew_alone(store, monkeypatch):
     assert "Ann" in {p.player for p in stats.stats(history.cache)}
 
 
+def test_a_page_with_timelines_kept_lists_the_games_the_cache_lost(store, monkeypatch):
+    replays = Replays(monkeypatch)
+    history = counted(store)
+    assert len(history.page(None, 10, timelines=True).timelines) == 4
+    replays.take()
+    history.cache.forget([1, 2, 3, 4])  # as a cache made anew would have them
+    page = history.page(None, 10, timelines=True)
+    assert [g.game.id for g in page.games] == [4, 3, 2, 1] and len(page.timelines) == 4
+    assert replays.take() == 4
+
+
 def test_a_game_no_longer_in_the_store_is_forgotten(store):
     history = counted(store)
     with sqlite3.connect(store) as conn:  # as a store written anew without it would be

@@ -67,10 +67,8 @@ class History:
             listed = listed[:limit]
             versions = self._versions(store, listed)
         kept = self.cache.summaries((g, versions[g.id]) for g in listed if g.id in versions)
-        if timelines:
-            wanted = [g for g in listed if g not in self._timelines]
-        else:
-            wanted = [g for g in listed if g.id not in kept]
+        # A timeline kept whose summary is not (the cache was made anew) is made again too.
+        wanted = [g for g in listed if g.id not in kept or (timelines and g not in self._timelines)]
         made = self._made(wanted, versions)
         kept.update((s.game.id, s) for s in made.summaries)
         lines = {**self._timelines, **made.timelines} if timelines else {}
