@@ -217,29 +217,38 @@ def _history(args: argparse.Namespace) -> int:
     # Imported here: only `history` needs them.
     from .history import export
     from .history.book import History
-    from .history.stats import player_of, stats
+    from .history.stats import stats
+    from .history.summary import player_of
 
-    history = History(_store_of(args))
+    history = History(_store_of(args))  # its summaries in memory: the page's file is its own
     # A few hundred games' inputs in memory at a time.
-    while (counted := history.count(budget=500)).summaries is None:
+    while not history.count(budget=500).done:
         pass
-    games = sorted(counted.summaries, key=lambda g: g.game.id)
     if args.csv == "games":
-        export.write_csv(sys.stdout, export.GAME_COLUMNS, export.game_rows(games))
+        export.write_csv(sys.stdout, export.GAME_COLUMNS, export.game_rows(history.cache))
     elif args.csv == "stats":
-        export.write_csv(sys.stdout, export.STATS_COLUMNS, export.stats_rows(stats(games)))
+        players = stats(history.cache)
+        export.write_csv(sys.stdout, export.STATS_COLUMNS, export.stats_rows(players))
     elif args.csv == "calls":
         # A game at a time: a store's every timeline would not fit in memory at once.
-        found = (history.game(g.game.id) for g in games)
+        ids = [i for (i,) in history.cache.query("SELECT id FROM games ORDER BY id")]
+        found = (history.game(i) for i in ids)
         lines = (one for one in found if one is not None)
         export.write_csv(sys.stdout, export.CALL_COLUMNS, export.call_rows(lines))
-    for g in reversed(games) if args.csv is None else ():
-        outcome = g.result or g.phase
-        seats = ", ".join(
-            f"{player_of(g.game, t.seat)} {t.points}{' (won)' if t.won else ''}" for t in g.seats
-        )
-        when = g.game.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(f"{g.game.id:>5}  {when}  {g.game.settings.rules:<9}  {outcome:<15}  {seats}")
+    before = None
+    while args.csv is None:
+        page = history.page(before, 100)
+        for g in page.games:
+            outcome = g.result or g.phase
+            seats = ", ".join(
+                f"{player_of(g.game, t.seat)} {t.points}{' (won)' if t.won else ''}"
+                for t in g.seats
+            )
+            when = g.game.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+            print(f"{g.game.id:>5}  {when}  {g.game.settings.rules:<9}  {outcome:<15}  {seats}")
+        if page.next is None:
+            break
+        before = page.next
     return 0
 
 

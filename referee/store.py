@@ -20,6 +20,7 @@ the main loop calls when store_watch.py sees its folder change).
 """
 
 import gc
+import hashlib
 import json
 import logging
 import os
@@ -55,7 +56,7 @@ from .rules import (
     settings_values,
     words,
 )
-from .units import MAX_SEATS
+from .units import ID_MAX, MAX_SEATS
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,8 @@ RETRY_S = 5.0
 # The most inputs one write takes: its statement's parameters stay far below SQLite's
 # limit (32,766 since 3.32).
 BATCH_MAX = 1000
+# A read-only connection's page cache (see _connect_readonly).
+READ_CACHE_KIB = 256
 # How long `Ledger.hand_over` waits for the writer's thread to wake.
 HANDOFF_S = 0.005
 
@@ -320,6 +323,10 @@ class Store:
             # Not checked for its thread: the connection of a store opened while the disk
             # takes nothing is closed by the ledger's writer when it can write again.
             conn = sqlite3.connect(uri, isolation_level=None, uri=True, check_same_thread=False)
+            # A reader reads a few games, or walks every game's index entries once (the
+            # page's count): SQLite's default 2 MB of page cache would only be filled and
+            # dropped, where the page has 40 MB in all (docs/design.md, "The page").
+            conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
             store = cls(path, conn)
         except sqlite3.Error as err:
             if copy is not None:
@@ -396,9 +403,12 @@ class Store:
             last,
         )
         seated: dict[int, list[tuple[int, str]]] = {}
+        # A table's few players sit again and again: each (seat, name) one tuple, not one
+        # a game, however many games a listing holds.
+        shared: dict[tuple[int, str], tuple[int, str]] = {}
         for game_id, seat, name in rows:
             checked = (self._seat(game_id, seat), self._name(f"game {game_id}", name))
-            seated.setdefault(game_id, []).append(checked)
+            seated.setdefault(game_id, []).append(shared.setdefault(checked, checked))
         return seated
 
     def players(self) -> list[str]:
@@ -534,6 +544,31 @@ class Store:
             )
             for row in rows
         ]
+
+    def versions(self, first: int = 0, last: int = ID_MAX) -> Iterator[tuple[int, int]]:
+        """Each game's id and a number that changes whenever what `games` lists of it
+        changes (its settings, its latest input, who sat where), of the games of ids
+        `first` to `last`, oldest first, read
+        as they come: a store of years is never held whole (the page's cache of summaries
+        compares them with its own: referee/history/cache.py)."""
+        try:
+            if self._check_version() == 0:
+                return  # an empty database: nothing was ever stored in it
+            rows = self._conn.execute(
+                "SELECT id, started_at, settings, lobby,"
+                " (SELECT coalesce(max(id), 0) FROM inputs WHERE game_id = games.id),"
+                " (SELECT group_concat(seat || ' ' || name, char(10)) FROM"
+                "  (SELECT seats.seat, players.name FROM seats"
+                "   JOIN players ON players.id = seats.player_id"
+                "   WHERE seats.game_id = games.id ORDER BY seats.seat))"
+                " FROM games WHERE id BETWEEN ? AND ? ORDER BY id",
+                (first, last),
+            )
+            for row in rows:
+                digest = hashlib.blake2b(repr(row[1:]).encode(), digest_size=8).digest()
+                yield row[0], int.from_bytes(digest, signed=True)
+        except sqlite3.Error as err:
+            raise _store_error(self.path, err) from err
 
     def head(self, game_id: int) -> GameHead | None:
         """The game with this id without its inputs, or None if there is none."""

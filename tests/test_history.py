@@ -2,6 +2,7 @@
 another way (docs/web.md, "Stats"): from the final state alone, as `referee state` has it."""
 
 import tempfile
+from array import array
 from collections import Counter
 from pathlib import Path
 from statistics import median
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from referee.errors import StoreError
 from referee.history import book
 from referee.history.book import History
-from referee.history.stats import player_of, stats
+from referee.history.stats import series, stats
+from referee.history.summary import SeatTally, packed, player_of, unpacked
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
@@ -93,12 +95,43 @@ def test_a_game_is_replayed_again_only_once_its_inputs_change(tmp_path, monkeypa
     assert history.page(None, 5).next is None and replays.take() == 0
     with Store.open(path) as store:
         store.append(ids[3], Press(1, 10**6 * NS_PER_S))
-    assert history.count(100).summaries is not None
+    assert history.count(100).done
     assert replays.take() == 1  # that game alone
     found = history.game(ids[3])
     assert found is not None and replays.take() == 0  # its timeline was kept
     assert found[0].last_ns == 10**6 * NS_PER_S
     assert history.game(ids[-1] + 1) is None
+
+
+def test_a_count_reads_a_few_games_at_a_time_and_keeps_no_old_games_timeline(tmp_path, monkeypatch):
+    replays = Replays(monkeypatch)
+    path = tmp_path / "referee.db"
+    s = Settings(players=2)
+    ids = write_games(path, [(s, table_game(s, seed, calls=2)) for seed in range(5)])
+    monkeypatch.setattr(book, "READ_AT_ONCE", 2)
+    opened = []
+    real = Store.open_readonly
+
+    def open_readonly(store_path):
+        opened.append(store_path)
+        return real(store_path)
+
+    monkeypatch.setattr(book.Store, "open_readonly", open_readonly)
+    history = History(path)
+    assert history.count(100).done and replays.take() == 5
+    # The list, then for 2, 2 and 1 games their listings and their inputs: never held long.
+    assert len(opened) == 1 + 3 * 2
+    assert history.game(ids[0]) is not None and replays.take() == 1  # no timeline kept
+
+
+def test_a_summary_keeps_its_seats_as_one_array_of_numbers():
+    seats = (
+        SeatTally(1, 3, 1, True, 4, 1, 1, 0, (2_500_000, 12)),
+        SeatTally(2, -1, None, False, 0, 2, 0, 1, ()),
+    )
+    numbers = packed(seats)
+    assert isinstance(numbers, array) and unpacked(numbers) == seats
+    assert unpacked(packed(())) == ()
 
 
 def test_stats_follow_a_named_player_from_seat_to_seat(tmp_path):
@@ -110,7 +143,9 @@ def test_stats_follow_a_named_player_from_seat_to_seat(tmp_path):
         store.name_seats(second, [(3, "ann")])  # the same player, now spelt so
         listed = store.games()
     assert [player_of(g, seat) for g in listed for seat in (1, 3)] == ["P1", "ann", "ann", "P3"]
-    numbers = {p.player: p.games for p in stats(History(path).count(100).summaries or [])}
+    history = History(path)
+    assert history.count(100).done
+    numbers = {p.player: p.games for p in stats(history.cache)}
     # Ann sat at seat 1, then at seat 3: her two games are one player's; a seat never
     # named is its label in every game, as the box showed it.
     assert numbers == {"ann": 2, "Bob": 1, "P1": 1, "P2": 1, "P3": 1}
@@ -124,7 +159,7 @@ def test_counting_a_large_store_goes_a_budget_at_a_time(tmp_path, monkeypatch):
     history = History(path)
     progress = [history.count(2) for _ in range(3)]
     assert [(c.counted, c.total) for c in progress] == [(2, 5), (4, 5), (5, 5)]
-    assert [c.summaries is None for c in progress] == [True, True, False]
+    assert [c.done for c in progress] == [False, False, True]
     assert replays.take() == 5
 
 
@@ -200,8 +235,10 @@ def test_the_stats_agree_with_a_count_from_the_final_states(drawn):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "referee.db"
         ids = write_games(path, games)
-        counted = History(path).count(100)
-    assert counted.summaries is not None
+        history = History(path)
+        assert history.count(100).done
+        players = stats(history.cache)
+        played = {p.player: [one.game for one in series(history.cache, p.player)] for p in players}
     got = {
         p.player: {
             "games": p.games,
@@ -211,10 +248,9 @@ def test_the_stats_agree_with_a_count_from_the_final_states(drawn):
             "super_won": p.rounds_won,
             "median_margin_ms": p.median_margin_ms,
         }
-        for p in stats(counted.summaries)
+        for p in players
     }
     assert got == counted_otherwise(list(zip(ids, games, strict=True)))
-    for p in stats(counted.summaries):
-        played = [one.game.game.id for one in p.series]
-        assert played == sorted(played)
-        assert p.rounds_won + p.rounds_lost <= sum(one.game.rounds for one in p.series)
+    for p in players:
+        assert played[p.player] == sorted(played[p.player])
+        assert len(played[p.player]) == p.games

@@ -54,6 +54,18 @@ def test_who_sat_where_in_each_game(tmp_path):
         assert store.players() == ["ann", "Dee", "Cy", "Bob"]
 
 
+def test_a_player_in_the_same_seat_is_one_tuple_in_every_game_listed(tmp_path):
+    # The page's server keeps every game's listing for its stats: thousands of them.
+    path = tmp_path / "referee.db"
+    with Store.open(path) as store:
+        for _ in range(3):
+            store.new_game(Settings(players=2), lobby=False, names={1: "Ann", 2: "Bob"})
+    with Store.open_readonly(path) as store:
+        listed = store.games()
+    assert [g.names for g in listed] == [((1, "Ann"), (2, "Bob"))] * 3
+    assert len({id(pair) for g in listed for pair in g.names}) == 2
+
+
 def test_nobody_sits_at_two_seats_of_a_game(tmp_path):
     with Store.open(tmp_path / "referee.db") as store:
         game = store.new_game(Settings(), lobby=True)

@@ -2,10 +2,15 @@
 games of every rule set, played through the engine, and with every hostile id and query
 refused with a 4xx in JSON."""
 
+import asyncio
 import csv
 import io
 import os
+import platform
+import shutil
+import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -14,11 +19,11 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee import cli
-from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv
+from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv, as_json
 from referee.rules import Press, Settings, parse_script
 from referee.store import Store
 from referee.units import NS_PER_MS
-from referee.web import history_api
+from referee.web import history_api, worker
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
 from referee.web.worker import Worker
@@ -137,6 +142,36 @@ def test_the_stats_of_every_player(client):
     assert all(one["started_at"] for one in p1["series"])
 
 
+def test_the_stats_are_added_up_on_the_reading_thread(client, monkeypatch):
+    # Thousands of games take the loop's time, which the live page's streams need.
+    threads = []
+    real = history_api.stats_json
+
+    def added_up(*args):
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(history_api, "stats_json", added_up)
+    assert client.get("/api/stats").status_code == 200
+    assert len(threads) == 1 and threads[0].startswith("reader")
+
+
+def test_what_a_job_freed_is_given_back_to_the_system_after_it(monkeypatch):
+    if platform.libc_ver()[0] == "glibc":
+        assert worker._MALLOC_TRIM is not None
+    trims = []
+    monkeypatch.setattr(worker, "_MALLOC_TRIM", trims.append)
+
+    async def job_then_trim() -> bool:
+        reader = Worker()
+        try:
+            return await reader.run(lambda: not trims)
+        finally:
+            reader.close()
+
+    assert asyncio.run(job_then_trim()) and trims == [0]
+
+
 def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     return list(reader.fieldnames or []), list(reader)
@@ -165,6 +200,15 @@ def test_each_export_is_a_csv_file_and_its_json_twin_the_same_rows(client, name,
     assert twin.headers["content-disposition"] == f'attachment; filename="referee-{name}.json"'
     assert rows == [{c: as_csv_text(row[c]) for c in columns} for row in twin.json()["rows"]]
     assert rows
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+def test_the_games_export_is_sent_a_few_games_a_piece(client, monkeypatch, kind):
+    whole = client.get(f"/api/export/games.{kind}").content
+    monkeypatch.setattr(history_api, "EXPORT_GAMES", 2)  # 5 games: pieces of 2, 2 and 1
+    assert client.get(f"/api/export/games.{kind}").content == whole
+    if kind == "json":
+        assert whole.decode() == as_json(client.get("/api/export/games.json").json()["rows"])
 
 
 def test_the_exports_say_what_the_history_says(client):
@@ -220,9 +264,11 @@ def test_the_calls_export_goes_a_page_of_games_at_a_time(client):
     assert "link" not in client.get("/api/export/calls.csv?before=2").headers
 
 
-def test_a_large_store_is_counted_a_budget_a_request(store, monkeypatch):
+def test_a_large_store_is_counted_a_budget_a_request(store, tmp_path, monkeypatch):
     monkeypatch.setattr(history_api, "COUNT_BUDGET", 2)
-    with TestClient(create_app(store, pin_path(store))) as fresh:
+    # A copy: beside the module's store is the cache of its counted games.
+    copied = Path(shutil.copy(store, tmp_path / store.name))
+    with TestClient(create_app(copied, pin_path(copied))) as fresh:
         answers = [fresh.get("/api/stats") for _ in range(3)]
     assert [a.status_code for a in answers] == [503, 503, 200]
     assert answers[0].json() == {"error": "counting the games: 2 of 5 so far; ask again"}

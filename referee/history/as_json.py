@@ -1,14 +1,16 @@
 """The history and the stats as the page's routes answer them (docs/web.md, "History"
 and "Stats"): times of the game's clock in milliseconds, as the state's JSON has them."""
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 from referee.rules.report import call_json, milliseconds
 from referee.rules.timeline import Timeline
 
 from .export import stats_rows
-from .stats import PlayerStats, player_of
-from .summary import GameSummary
+from .stats import PlayerStats, Point
+from .summary import GameSummary, player_of
 
 
 def game_json(game: GameSummary) -> dict[str, Any]:
@@ -75,24 +77,32 @@ def timeline_json(game: GameSummary, timeline: Timeline) -> dict[str, Any]:
     }
 
 
-def stats_json(players: list[PlayerStats], games: int) -> dict[str, Any]:
-    """Each player's numbers as the stats export has them, and their series."""
-    return {
-        "games": games,
-        "players": [
-            {
-                **row,
-                "series": [
-                    {
-                        "game": one.game.game.id,
-                        "started_at": one.game.game.started_at.isoformat(),
-                        "sets": one.tally.sets,
-                        "mistakes": one.tally.mistakes,
-                        "won": one.tally.won,
-                    }
-                    for one in p.series
-                ],
-            }
-            for p, row in zip(players, stats_rows(players), strict=True)
-        ],
-    }
+def stats_json(players: Iterable[tuple[PlayerStats, list[Point]]], games: int) -> str:
+    """Each player's numbers as the stats export has them, and their latest series, as
+    JSON text made a player at a time: each one's series is garbage before the next's is
+    read (one player's objects at a time, where the pages of the allocator they take stay
+    the process's: docs/design.md, "The page", its history and stats)."""
+    parts = [f'{{"games":{games},"players":[']
+    for p, points in players:
+        (row,) = stats_rows([p])
+        one = {
+            **row,
+            "series": [
+                {
+                    "game": point.game,
+                    "started_at": point.started_at,
+                    "sets": point.sets,
+                    "mistakes": point.mistakes,
+                    "won": point.won,
+                }
+                for point in points
+            ],
+        }
+        parts.append(("," if len(parts) > 1 else "") + _compact(one))
+    parts.append("]}")
+    return "".join(parts)
+
+
+def _compact(value: object) -> str:
+    """As Starlette's JSONResponse writes JSON."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))

@@ -14,8 +14,9 @@ from typing import Any, TextIO
 from referee.rules.report import milliseconds
 from referee.rules.timeline import Timeline
 
-from .stats import PlayerStats, player_of
-from .summary import GameSummary
+from .cache import SummaryCache
+from .stats import PlayerStats
+from .summary import GameSummary, player_of
 
 Row = dict[str, Any]
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -62,33 +63,39 @@ STATS_COLUMNS = (
 )
 
 
-def game_rows(games: Iterable[GameSummary]) -> Iterator[Row]:
-    """A row for each player of each game, oldest game first; a game nobody joined has
-    one row, its player's columns empty."""
-    for game in sorted(games, key=lambda g: g.game.id):
-        head = game.game
-        common: Row = {
-            "game": head.id,
-            "started_at": head.started_at.isoformat(),
-            "rules": head.settings.rules.value,
-            "phase": game.phase.value,
-            "result": None if game.result is None else game.result.value,
-        }
-        if not game.seats:
-            yield {**dict.fromkeys(GAME_COLUMNS), **common}
-        for t in game.seats:
-            yield {
-                **common,
-                "seat": t.seat,
-                "player": player_of(head, t.seat),
-                "points": t.points,
-                "place": t.place,
-                "won": t.won,
-                "sets": t.sets,
-                "mistakes": t.mistakes,
-                "super_won": t.rounds_won,
-                "super_lost": t.rounds_lost,
-            }
+def game_rows(cache: SummaryCache, after: int = 0, games: int = -1) -> Iterator[Row]:
+    """A row for each player of each game, oldest game first, as the cache's rows come;
+    a game nobody joined has one row, its player's columns empty. The games after the id
+    `after`, at most `games` of them (-1: all)."""
+    for row in cache.query(
+        "SELECT id, started_at, rules, phase, result, seat, player, points, place, won,"
+        " sets, mistakes, rounds_won, rounds_lost"
+        " FROM (SELECT * FROM games WHERE id > ? ORDER BY id LIMIT ?) AS games"
+        " LEFT JOIN seats ON seats.game_id = games.id ORDER BY id, n",
+        after,
+        games,
+    ):
+        out = dict(zip(GAME_COLUMNS, row, strict=True))
+        if out["won"] is not None:
+            out["won"] = bool(out["won"])
+        yield out
+
+
+def games_piece(cache: SummaryCache, kind: str, after: int, games: int) -> tuple[str, int]:
+    """The games' export's rows of at most `games` games after the id `after`, as CSV
+    lines or as the JSON twin's objects (joined by ", ", as `as_json` joins them), and the
+    id of the last game in them (0: none): a file of every game is sent a piece at a
+    time, never held whole."""
+    rows = list(game_rows(cache, after, games))
+    if not rows:
+        return "", 0
+    if kind == "csv":
+        out = io.StringIO()
+        _write_rows(out, GAME_COLUMNS, rows)
+        text = out.getvalue()
+    else:
+        text = ", ".join(json.dumps(row, ensure_ascii=False) for row in rows)
+    return text, rows[-1]["game"]
 
 
 def call_rows(games: Iterable[tuple[GameSummary, Timeline]]) -> Iterator[Row]:
@@ -140,10 +147,24 @@ def as_csv(columns: Sequence[str], rows: Iterable[Row]) -> str:
 
 def write_csv(out: TextIO, columns: Sequence[str], rows: Iterable[Row]) -> None:
     """The header row, then the rows, as they come."""
-    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180's line end
-    writer.writerow(columns)
+    _writer(out).writerow(columns)
+    _write_rows(out, columns, rows)
+
+
+def csv_header(columns: Sequence[str]) -> str:
+    out = io.StringIO()
+    _writer(out).writerow(columns)
+    return out.getvalue()
+
+
+def _write_rows(out: TextIO, columns: Sequence[str], rows: Iterable[Row]) -> None:
+    writer = _writer(out)
     for row in rows:
         writer.writerow(_csv_value(row[c]) for c in columns)
+
+
+def _writer(out: TextIO) -> Any:
+    return csv.writer(out, lineterminator="\r\n")  # RFC 4180's line end
 
 
 def as_json(rows: Iterable[Row], **more: object) -> str:

@@ -1,32 +1,29 @@
-"""Each player's numbers over every game in the store (docs/web.md, "Stats").
+"""Each player's numbers over every game in the store (docs/web.md, "Stats"), added up
+by SQL over the page's cache (cache.py), a player at a time: never every game at once.
 
-A player is who sat in a seat: `player_of` is the one place that says who that was, and
-every statistic and export is keyed through it.
+A player is who sat in a seat (summary.player_of): the cache keeps each seat's player.
 """
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from statistics import median
+from dataclasses import dataclass
 
-from referee.rules.effects import seat as seat_label
-from referee.store import ListedGame
 from referee.units import NS_PER_MS
 
-from .summary import GameSummary, SeatTally
+from .cache import SummaryCache
 
-
-def player_of(game: ListedGame, seat: int) -> str:
-    """Who sat in this seat in this game: the name the ledger keeps, else the seat's label
-    (a seat never named is "P3" in every game, as the box showed it)."""
-    return dict(game.names).get(seat) or seat_label(seat)
+# The points of a player's series in the answer: their latest games, a chart's width
+# (docs/web.md, "Stats"), however many years the store holds.
+SERIES_MAX = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Played:
+class Point:
     """One game in a player's series."""
 
-    game: GameSummary
-    tally: SeatTally
+    game: int
+    started_at: str  # ISO 8601, as the store has it
+    sets: int
+    mistakes: int
+    won: bool
 
 
 @dataclass
@@ -38,33 +35,56 @@ class PlayerStats:
     mistakes: int = 0
     rounds_won: int = 0
     rounds_lost: int = 0
-    margins_ns: list[int] = field(default_factory=list)
-    series: list[Played] = field(default_factory=list)  # oldest game first
-
-    @property
-    def median_margin_ms(self) -> float | None:
-        if not self.margins_ns:
-            return None
-        return round(median(self.margins_ns) / NS_PER_MS, 6)
-
-    def add(self, game: GameSummary, tally: SeatTally) -> None:
-        self.games += 1
-        self.wins += tally.won
-        self.sets += tally.sets
-        self.mistakes += tally.mistakes
-        self.rounds_won += tally.rounds_won
-        self.rounds_lost += tally.rounds_lost
-        self.margins_ns.extend(tally.margins_ns)
-        self.series.append(Played(game, tally))
+    median_margin_ms: float | None = None
 
 
-def stats(games: Iterable[GameSummary]) -> list[PlayerStats]:
-    """Every player who sat in a game that started, by name; the games taken oldest first."""
-    players: dict[str, PlayerStats] = {}
-    for game in sorted(games, key=lambda g: g.game.id):
-        if not game.started:
-            continue
-        for tally in game.seats:
-            who = player_of(game.game, tally.seat)
-            players.setdefault(who, PlayerStats(who)).add(game, tally)
-    return sorted(players.values(), key=lambda p: p.player)
+def started_games(cache: SummaryCache) -> int:
+    """The games that left the lobby."""
+    return sum(n for (n,) in cache.query("SELECT count(*) FROM games WHERE phase != 'lobby'"))
+
+
+def stats(cache: SummaryCache) -> list[PlayerStats]:
+    """Every player who sat in a game that started, by name (SQLite's order of text, its
+    UTF-8 bytes, is Python's of code points)."""
+    players = [
+        PlayerStats(*row)
+        for row in cache.query(
+            "SELECT player, count(*), sum(won), sum(sets), sum(mistakes), sum(rounds_won),"
+            " sum(rounds_lost) FROM seats WHERE started GROUP BY player ORDER BY player"
+        )
+    ]
+    for p in players:
+        p.median_margin_ms = _median_margin_ms(cache, p.player)
+    return players
+
+
+def _median_margin_ms(cache: SummaryCache, player: str) -> float | None:
+    """statistics.median's, read from the index of margins: the middle one or two."""
+    (n,) = next(cache.query("SELECT count(*) FROM margins WHERE player = ?", player))
+    if not n:
+        return None
+    middle = [
+        ns
+        for (ns,) in cache.query(
+            "SELECT ns FROM margins WHERE player = ? ORDER BY ns LIMIT ? OFFSET ?",
+            player,
+            2 - n % 2,
+            (n - 1) // 2,
+        )
+    ]
+    median: float = middle[0] if n % 2 else (middle[0] + middle[1]) / 2
+    return round(median / NS_PER_MS, 6)
+
+
+def series(cache: SummaryCache, player: str) -> list[Point]:
+    """The player's latest SERIES_MAX games, oldest first: asked for a player at a time,
+    so that the answer holds one player's series at once."""
+    latest = cache.query(
+        "SELECT game_id, started_at, sets, mistakes, won FROM seats JOIN games"
+        " ON games.id = seats.game_id WHERE player = ? AND started"
+        " ORDER BY game_id DESC, n DESC LIMIT ?",
+        player,
+        SERIES_MAX,
+    )
+    points = [Point(i, at, s, m, bool(w)) for i, at, s, m, w in latest]
+    return points[::-1]

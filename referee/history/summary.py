@@ -5,9 +5,12 @@ nowhere else (docs/web.md, "Stats"): from what stands of the game (rules/timelin
 that a verdict taken back with UNDO counts for nothing.
 """
 
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from referee.rules import Judgement, Phase, Result
+from referee.rules.effects import seat as seat_label
 from referee.rules.timeline import CallRecord, RoundEnd, RoundRecord, Timeline
 from referee.store import ListedGame
 
@@ -15,6 +18,13 @@ MISTAKES = (Judgement.INVALID, Judgement.TIMEOUT)
 # A round played out: one that was cancelled or that the game's end cut short is neither
 # won nor lost by anyone.
 PLAYED_OUT = (RoundEnd.WON, RoundEnd.TIME_UP, RoundEnd.ALL_OUT)
+
+
+def player_of(game: ListedGame, seat: int) -> str:
+    """Who sat in this seat in this game: the name the ledger keeps, else the seat's label
+    (a seat never named is "P3" in every game, as the box showed it). The one place that
+    says who a player is: every statistic and export is keyed through it."""
+    return dict(game.names).get(seat) or seat_label(seat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +42,13 @@ class SeatTally:
 
 @dataclass(frozen=True, slots=True)
 class GameSummary:
+    """Its seats' tallies as one array of numbers (`packed`), not objects of their own:
+    the page's cache keeps them as that array's bytes (cache.py)."""
+
     game: ListedGame
     phase: Phase
     result: Result | None
-    seats: tuple[SeatTally, ...]
+    tallies: "array[int]"  # the seats' SeatTally, packed
     calls: int
     rounds: int  # super rounds opened (cancelled ones too)
     last_ns: int  # the game time of its latest input
@@ -44,16 +57,54 @@ class GameSummary:
     def started(self) -> bool:
         return self.phase is not Phase.LOBBY
 
+    @property
+    def seats(self) -> tuple[SeatTally, ...]:
+        return unpacked(self.tallies)
+
+
+def packed(seats: Iterable[SeatTally]) -> "array[int]":
+    """Each seat's numbers in SeatTally's order (a place of 0: none; won 0 or 1), the
+    last its number of margins, then its margins."""
+    numbers: list[int] = []
+    for t in seats:
+        numbers += (t.seat, t.points, t.place or 0, t.won, t.sets, t.mistakes)
+        numbers += (t.rounds_won, t.rounds_lost, len(t.margins_ns), *t.margins_ns)
+    return array("q", numbers)
+
+
+def summary_array(stored: bytes) -> "array[int]":
+    """The packed seats from their bytes (history/cache.py keeps them so)."""
+    numbers = array("q")
+    numbers.frombytes(stored)
+    return numbers
+
+
+def unpacked(numbers: "array[int]") -> tuple[SeatTally, ...]:
+    seats = []
+    at = 0
+    while at < len(numbers):
+        seat, points, place, won, sets, mistakes, rounds_won, rounds_lost, margins = numbers[
+            at : at + 9
+        ]
+        at += 9 + margins
+        seats.append(
+            SeatTally(
+                seat, points, place or None, bool(won), sets, mistakes, rounds_won,
+                rounds_lost, tuple(numbers[at - margins : at]),
+            )
+        )  # fmt: skip
+    return tuple(seats)
+
 
 def summarize(game: ListedGame, timeline: Timeline, last_ns: int) -> GameSummary:
     final = timeline.final
     places = {r.player: r.place for r in final.ranking}
-    seats = tuple(_tally(game, timeline, p.id, p.points, places.get(p.id)) for p in final.players)
+    seats = (_tally(game, timeline, p.id, p.points, places.get(p.id)) for p in final.players)
     return GameSummary(
         game=game,
         phase=final.phase,
         result=final.result,
-        seats=seats,
+        tallies=packed(seats),
         calls=len(timeline.calls),
         rounds=len(timeline.rounds),
         last_ns=last_ns,
