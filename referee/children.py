@@ -11,7 +11,6 @@ Python 3.12 warns about a fork in a threaded process: `fork` refuses one.
 """
 
 import contextlib
-import ctypes
 import gc
 import logging
 import os
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, BinaryIO, NoReturn, Protocol
 
+from .allocator import give_back_free_memory
 from .signals import HANDLED
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,10 @@ def _child(main: Main, stdin: int, stdout: int, stderr: int) -> NoReturn:
         signal.set_wakeup_fd(-1)
         for sig in HANDLED:
             signal.signal(sig, signal.SIG_DFL)
-        _give_back_free_memory()
+        # The allocator's free chunks: the daemon reuses them as it goes on, and each
+        # page it writes there would be copied for this child, which holds nothing in
+        # them (0.6 MB here).
+        give_back_free_memory()
         code = main(os.fdopen(0, "rb"), os.fdopen(1, "wb"))
     except BaseException:
         # On the error pipe, which the daemon reads once this ended; by the descriptor,
@@ -157,11 +160,3 @@ def _child(main: Main, stdin: int, stdout: int, stderr: int) -> NoReturn:
             os.write(2, traceback.format_exc().encode(errors="replace"))
     finally:
         os._exit(code)
-
-
-def _give_back_free_memory() -> None:
-    """The pages of the C allocator's free chunks (glibc's), given back in the child: the
-    daemon reuses those chunks as it goes on, and each page it writes there would be
-    copied for the child, which holds nothing in them (0.6 MB here). Elsewhere, nothing."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from referee import cli
+from referee import allocator, cli
 from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv, as_json
 from referee.rules import Press, Settings, parse_script
 from referee.store import Store
 from referee.units import NS_PER_MS
-from referee.web import history_api, worker
+from referee.web import history_api
 from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
 from referee.web.worker import Worker
@@ -158,9 +158,9 @@ def test_the_stats_are_added_up_on_the_reading_thread(client, monkeypatch):
 
 def test_what_a_job_freed_is_given_back_to_the_system_after_it(monkeypatch):
     if platform.libc_ver()[0] == "glibc":
-        assert worker._MALLOC_TRIM is not None
+        assert allocator._MALLOC_TRIM is not None
     trims = []
-    monkeypatch.setattr(worker, "_MALLOC_TRIM", trims.append)
+    monkeypatch.setattr(allocator, "_MALLOC_TRIM", trims.append)
 
     async def job_then_trim() -> bool:
         reader = Worker()

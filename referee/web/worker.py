@@ -6,21 +6,16 @@ WAITING_MAX requests wait for it; another is a 503 that says to ask again.
 """
 
 import asyncio
-import ctypes
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from starlette.exceptions import HTTPException
 
+from referee.allocator import give_back_free_memory
 from referee.errors import StoreError
 
 WAITING_MAX = 8
-# glibc keeps what a job freed (a count's replays, a clip's samples) for the process's
-# next allocations: given back to the system after each job, the page's server is 0.6 to
-# 1.5 MB smaller once it has counted 2,000 games (docs/design.md, "The page", its
-# history and stats). None where the C library has no malloc_trim (not glibc).
-_MALLOC_TRIM = getattr(ctypes.CDLL(None), "malloc_trim", None)
 
 T = TypeVar("T")
 
@@ -52,7 +47,8 @@ class Worker:
 
 
 def _trimmed(result: T) -> T:
-    """The job's result, what it freed given back to the system."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    """The job's result, what it freed (a count's replays, a clip's samples) given back to
+    the system: the page's server is 0.6 to 1.5 MB smaller once it has counted 2,000 games
+    (docs/design.md, "The page", its history and stats)."""
+    give_back_free_memory()
     return result
