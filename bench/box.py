@@ -114,7 +114,9 @@ class Staller:
 
     def __init__(self) -> None:
         self._r, self.fd = os.pipe()
-        self._modulus = 3**20_000 + 1  # about 32 kbit: each squaring takes microseconds
+        self._modulus = 3**2_000 + 1  # about 3 kbit: a squaring takes some 20 µs, holds come near
+        # As long as the modulus from the first squaring on: 3's first 14 were nearly free.
+        self._base = self._modulus // 7
         self._per_bit_ns = self._calibrate()
         self._thread = threading.Thread(target=self._serve, name="staller", daemon=True)
         self._thread.start()
@@ -126,14 +128,20 @@ class Staller:
         self._thread.join()
 
     def _calibrate(self) -> float:
-        bits = 2_000
-        started = time.perf_counter_ns()
-        pow(3, (1 << bits) - 1, self._modulus)
-        return (time.perf_counter_ns() - started) / bits
+        # Doubled up to 20 ms, no further: it holds the GIL too, and a fixed 2,000 bits
+        # held it 2.8 s here, longer than the microphone's 1 s buffer (a false overrun).
+        bits = 1
+        while True:
+            started = time.perf_counter_ns()
+            pow(self._base, (1 << bits) - 1, self._modulus)
+            took = time.perf_counter_ns() - started
+            if took >= 20 * MS:
+                return took / bits
+            bits *= 2
 
     def hold(self, ms: float) -> None:
         bits = max(1, round(ms * MS / self._per_bit_ns))
-        pow(3, (1 << bits) - 1, self._modulus)  # one C call: the GIL is held throughout
+        pow(self._base, (1 << bits) - 1, self._modulus)  # one C call: the GIL is held throughout
 
     def _serve(self) -> None:
         with os.fdopen(self._r) as asks:
