@@ -2,6 +2,7 @@
 whose crystal drifts, whose stamps jitter and whose buffer overruns: clock.py's mapping and
 capture.py's ring are the real ones."""
 
+import math
 import random
 import threading
 
@@ -11,8 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.audio.capture import Capture
-from referee.audio.clock import SegmentClock
-from tests.fake_capture import MS, NS_PER_S, FakeCard, click_times, drive, marker_errors, scenario
+from referee.audio.clock import SegmentClock, low_quantile
+from tests.fake_capture import (
+    MS,
+    NS_PER_S,
+    FakeCard,
+    RealTimeCard,
+    click_times,
+    drive,
+    marker_errors,
+    scenario,
+)
 
 BUDGET_NS = 3 * MS  # a press's marker within 3 ms of its sound (issue 17)
 
@@ -200,3 +210,58 @@ def test_a_segment_too_short_to_fit_keeps_the_previous_slope(late_only):
     clock.observe(960, 10 * NS_PER_S + 20 * MS)
     line = clock.line(0, 0)
     assert line is not None and line.period_ns == period
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=700),
+    q=st.floats(0, 1),
+)
+def test_the_envelopes_quantile_is_numpys(values, q):
+    got, want = low_quantile(np.array(values), q), float(np.quantile(values, q))
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    ppm=st.floats(-200, 200),
+    jitter_ms=st.floats(0, 1),
+    late_only=st.booleans(),
+    seconds=st.floats(0.05, 12),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_where_the_ring_ends_is_the_fits_without_a_fit_at_every_read(
+    ppm, jitter_ms, late_only, seconds, seed
+):
+    # heard_ns takes the line last fitted to judge the pairs (at most a second and a read
+    # old, its slope the nominal one before 2 s of pairs): the newest sample's moment is
+    # a fit of every pair's, within the stamps' jitter and the drift over that second.
+    # The clips' writer asks it whether a window's end, 2 s after a call, is in the ring.
+    _, capture, _ = scenario(ppm, round(jitter_ms * MS), late_only, (), seed, seconds)
+    segment = capture._segments[-1]
+    line = segment.clock.line(-math.inf, math.inf)
+    heard = capture.heard_ns
+    assert (heard is None) == (line is None or segment.end == segment.first)
+    if heard is not None and line is not None:
+        drift_ns = abs(ppm) * 1e-6 * 1.2 * NS_PER_S
+        assert abs(heard - line.ns(segment.end - 1)) <= jitter_ms * MS + drift_ns + 0.1 * MS
+
+
+def test_a_real_time_cards_pointer_moves_a_packet_at_a_time():
+    # As a USB card's: the reader empties it in a read or two a period, never chasing it a
+    # frame at a time (the benchmarks' listening box runs on this card).
+    card = RealTimeCard(period=2_400, buffer=48_000)
+    reads = 0
+    read = card.read
+
+    def counted(out: np.ndarray) -> int:
+        nonlocal reads
+        reads += 1
+        return read(out)
+
+    card.read = counted  # type: ignore[method-assign]
+    capture = Capture(card)
+    for _ in range(10):
+        capture.pump(200)
+    assert card.frames_read % card.packet == 0 and card.frames_read >= 10 * card.period
+    assert reads <= 10 * 4, f"{reads} reads for 10 periods"

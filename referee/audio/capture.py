@@ -75,7 +75,7 @@ class Capture:
         window ending before it is whole in the ring (a clip may be cut from it)."""
         with self._lock:
             segment = self._segments[-1]
-            line = segment.clock.line(-math.inf, math.inf)
+            line = segment.clock.recent()
         if line is None or segment.end == segment.first:
             return None
         return round(line.ns(segment.end - 1))
