@@ -214,15 +214,19 @@ import os
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 from pathlib import Path
 mode, db, listen_s = sys.argv[2], sys.argv[3], float(sys.argv[4])
+# As `referee run` does: its module loaded (the settings' code, the store's, the rules'),
+# the settings read, then the cutter forked (early.fork_cutter), before anything else.
+from referee.cli import main as _
+from referee.config import default_config
+config = default_config()
 cutter = None
-if mode != "off":  # as `referee run` does, first (early.fork_cutter)
+if mode != "off":
     from referee.audio.cutter_process import CutterProcess
     cutter = CutterProcess.forked()
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 import referee.app
 from referee.app import App, RunOptions
-from referee.config import default_config
 from referee.inputs import gpio
 sys.path.insert(0, root)
 from tests.fake_gpio import FakeRequest
@@ -243,7 +247,6 @@ if mode != "off":
         def __init__(self, name="default", *, rate=48_000):
             super().__init__("null", rate=rate)
     pcm.AlsaPlayback = Speaker
-config = default_config()
 if mode == "kept":
     from dataclasses import replace
     config = replace(config, audio=replace(config.audio, replay_pitch="kept"))
