@@ -376,7 +376,7 @@ class Screen:
             shown, code, where = rows(inside, [0.7, 0.18, 0.12], self.pad // 2, [0, line, 0])
             if not self.canvas.fits(where, address):
                 # The address's row to the code instead: on a 3.5" screen, a module of 4
-                # pixels, not 3, read from a third farther away (bench/qr.py).
+                # pixels, not 3: read from half as far again (bench/qr.py, 12.5 -> 19 cm).
                 shown, code = rows(inside, [0.82, 0.18], self.pad // 2, [0, line])
         shown_pin = next((t for t in pin if self.canvas.fits(code, t)), pin[-1])
         size = self.text(code, shown_pin)
