@@ -133,6 +133,11 @@ class BoardClock:
         believable stamp may be observed (within leeway_ns): one far ahead would drag the
         floor down for good."""
         ahead = self.ahead_ns(t_us, received_ns)
+        # Judged as the clock was when the line came: the read that ends the learning was
+        # believed with the learning's leeway. Counted after it, that read's fall (a daemon
+        # stalled through its first second: its floor tens of ms late) spent the margin at
+        # once, and every fresher honest line after it was called impossible (hypothesis).
+        learning = self.learning(received_ns)
         sample = received_ns - 1000 * t_us - _ageing_ns(t_us)
         recent = self._recent
         if recent and recent[-1][0] == received_ns:
@@ -143,7 +148,7 @@ class BoardClock:
             self._reads += 1
             self._read_ns = received_ns
         if self._floor is None or sample < self._floor:
-            if not self.learning(received_ns):
+            if not learning:
                 self._spent_ns += ahead
             self._floor = sample
             self._floor_ns = received_ns
