@@ -75,37 +75,43 @@ SCREENS = (
 )
 
 
-def lobby(size: tuple[int, int]) -> np.ndarray:
-    """The lobby as the box draws it at size: grey levels, rows by columns."""
-    surface = pygame.Surface(size)
-    render(surface, views()["lobby"])
-    rgb = pygame.surfarray.array3d(surface).astype(np.float32)
-    return (rgb @ np.array([0.299, 0.587, 0.114], np.float32)).T
+# A distance's field of view: 2 d TAN_HALF across.
+TAN_HALF = math.tan(math.radians(HFOV_DEG / 2))
+MODULES = len(qr.modules(JOIN.url or "")) + 2 * qr.QUIET  # across the code, its quiet zone too
 
 
-def code_box(picture: np.ndarray) -> tuple[int, int, int]:
-    """Where the lobby drew its code (quiet zone included): its side and its centre's
-    column and row, in the screen's pixels. Found in the picture, as a camera would: the
-    only white on the box's dark screens."""
-    light = picture > 250
-    rows = np.flatnonzero(light.sum(axis=1) > 0)
-    cols = np.flatnonzero(light.sum(axis=0) > 0)
-    side = min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
-    return side, (cols[0] + cols[-1]) // 2, (rows[0] + rows[-1]) // 2
+@dataclass(frozen=True)
+class Lobby:
+    """The lobby as the box draws it on a screen, and where its code is."""
 
+    screen: Screen
+    picture: np.ndarray  # grey levels, rows by columns
+    code_x: int  # the code's centre, in the screen's pixels
+    code_y: int
+    module_mm: float  # a module of the code on the screen
 
-def module_mm(screen: Screen) -> float:
-    """A module of the lobby's code on the screen, in mm."""
-    side, _, _ = code_box(lobby(screen.size))
-    modules = len(qr.modules(JOIN.url or "")) + 2 * qr.QUIET
-    return side / modules * screen.width_mm / screen.size[0]
+    @classmethod
+    def drawn(cls, screen: Screen) -> "Lobby":
+        surface = pygame.Surface(screen.size)
+        render(surface, views()["lobby"])
+        rgb = pygame.surfarray.array3d(surface).astype(np.float32)
+        picture = (rgb @ np.array([0.299, 0.587, 0.114], np.float32)).T
+        # Found in the picture, as a camera would: the only white on the box's dark screens.
+        light = picture > 250
+        rows = np.flatnonzero(light.sum(axis=1) > 0)
+        cols = np.flatnonzero(light.sum(axis=0) > 0)
+        side = min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
+        return cls(
+            screen,
+            picture,
+            (cols[0] + cols[-1]) // 2,
+            (rows[0] + rows[-1]) // 2,
+            side / MODULES * screen.width_mm / screen.size[0],
+        )
 
-
-def geometric_cm(screen: Screen, frame_px: int, px_a_module: float) -> float:
-    """The distance at which a module covers px_a_module of the frame's pixels."""
-    return (
-        frame_px * module_mm(screen) / (px_a_module * 2 * math.tan(math.radians(HFOV_DEG / 2))) / 10
-    )
+    def geometric_cm(self, frame_px: int, px_a_module: float) -> float:
+        """The distance at which a module covers px_a_module of the frame's pixels."""
+        return frame_px * self.module_mm / (px_a_module * 2 * TAN_HALF) / 10
 
 
 def blurred(image: np.ndarray, sigma: float) -> np.ndarray:
@@ -120,21 +126,19 @@ def blurred(image: np.ndarray, sigma: float) -> np.ndarray:
     return image
 
 
-def camera_frame(picture: np.ndarray, screen: Screen, d_mm: float, frame_px: int,
-                 seed: int) -> np.ndarray:  # fmt: skip
-    """What a phone frame_px across sees of the screen at d_mm, the screen in its middle."""
-    px_per_mm = frame_px / (2 * d_mm * math.tan(math.radians(HFOV_DEG / 2)))
-    scale = px_per_mm * screen.width_mm / screen.size[0]
+def camera_frame(lobby: Lobby, d_mm: float, frame_px: int, seed: int) -> np.ndarray:
+    """What a phone frame_px across sees of the screen at d_mm, aimed at the code: the
+    code's centre in the frame's middle, the rest of the screen around it as far as the
+    frame goes."""
+    screen, picture = lobby.screen, lobby.picture
+    scale = frame_px / (2 * d_mm * TAN_HALF) * screen.width_mm / screen.size[0]
     h, w = picture.shape
     seen = (max(1, round(w * scale)), max(1, round(h * scale)))
     surface = pygame.surfarray.make_surface(np.repeat(picture.T[:, :, None], 3, axis=2))
     small = pygame.surfarray.array3d(pygame.transform.smoothscale(surface, seen))[:, :, 0].T
     frame = np.full((frame_px * 9 // 16, frame_px), GREY, np.float32)
-    # The phone aimed at the code: the code's centre in the frame's middle, the rest of
-    # the screen around it as far as the frame goes.
-    _, x, y = code_box(picture)
     fh, fw = frame.shape
-    left, top = fw // 2 - round(x * scale), fh // 2 - round(y * scale)
+    left, top = fw // 2 - round(lobby.code_x * scale), fh // 2 - round(lobby.code_y * scale)
     f0, f1 = max(0, top), min(fh, top + small.shape[0])
     g0, g1 = max(0, left), min(fw, left + small.shape[1])
     frame[f0:f1, g0:g1] = small[f0 - top : f1 - top, g0 - left : g1 - left]
@@ -152,17 +156,16 @@ def decodes(frame: np.ndarray, folder: Path, zbarimg: str) -> bool:
     return done.stdout.strip() == JOIN.url
 
 
-def farthest_cm(screen: Screen, frame_px: int, frames: int, folder: Path, zbarimg: str) -> float:
+def farthest_cm(lobby: Lobby, frame_px: int, frames: int, folder: Path, zbarimg: str) -> float:
     """The farthest distance read in every frame, in steps of STEP of the distance from
     where the code is half the frame across (10 cm at the nearest: a phone's focus) to
     where a module is a pixel and a half; 0 if none is."""
-    picture = lobby(screen.size)
-    code_mm = module_mm(screen) * (len(qr.modules(JOIN.url or "")) + 2 * qr.QUIET)
-    cm = max(10.0, code_mm / math.tan(math.radians(HFOV_DEG / 2)) / 10)
+    cm = max(10.0, lobby.module_mm * MODULES / TAN_HALF / 10)
+    farthest = lobby.geometric_cm(frame_px, 1.5)
     best = 0.0
-    while cm <= geometric_cm(screen, frame_px, 1.5):
+    while cm <= farthest:
         if all(
-            decodes(camera_frame(picture, screen, cm * 10, frame_px, seed), folder, zbarimg)
+            decodes(camera_frame(lobby, cm * 10, frame_px, seed), folder, zbarimg)
             for seed in range(frames)
         ):
             best = cm
@@ -191,15 +194,16 @@ def main() -> int:
     missed = []
     with tempfile.TemporaryDirectory(prefix="referee-bench-qr-") as folder:
         for screen in SCREENS:
-            reach = [farthest_cm(screen, px, args.frames, Path(folder), zbarimg)
+            lobby = Lobby.drawn(screen)
+            reach = [farthest_cm(lobby, px, args.frames, Path(folder), zbarimg)
                      for px in FRAMES_PX]  # fmt: skip
             met = reach[0] >= screen.target_cm
             if not met:
                 missed.append(screen.name)
             w, h = screen.size
             said = "yes" if met else "NO"
-            print(f"| {screen.name} | {w}x{h} | {module_mm(screen):.2f} | {reach[0]:.0f} cm |"
-                  f" {reach[1]:.0f} cm | {geometric_cm(screen, FRAMES_PX[0], 2):.0f} cm |"
+            print(f"| {screen.name} | {w}x{h} | {lobby.module_mm:.2f} | {reach[0]:.0f} cm |"
+                  f" {reach[1]:.0f} cm | {lobby.geometric_cm(FRAMES_PX[0], 2):.0f} cm |"
                   f" {screen.target_cm:g} cm | {said} |")  # fmt: skip
     print(f"\nat the end: {load()}")
     print("target met" if not missed else f"target NOT met: {', '.join(missed)}")
