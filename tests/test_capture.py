@@ -118,6 +118,31 @@ def test_the_ring_keeps_exactly_the_last_30_s():
     assert abs(sound.first_ns - card.frame_ns(written - size)) < MS
 
 
+@pytest.fixture(scope="module")
+def wrapped() -> tuple[FakeCard, Capture]:
+    """A ring written for 45 s: its first 15 s overwritten."""
+    card = FakeCard(rate=8_000, period=160, buffer=8_000, ramp=True)
+    capture = Capture(card)
+    drive(card, capture, 45, random.Random(8))
+    return card, capture
+
+
+@settings(max_examples=50, deadline=None)
+@given(start=st.floats(0, 29.5), seconds=st.floats(0.01, 29.9))
+def test_any_window_is_the_rings_samples_in_order_across_its_wrap(wrapped, start, seconds):
+    """Each sample of a window is the next frame's (the ramp counts frames), wherever the
+    window falls on the ring, across the point where its writing wrapped around."""
+    card, capture = wrapped
+    oldest_ns = card.frame_ns(card.frames_read - 30 * 8_000)
+    from_ns = round(oldest_ns + start * NS_PER_S)
+    to_ns = min(round(from_ns + seconds * NS_PER_S), card.now_ns)
+    sound = capture.sound(from_ns, to_ns)
+    assert abs(len(sound.samples) - (to_ns - from_ns) / card.true_period_ns) <= 2
+    assert np.all(np.diff(sound.samples.astype(np.int64)) % 2**15 == 1)
+    frame = round((sound.first_ns - card.frame_ns(0)) / card.true_period_ns)
+    assert abs((int(sound.samples[0]) - frame + 2**14) % 2**15 - 2**14) <= 8  # 1 ms: jitter
+
+
 def test_a_window_partly_outside_the_ring_is_what_it_holds():
     rng = random.Random(5)
     card = FakeCard(rate=8_000, period=160, buffer=8_000)
