@@ -490,6 +490,14 @@ def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
             "systemctl daemon-reload && systemctl restart referee"
         )
         wait_for("the referee's LED lines on the board", lambda: board.sent_by_referee("L "), 90)
+        # A Pi starting under load: the daemon stalled through the second in which it
+        # learns the board's clock, then reads the lines that waited all at once. Once,
+        # honest lines were then called impossible for the rest of the game (d64071b).
+        impossible = count_log(vm, "impossible time")
+        vm.run(
+            "systemctl kill --signal=SIGSTOP referee && sleep 1.5 && "
+            "systemctl kill --signal=SIGCONT referee"
+        )
         calls = count_log(vm, "calls SET")
         board.race("P3", "P1", gap_us=300)
         wait_log(vm, "P3 calls SET", 0)
@@ -502,6 +510,7 @@ def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
         assert call["callers"] == [3], call
         assert [p[0] for p in call["presses"]] == [3, 1], call
         assert abs(call["presses"][1][1] - 0.3) < 0.05, call
+        assert count_log(vm, "impossible time") == impossible
     finally:
         board.close()
         vm.run(
