@@ -56,7 +56,6 @@ from referee import app as app_module  # noqa: E402
 from referee.app import App, RunOptions  # noqa: E402
 from referee.audio.capture import Capture  # noqa: E402
 from referee.audio.cutter_process import CutterProcess  # noqa: E402
-from referee.audio.pcm import PERIOD_US  # noqa: E402
 from referee.cli import SWITCH_INTERVAL_S  # noqa: E402
 from referee.config import default_config  # noqa: E402
 from referee.edges import Quit  # noqa: E402
@@ -151,10 +150,8 @@ class Staller:
 
 
 def listening(audio: object) -> tuple[Capture, None]:
-    """devices.open_microphone's part on a machine with no sound card: the fake one, read
-    a period at a time as the box reads its card (pcm.PERIOD_US): at the fake's own 20 ms
-    the reader woke 2.5 times as often as on a box, each time running the fake's Python."""
-    capture = Capture(RealTimeCard(period=PERIOD_US * 48 // 1000, buffer=48_000))
+    """devices.open_microphone's part on a machine with no sound card: the fake one."""
+    capture = Capture(RealTimeCard())
     capture.start()
     return capture, None
 

@@ -53,7 +53,6 @@ sys.path.insert(0, str(ROOT))  # tests/
 from referee.audio.capture import Capture  # noqa: E402
 from referee.audio.clip_writer import ClipWriter, _Call  # noqa: E402
 from referee.audio.clips import ClipStore, ClipWindow  # noqa: E402
-from referee.audio.pcm import PERIOD_US  # noqa: E402
 from referee.audio.samples import Sound  # noqa: E402
 from tests import slow_fsync  # noqa: E402
 from tests.fake_capture import RealTimeCard  # noqa: E402
@@ -114,7 +113,7 @@ def load_for(condition: str) -> Callable[[], object]:
 def measure(condition: str, folder: Path, calls: int, gap_s: float, seed: int) -> dict:
     """Each call's delay from its window's end to its clip on the disk, in s."""
     store = ClipStore(folder, max_bytes=200 * 2**20)
-    card = RealTimeCard(period=PERIOD_US * 48 // 1000, buffer=48_000)  # the box's: 50 ms, 1 s
+    card = RealTimeCard()  # the box's period and buffer: 50 ms, 1 s
     capture = Capture(card)
     cutting: list[int] = []  # when the writer took each window from the ring
     sound = capture.sound

@@ -239,7 +239,7 @@ if mode != "off":
     from referee.audio.capture import Capture
     from tests.fake_capture import RealTimeCard
     def microphone(audio):
-        capture = Capture(RealTimeCard(period=pcm.PERIOD_US * 48 // 1000, buffer=48_000))
+        capture = Capture(RealTimeCard())
         capture.start()
         return capture, None
     referee.app.open_microphone = microphone
