@@ -38,6 +38,9 @@ class ReplayView:
     cursor: float  # what is heard now
     span: tuple[float, float] = (0.0, 1.0)  # the part the waveform shows: around the presses
     heard: bool = True  # False: no speaker, the replay is only seen
+    # Those of onsets whose start is soft: a weak rise, or one over another voice, that the
+    # detector cannot place as surely (docs/rules.md, "Replay").
+    soft: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

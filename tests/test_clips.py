@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -187,3 +188,13 @@ def test_a_clip_whose_json_is_damaged_is_left_out_and_said(tmp_path, caplog):
     sound.with_suffix(".json").write_text('{"game": "one"')
     assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9]
     assert "not a clip that can be read" in caplog.text
+
+
+def test_a_clips_soft_onsets_are_kept_and_an_older_clip_has_none():
+    """Issue 30: which onsets are soft goes with the clip to the replay; a clip saved
+    before they were marked reads as none soft."""
+    marked = replace(clip(), onsets=(RATE - 480, RATE + 5000), soft=(RATE + 5000,))
+    assert Clip.from_json(marked.to_json()) == marked
+    older = json.loads(clip().to_json())
+    del older["soft"]
+    assert Clip.from_json(json.dumps(older)).soft == ()

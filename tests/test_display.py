@@ -3,6 +3,7 @@
 from dataclasses import replace
 from itertools import combinations
 
+import numpy as np
 import pygame
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,7 @@ from referee.outputs.captions import next_change_ns as next_frame_ns
 from referee.outputs.display import Window, frame_key, render
 from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
+from referee.outputs.style import ATTENTION
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
 from referee.view import View
 
@@ -514,3 +516,22 @@ def test_a_new_pin_or_address_is_a_new_frame():
     new_pin, new_address = replace(lobby.join, pin="000000"), replace(lobby.join, url=None)
     for join in (new_pin, new_address, None):
         assert frame_key(replace(lobby, join=join), (480, 320)) != frame_key(lobby, (480, 320))
+
+
+def test_a_soft_onset_is_drawn_outlined_and_the_legend_says_so():
+    """Issue 30: the replay screen says how sure an onset is instead of marking every one
+    alike: a soft one is an outline (fewer lit pixels than a filled mark) and the legend
+    names it."""
+    view = VIEWS["replay"]
+    assert view.replay is not None
+    sharp = replace(view, replay=replace(view.replay, soft=()))
+    size = (1280, 720)
+    lit = []
+    for shown in (sharp, view):
+        canvas = drawn(shown, size)
+        pixels = pygame.surfarray.pixels3d(canvas.surface)
+        colour = np.array(ATTENTION[:3])
+        lit.append(int((pixels == colour).all(axis=2).sum()))
+        said = " ".join(d.text for d in canvas.drawn)
+        assert ("soft start" in said) == bool(shown.replay.soft), said
+    assert lit[1] < lit[0]

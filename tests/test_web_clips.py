@@ -119,6 +119,7 @@ def test_a_games_clips_with_their_markers_and_where_to_get_them(client, kept):
         "samples": 3 * RATE,
         "presses": [{"player": 2, "sample": RATE}, {"player": 4, "sample": RATE + 202}],
         "onsets": list(kept.clip.onsets),
+        "soft": list(kept.clip.soft),
         "gaps": [],
         "wav": f"/api/clips/{name}.wav",
         "envelope": f"/api/clips/{name}/envelope",

@@ -64,6 +64,7 @@ class Clip:
     first_ns: int  # the game time of the clip's first sample
     presses: tuple[Marker, ...]
     onsets: tuple[int, ...] = ()  # the samples where a voice starts
+    soft: tuple[int, ...] = ()  # those of onsets whose start is soft (less sure)
     gaps: tuple[tuple[int, int], ...] = ()  # (the sample after which, samples lost)
 
     @property
@@ -84,6 +85,8 @@ class Clip:
             first_ns=int(raw["first_ns"]),
             presses=tuple(Marker(int(m["player"]), int(m["sample"])) for m in raw["presses"]),
             onsets=tuple(int(n) for n in raw["onsets"]),
+            # A clip saved before onsets were marked soft has none marked.
+            soft=tuple(int(n) for n in raw.get("soft", ())),
             gaps=tuple((int(at), int(lost)) for at, lost in raw["gaps"]),
         )
 
@@ -123,6 +126,7 @@ def clip_of(
     sample_rate: int,
     presses: Sequence[tuple[int, int]] = (),
     onsets: Sequence[int] = (),
+    soft: Sequence[int] = (),
 ) -> Clip:
     """What a clip of the ring's sound shows: `presses` as (player, monotonic ns), each on
     its sample; `origin_ns` the monotonic time of the game clock's 0."""
@@ -133,6 +137,7 @@ def clip_of(
         first_ns=sound.first_ns - origin_ns,
         presses=tuple(Marker(player, sound.index(t_ns)) for player, t_ns in presses),
         onsets=tuple(onsets),
+        soft=tuple(soft),
         gaps=tuple((sound.index(gap.start_ns), gap.lost) for gap in sound.gaps),
     )
 

@@ -120,6 +120,7 @@ def cut(window: Window, clips: ClipStore, rate: int) -> Reply:
         sample_rate=rate,
         presses=window.presses,
         onsets=[o.sample for o in onsets],
+        soft=[o.sample for o in onsets if o.soft],
     )
     try:
         path = clips.save(clip, samples)

@@ -179,6 +179,7 @@ class Replays:
             highs=tuple(float(x) for x in highs),
             presses=tuple((m.player, m.sample / n) for m in clip.presses),
             onsets=tuple(s / n for s in clip.onsets),
+            soft=tuple(s / n for s in clip.soft),
             gaps=tuple(at / n for at, _ in clip.gaps),
             cursor=0.0,
             span=(lo / n, hi / n),

@@ -135,6 +135,7 @@ def _replay_of_the_call() -> ReplayView:
         highs=tuple(highs),
         presses=((2, 1.0 / clip_s), (4, 1.0042 / clip_s), (1, 1.037 / clip_s)),
         onsets=(0.995 / clip_s, 1.0034 / clip_s),
+        soft=(1.0034 / clip_s,),  # the second voice, over the first one's vowel
         gaps=(),
         cursor=1.02 / clip_s,
         span=(first_s / clip_s, last_s / clip_s),

@@ -783,8 +783,9 @@ class Screen:
 
 def _replay(screen: Screen, box: Rect) -> None:
     """A call's sound again, slowed down: the waveform around its presses, each press a line
-    in its seat's colour under its seat's mark, each voice onset a tick below, a cursor
-    where it is heard when it is there, and the whole clip's progress as a bar."""
+    in its seat's colour under its seat's mark, each onset a tick below (a soft one
+    outlined only), a cursor where it is heard when it is there, and the whole clip's
+    progress as a bar."""
     replay = screen.view.replay
     assert replay is not None
     canvas, pad = screen.canvas, screen.pad
@@ -815,13 +816,16 @@ def _replay(screen: Screen, box: Rect) -> None:
     for x in filter(None, map(at, replay.gaps)):
         canvas.fill(Rect(x, wave.top, stroke, wave.height), ERROR)
     spike = min(ticks.height, 3 * stroke)
-    for x in filter(None, map(at, replay.onsets)):
-        tip = (x, ticks.bottom - spike)
-        pygame.draw.polygon(
-            canvas.surface,
-            ATTENTION,
-            [tip, (x - spike, ticks.bottom), (x + spike, ticks.bottom)],
-        )
+    soft = set(replay.soft)
+    for share in replay.onsets:
+        if (spot := at(share)) is None:
+            continue
+        tip = (spot, ticks.bottom - spike)
+        corners = [tip, (spot - spike, ticks.bottom), (spot + spike, ticks.bottom)]
+        # Outlined: the detector cannot back this start's place (a weak rise, or a voice
+        # over another); filled: a sharp rise from the room's level.
+        width = max(1, stroke // 2) if share in soft else 0
+        pygame.draw.polygon(canvas.surface, ATTENTION, corners, width)
     shown = [(seat, where) for seat, share in replay.presses if (where := at(share)) is not None]
     for seat, where in shown:
         line_box = Rect(where - stroke // 2, marks.bottom, stroke, wave.bottom - marks.bottom)
@@ -841,8 +845,11 @@ def _replay(screen: Screen, box: Rect) -> None:
     canvas.fill(progress, FAINT, progress.height // 2)
     done = Rect(progress.left, progress.top, round(progress.width * replay.cursor), progress.height)
     canvas.fill(done, TEXT, progress.height // 2)
-    said = "│ a press  ·  ▲ a voice" if replay.heard else "not heard: no speaker"
-    screen.either(legend, [f"{said}  ·  REPLAY again stops", said], DIM)
+    unsure = "  ·  △ a soft start: unsure" if soft else ""
+    # A sharp start, not a voice: a clink or a tap in the room is one too (docs/rules.md).
+    said = f"│ a press  ·  ▲ a sharp start{unsure}" if replay.heard else "not heard: no speaker"
+    short = ["▲ sharp  ·  △ unsure" if soft else "▲ a sharp start"] if replay.heard else []
+    screen.either(legend, [f"{said}  ·  REPLAY again stops", said, *short], DIM)
 
 
 SCREENS: dict[str, Callable[[Screen, Rect], None]] = {

@@ -111,6 +111,7 @@ def _clip_json(kept: Kept) -> dict[str, Any]:
         "samples": kept.samples,
         "presses": [{"player": m.player, "sample": m.sample} for m in clip.presses],
         "onsets": list(clip.onsets),
+        "soft": list(clip.soft),
         "gaps": [list(gap) for gap in clip.gaps],
         "wav": f"/api/clips/{clip.name}{_SOUND}",
         "envelope": f"/api/clips/{clip.name}/envelope",
