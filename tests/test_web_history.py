@@ -462,3 +462,53 @@ def test_the_csv_exports_downloaded_in_a_browser_match_the_ledger(store, client,
         capsys.readouterr()
         assert cli.main(["history", "--store", str(store), "--csv", name]) == 0
         assert capsys.readouterr().out == got[name]
+
+
+NAMED_LATER = {1: "Ann", 2: "Bob", 3: "Cat"}
+
+
+@pytest.fixture
+def renamed(tmp_path):
+    """The super game played by unnamed seats, then a game whose seats are named: the
+    live state's names are the later game's, never the first's."""
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        script = parse_script(SUPER_GAME)
+        opened.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
+        opened.new_game(Settings(players=3), lobby=False, names=NAMED_LATER)
+    return path
+
+
+def test_a_games_people_are_its_own_not_the_latest_games(renamed):
+    with TestClient(create_app(renamed, pin_path(renamed))) as client:
+        assert client.get("/api/state").json()["names"] == {"1": "Ann", "2": "Bob", "3": "Cat"}
+        games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
+        assert [p["player"] for p in games[1]["players"]] == ["P1", "P2", "P3"]
+        assert [p["player"] for p in games[2]["players"]] == ["Ann", "Bob", "Cat"]
+        old = client.get("/api/games/1").json()["game"]["players"]
+        assert [p["player"] for p in old] == ["P1", "P2", "P3"]
+        rows = client.get("/api/export/games.json").json()["rows"]
+        assert {(r["game"], r["player"]) for r in rows if r["game"] == 1} == {
+            (1, "P1"),
+            (1, "P2"),
+            (1, "P3"),
+        }
+
+
+def test_an_old_game_shows_its_own_people_in_a_browser(renamed, browser):
+    (host, port), stop = served(renamed)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#board >> text=Ann", timeout=5000)  # the live names came
+        page.goto(f"http://{host}:{port}/#history")
+        page.wait_for_selector(".gamecard >> text=#1", timeout=5000)
+        cards = page.locator(".gamecard .line").all_inner_texts()
+        assert "Ann" in cards[0] and "P1" not in cards[0]  # game 2, the newest
+        assert "P2" in cards[1] and not {"Ann", "Bob", "Cat"} & set(cards[1].split())
+        page.click(".gamecard >> text=#1")
+        page.wait_for_selector("#events li", timeout=5000)
+        detail = page.locator("#detail").inner_text()
+        assert "P2" in detail and not {"Ann", "Bob", "Cat"} & set(detail.split()), detail
+    finally:
+        stop()
