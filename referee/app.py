@@ -196,6 +196,8 @@ class App:
         if trouble is not None:
             log.warning("%s", trouble)
             self.troubles[("rules", "phone")] = trouble
+        if rules.over_file is not None:  # whose settings win is said, not guessed at
+            log.info("%s (`referee config --reset-page` sets them back)", rules.over_file)
         return rules
 
     def page_at(self, listen: str) -> None:
@@ -419,11 +421,14 @@ class App:
         if not request.reply.take():
             return
         try:
-            rules = self.next_rules.changed(request.values)
+            if request.reset:  # the store's keys go even when set aside (troubles)
+                rules = NextRules.of(self.next_rules.file)
+            else:
+                rules = self.next_rules.changed(request.values)
         except ConfigError as err:
             request.reply.give(str(err))
             return
-        if rules == self.next_rules:
+        if rules == self.next_rules and not request.reset:
             request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
             return
         changed = settings_changes(self.next_rules.settings, rules.settings)
@@ -431,7 +436,11 @@ class App:
         self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
         lobby = self.session.take_rules(rules.settings)
         whose = "this game's" if lobby else "the next game's"
-        said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
+        if request.reset:
+            said = f"{whose} rules are the settings file's: what phones set is forgotten"
+            said += f" ({changed})" if changed else ""
+        else:
+            said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
         self.messages.append(said)
         phone, settle = dict(rules.phone), self.session.in_lobby
         self._keep(said, lambda store: store.set_next_rules(phone, settle), request.reply)
@@ -565,6 +574,8 @@ class App:
             notices.append(Notice(trouble, Severity.ERROR))
         if next_game := self.session.next_game:
             notices.append(Notice(next_game, Severity.INFO))
+        if self.session.state.phase is Phase.LOBBY and self.next_rules.over_file is not None:
+            notices.append(Notice(self.next_rules.over_file, Severity.INFO))
         return tuple(notices)
 
     def close(self) -> None:

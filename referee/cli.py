@@ -345,6 +345,8 @@ def _config(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     # The rule keys a phone set, which override the file's: in the store `run` would use.
     store = args.store or config.store_path or default_store_path(reading=True)
+    if args.reset_page:
+        return _reset_page(store)
     try:
         with Store.open_readonly(store) as opened:
             phone = opened.next_rules()
@@ -356,6 +358,41 @@ def _config(args: argparse.Namespace) -> int:
     if trouble is not None:
         print(f"referee: {trouble}", file=sys.stderr)
     print(render_config(config, named=args.config is not None, rules=rules, store=store), end="")
+    return 0
+
+
+def _reset_page(store: Path) -> int:
+    """The rule keys a phone set are forgotten: by the running referee, which owns the
+    store and shows it (its control socket, as the page asks it), else in the store, which
+    `run` reads at its start."""
+    import asyncio
+
+    from .control import ANSWER_S, NotRunning, ask, socket_path
+
+    try:
+        answer = asyncio.run(ask(socket_path(store), {"op": "filerules"}, ANSWER_S + 1))
+    except NotRunning as err:
+        why = str(err)
+    else:
+        if "error" in answer:  # the box's trouble (a full disk): its screen says so too
+            print(f"referee: {store}: {answer['error']}", file=sys.stderr)
+            return 1
+        print(f"{store}: the rules a phone set are forgotten: the referee plays by the file's")
+        return 0
+    if not store.exists():  # no store yet: no phone has set anything (and none is made)
+        print(f"{store}: no such store: no rules a phone set")
+        return 0
+    try:
+        with Store.open(store) as opened:
+            try:
+                phone = ", ".join(f"{k} {v}" for k, v in opened.next_rules().items())
+            except StoreError:  # damaged: what was there is gone all the same
+                phone = "unreadable"
+            opened.set_next_rules({})
+    except StoreInUse as err:  # a referee that did not answer, or another program
+        raise StoreError(store, f"{why}, and the store is {err.reason}") from None
+    forgotten = f"forgotten ({phone})" if phone else "none: nothing to forget"
+    print(f"{store}: {why}; the rules a phone set: {forgotten}")
     return 0
 
 
@@ -568,6 +605,12 @@ def parser() -> argparse.ArgumentParser:
         type=_absolute,
         metavar="FILE",
         help="where the rules a phone set are kept (default: as for run)",
+    )
+    cfg.add_argument(
+        "--reset-page",
+        action="store_true",
+        help="forget the rule keys a phone set on the page: the next game plays by the file's"
+        " (through the running referee, else in the store)",
     )
     cfg.set_defaults(func=_config)
     return top

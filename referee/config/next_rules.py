@@ -10,6 +10,7 @@ set, or sets to its default, is left to its default, as in a file without it.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from referee.errors import ConfigError
 from referee.rules.settings import RULE_KEYS, Settings, Value, settings_from, settings_values
@@ -51,6 +52,25 @@ class NextRules:
     def source(self, key: str) -> str:
         """Where the key's value comes from: a phone, or the settings file (its default)."""
         return PHONE if key in self.phone else FILE
+
+    @cached_property  # the lobby's screen asks at every frame
+    def overridden(self) -> dict[str, tuple[Value, Value]]:
+        """Every key the next game plays by otherwise than the settings file says, with
+        (its value now, the file's): those a phone set, and those that follow them (the
+        `players` of a rule set a phone chose over the file's: official's 4 over solo's
+        1, which the file may have written out)."""
+        now, file = settings_values(self.settings), settings_values(self.file)
+        return {k: (now[k], file[k]) for k in RULE_KEYS if now[k] != file[k]}
+
+    @cached_property
+    def over_file(self) -> str | None:
+        """What the phone's keys override, in a line for the log and the lobby's screen:
+        "a phone's rules over the settings file's: rules official (the file: solo),
+        players 4 (the file: 1)"; None where the file's rules are the next game's."""
+        if not (keys := self.overridden):
+            return None
+        said = ", ".join(f"{k} {now} (the file: {was})" for k, (now, was) in keys.items())
+        return f"a phone's rules over the settings file's: {said}"
 
 
 def _set_away(settings: Settings) -> dict[str, Value]:

@@ -68,14 +68,20 @@ def render_config(
         header = [f"The settings in effect, read from {config.path}"]
     if not named:
         header.append(f"(looked for, in this order: {', '.join(map(str, search_paths()))}).")
-    if rules is None or not rules.phone:
+    if rules is None or not rules.overridden:
         return _render(config, header)
     header += [
         f"The [rules] keys marked below were set on a phone (docs/web.md); kept in {store},",
-        "they override the file's until a phone sets them back.",
+        "they override the file's until a phone sets them back, or `referee config",
+        "--reset-page` forgets them.",
     ]
-    file = settings_values(rules.file)
-    notes = {k: f"set on a phone; the file's: {toml_value(file[k])}" for k in rules.phone}
+    chosen = f"rules = {toml_value(rules.settings.rules.value)}"
+    notes = {
+        # A key no phone set, which follows one that did: a rule set's own default.
+        k: f"{'set on a phone' if k in rules.phone else f'follows {chosen}, set on a phone'};"
+        f" the file's: {toml_value(was)}"
+        for k, (_, was) in rules.overridden.items()
+    }
     return _render(replace(config, game=rules.settings), header, notes)
 
 
