@@ -528,9 +528,8 @@ def test_the_example_file_gives_exactly_the_defaults():
 def test_the_example_names_every_key_with_its_description():
     text = example_config()
     doc = tomllib.loads(text)
-    assert doc["rules"] == {
+    assert doc["rules"] == {  # players left to follow the rule set (see below)
         "rules": "super",
-        "players": 4,
         "pointout_s": 10.0,
         "tie_ms": 0.0,
         "super_s": 10.0,
@@ -541,6 +540,18 @@ def test_the_example_names_every_key_with_its_description():
     }
     assert f"# {RULE_KEYS['pointout_s'].allowed}\npointout_s = 10.0\n" in text
     assert doc["pins"] == PINMAP["pins"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "players"), [("solo", 1), ("solitaire", 1), ("official", 4), ("super", 4)]
+)
+def test_the_example_switches_rule_set_by_its_rules_line_alone(tmp_path, rules, players):
+    text = EXAMPLE.read_text(encoding="utf-8").replace('rules = "super"', f'rules = "{rules}"')
+    game = load(tmp_path, text).game
+    assert (game.rules.value, game.players) == (rules, players)
+    # and a seat count is one # away
+    seats = load(tmp_path, text.replace("# players = 4", f"players = {players}")).game
+    assert seats.players == players
 
 
 def test_the_settings_in_effect_load_back_into_themselves(tmp_path):

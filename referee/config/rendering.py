@@ -37,8 +37,15 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
     }
 
 
-def _render(config: Config, header: list[str], notes: dict[str, str] | None = None) -> str:
-    """notes: a line more for some of the [rules] keys, where their value comes from."""
+def _render(
+    config: Config,
+    header: list[str],
+    notes: dict[str, str] | None = None,
+    *,
+    unset: dict[str, str] | None = None,
+) -> str:
+    """notes: a line more for some of the [rules] keys, where their value comes from;
+    unset: [rules] keys written commented out, to follow the rule set, and why."""
     values = _values(config)
     out = [f"# {line}" for line in header]
     for section, settings in SECTIONS.items():
@@ -46,7 +53,12 @@ def _render(config: Config, header: list[str], notes: dict[str, str] | None = No
         for name, setting in settings.items():
             if section == "rules" and notes and name in notes:
                 out.append(f"# {notes[name]}")
-            out += [f"# {setting.key.allowed}", f"{name} = {toml_value(values[section][name])}"]
+            out.append(f"# {setting.key.allowed}")
+            line = f"{name} = {toml_value(values[section][name])}"
+            if section == "rules" and unset and name in unset:
+                out.append(f"# {unset[name]}")
+                line = f"# {line}"
+            out.append(line)
     return "\n".join(out) + "\n"
 
 
@@ -85,6 +97,15 @@ def render_config(
     return _render(replace(config, game=rules.settings), header, notes)
 
 
+# Keys whose default is the rule set's own (rules/settings.py, `_settings`): the example
+# leaves them out, so that `rules = "solo"` alone switches to one seat (docs/rules.md,
+# "Settings": switching the rule set needs no other line changed).
+FOLLOW_THE_RULES = {
+    "players": "left out, the rule set's own: 4, or 1 for solo or solitaire; to set it,"
+    " remove the #"
+}
+
+
 def example_config() -> str:
     """Every key with its default and what it may be: the committed referee.example.toml."""
     return _render(
@@ -95,4 +116,5 @@ def example_config() -> str:
             "`referee config` checks the file and says which file it read and where it",
             'looked (README.md, "Settings").',
         ],
+        unset=FOLLOW_THE_RULES,
     )
