@@ -66,6 +66,7 @@ from .systemd import Notifier
 from .units import NS_PER_S
 from .view import Notice, Severity, View
 from .web.join import JoinSign
+from .web.mark import served_at
 from .web.pin import pin_path
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
@@ -200,10 +201,13 @@ class App:
             log.info("%s (`referee config --reset-page` sets them back)", rules.over_file)
         return rules
 
-    def page_at(self, listen: str) -> None:
+    def page_at(self, listen: str, *, elsewhere: bool = False) -> None:
         """The page is served at listen (HOST:PORT): the lobby shows its address and the
-        PIN (web/join.py)."""
-        self.join = JoinSign(listen, pin_path(self.store.path), self.clock)
+        PIN (web/join.py). elsewhere: by another process, so only while it marks the page
+        served, at the address it serves at (web/mark.py)."""
+        store = self.store.path
+        served = (lambda: served_at(store)) if elsewhere else None
+        self.join = JoinSign(listen, pin_path(store), self.clock, served=served)
 
     def _clip_writer(
         self, audio: AudioConfig, cutter: "CutterProcess | None"

@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
         if (listen := _page_listen(args, config)) == "off":
             pass
         elif args.web is None:  # served by a process of its own: referee-web.service
-            app.page_at(listen)
+            app.page_at(listen, elsewhere=True)
         else:
             page = running.enter_context(PageProcess(store, args.config, listen))
             app.messages.append(page.said)
@@ -255,7 +255,8 @@ def _history(args: argparse.Namespace) -> int:
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
-    from .web.listen import bind, inherited, resolve_listen
+    from .web.listen import bind, host_port, inherited, resolve_listen
+    from .web.mark import marked
     from .web.pin import ensure_pin, pin_path
     from .web.serve import serve
 
@@ -270,7 +271,8 @@ def _web(args: argparse.Namespace) -> int:
         sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), sock, config.game)
+    with marked(store, host_port(sock)):  # for the box's lobby to show where
+        serve(store, pin_path(store), sock, config.game)
     return 0
 
 
