@@ -58,7 +58,6 @@ from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
 from .rules import Phase, Settings, settings_changes
-from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Change, Store
 from .store_watch import StoreWatch
@@ -413,7 +412,8 @@ class App:
             request.reply.give(why)
             return
         self.session.names[seat] = name
-        said = f"{seat_name(seat)} is {name}"
+        # "seat 2", never "P2": the screens write a named seat's P2 as its name (Ann is Ann).
+        said = f"seat {seat} is {name}"
         self.messages.append(said)
         game = self.session.ledger.game_id
         self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), request.reply)

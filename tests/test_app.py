@@ -652,14 +652,15 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
     app = table.app
     page = named(app, 2, " Ann ")
     assert app.view().names == ((2, "Ann"),)
-    assert app.view().messages[-1] == "P2 is Ann"
+    assert app.view().messages[-1] == "seat 2 is Ann"
     assert names_kept(app) == {}  # not shown yet: not the ledger's
     assert page.answer is None
     app.present(app.view())
     app.keep_changes()
     assert page.answered() == {"ok": True}  # once on the disk
     assert names_kept(app) == {2: "Ann"}
-    assert "Ann" in app.screen._stream.getvalue()  # type: ignore[union-attr]
+    shown = app.screen._stream.getvalue()  # type: ignore[union-attr]
+    assert "seat 2 is Ann" in shown and "Ann is Ann" not in shown
 
 
 @pytest.mark.parametrize(
