@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from referee.edges import Edge, Inbox, Quit
 from referee.errors import ScreenUnavailable
 from referee.inputs.keyboard import WindowKeys
-from referee.outputs import gallery, qr
+from referee.outputs import captions, gallery, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
@@ -514,3 +514,33 @@ def test_a_new_pin_or_address_is_a_new_frame():
     new_pin, new_address = replace(lobby.join, pin="000000"), replace(lobby.join, url=None)
     for join in (new_pin, new_address, None):
         assert frame_key(replace(lobby, join=join), (480, 320)) != frame_key(lobby, (480, 320))
+
+
+def lobby(settings: Settings, *joined: int, names=None) -> View:
+    table = gallery.Table(settings, names).play(*(Press(p, p * NS_PER_S) for p in joined))
+    return table.view(10, join=gallery.JOIN)
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720), (720, 1280)])
+def test_a_lobby_short_of_players_says_super_needs_them_not_that_it_starts(size):
+    for rules, joined, need in (
+        (Settings(players=4), (), "2 players"),
+        (Settings(players=4), (3,), "2 players"),
+        (Settings(rules=RuleSet.SOLO, players=1), (), "one player"),
+    ):
+        shown = texts(lobby(rules, *joined), size)
+        assert not any("starts the game" in t for t in shown), shown
+        assert f"SUPER needs {need} in to start" in shown or f"SUPER needs {need}" in shown
+        said = captions.headline(lobby(rules, *joined))
+        assert said == f"press your buzzer to join; SUPER needs {need} in to start"
+    assert captions.headline(lobby(Settings(players=4), 1, 2)).endswith("SUPER starts the game")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_name_the_scores_show_whole_the_lobby_shows_whole(size):
+    """Beside the QR code four tiles abreast cut "Chloé" to "Chl…"; fewer, wider ones
+    show it whole, as the scores do."""
+    names = {1: "Chloé", 2: "Bob", 3: "Maximilian", 4: "Dee"}
+    view = lobby(Settings(players=4), 1, 3, names=names)
+    marks = [t for t in texts(view, size) if t[-1] in SYMBOLS]
+    assert marks == ["Chloé ●", "Bob ▲", "Maximilian ■", "Dee ◆"]
