@@ -578,8 +578,9 @@ class App:
             notices.append(Notice(trouble, Severity.ERROR))
         if next_game := self.session.next_game:
             notices.append(Notice(next_game, Severity.INFO))
-        if self.session.state.phase is Phase.LOBBY and self.next_rules.over_file is not None:
-            notices.append(Notice(self.next_rules.over_file, Severity.INFO))
+        over_file = self.next_rules.over_file_shown
+        if self.session.state.phase is Phase.LOBBY and over_file is not None:
+            notices.append(Notice(over_file, Severity.INFO))
         return tuple(notices)
 
     def close(self) -> None:

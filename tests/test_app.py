@@ -749,9 +749,10 @@ def test_a_phones_rules_over_the_files_are_said_at_the_start_and_in_the_lobby(
     app = table.app
     assert app.session.settings.rules is RuleSet.OFFICIAL and app.session.settings.players == 4
     assert f"{OVER_FILE} (`referee config --reset-page` sets them back)" in caplog.messages
-    assert [(n.text, n.severity) for n in app.notices()] == [(OVER_FILE, Severity.INFO)]
+    shown = "set on a phone, over the file: rules official, players 4"
+    assert [(n.text, n.severity) for n in app.notices()] == [(shown, Severity.INFO)]
     app.present(app.view())
-    assert "a phone's rules over the settings file's" in app.screen._stream.getvalue()  # type: ignore[union-attr]
+    assert shown in app.screen._stream.getvalue()  # type: ignore[union-attr]
     table.tap("P1", "P2", "SUPER")
     assert app.session.state.phase is Phase.OPEN and app.notices() == ()  # the lobby's only
 

@@ -391,10 +391,10 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path, browser):
             page.wait_for_selector("#stats-chart path", timeout=5000)
             lines = page.locator("#stats-chart path")
             assert lines.count() == 4  # a line a player
-            # Each from 0 to the player's SETs after each of their games: P1 to P3 sat
-            # in all six, P4 in the three of four; each in its seat's colour.
+            # The player's SETs so far after each of their games: P1 to P3 sat in all
+            # six, P4 in the three of four; each in its seat's colour.
             drawn = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('d'))")
-            assert [d.count("L") + 1 for d in drawn] == [7, 7, 7, 4]
+            assert [d.count("L") + 1 for d in drawn] == [6, 6, 6, 3]
             colours = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('stroke'))")
             assert len(set(colours)) == 4
             sets = page.locator("#stats-table tr td:nth-child(4)").all_inner_texts()
@@ -510,5 +510,40 @@ def test_an_old_game_shows_its_own_people_in_a_browser(renamed, browser):
         page.wait_for_selector("#events li", timeout=5000)
         detail = page.locator("#detail").inner_text()
         assert "P2" in detail and not {"Ann", "Bob", "Cat"} & set(detail.split()), detail
+    finally:
+        stop()
+
+
+def test_the_stats_chart_tells_names_from_seats_and_draws_one_game_as_a_point_in_a_browser(
+    tmp_path, browser
+):
+    """P1 and P2 sat in one game, P3 in three, Ann and Bob (seats 1 and 2 named later) in
+    two: five colours, none a name and a seat number share, and a point, not a line
+    across the chart, for a player of one game."""
+    path = tmp_path / "referee.db"
+    three = Settings(players=3)
+    with Store.open(path) as opened:
+        for n, names in enumerate([{}, {1: "Ann", 2: "Bob"}, {1: "Ann", 2: "Bob"}]):
+            inputs = table_game(three, 40 + n, valid=0.9)
+            opened.new_game(three, lobby=False, inputs=inputs, names=names)
+    (host, port), stop = served(path)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(f"http://{host}:{port}/#stats")
+        page.wait_for_selector("#stats-chart circle", timeout=5000)
+        players = [row.split()[0] for row in page.locator("#stats-table tr").all_inner_texts()[1:]]
+        assert sorted(players) == ["Ann", "Bob", "P1", "P2", "P3"]
+        lines = page.locator("#stats-chart path").evaluate_all(
+            "(ps) => ps.map((p) => p.getAttribute('stroke'))"
+        )
+        points = page.locator("#stats-chart circle").evaluate_all(
+            "(cs) => cs.map((c) => c.getAttribute('fill'))"
+        )
+        assert len(lines) == 3 and len(points) == 2  # Ann, Bob, P3; P1 and P2
+        assert len(set(lines + points)) == 5
+        legend = page.locator("#stats-legend > span > span > span").evaluate_all(
+            "(ms) => ms.map((m) => getComputedStyle(m).color)"
+        )
+        assert len(set(legend)) == 5
     finally:
         stop()

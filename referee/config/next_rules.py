@@ -18,6 +18,8 @@ from referee.rules.settings import RULE_KEYS, Settings, Value, settings_from, se
 from .checks import check_rules
 
 PHONE, FILE = "phone", "file"  # where a key's value comes from
+# Characters of the lobby's notice: two lines of a 3.5" screen (tests/test_display.py).
+SHOWN_CHARS = 66
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,25 @@ class NextRules:
         return {k: (now[k], file[k]) for k in RULE_KEYS if now[k] != file[k]}
 
     @cached_property
+    def over_file_shown(self) -> str | None:
+        """The same for the lobby's screen, short enough for two lines of a 3.5" screen:
+        "set on a phone, over the file: rules official, players 4", as many keys as fit
+        (and how many more: `referee config` says them all)."""
+        keys = [f"{k} {now}" for k, (now, _) in self.overridden.items()]
+        if not keys:
+            return None
+        said = "set on a phone, over the file: "
+        shown = 1 + next(
+            (
+                n
+                for n in range(len(keys) - 1, 0, -1)
+                if len(said + ", ".join(keys[: n + 1]) + _more(len(keys) - n - 1)) <= SHOWN_CHARS
+            ),
+            0,
+        )
+        return said + ", ".join(keys[:shown]) + _more(len(keys) - shown)
+
+    @cached_property
     def over_file(self) -> str | None:
         """What the phone's keys override, in a line for the log and the lobby's screen:
         "a phone's rules over the settings file's: rules official (the file: solo),
@@ -71,6 +92,10 @@ class NextRules:
             return None
         said = ", ".join(f"{k} {now} (the file: {was})" for k, (now, was) in keys.items())
         return f"a phone's rules over the settings file's: {said}"
+
+
+def _more(count: int) -> str:
+    return f", +{count} more" if count else ""
 
 
 def _set_away(settings: Settings) -> dict[str, Value]:

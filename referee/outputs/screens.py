@@ -358,10 +358,10 @@ class Screen:
         ]
 
     def names_whole(self, cells: Sequence[tuple[Rect, Rect | None]], seats: Sequence[int]) -> bool:
-        """Every named seat's mark shows its name in full in these cells."""
-        _, shown, _ = self.marks([(mark, s) for (mark, _), s in zip(cells, seats, strict=True)])
+        """Every named seat's mark shows its name in full in these cells, legibly."""
+        _, shown, size = self.marks([(mark, s) for (mark, _), s in zip(cells, seats, strict=True)])
         named = [(said, s) for said, s in zip(shown, seats, strict=True) if self.view.name(s)]
-        return all(said == label(s, self.view.name(s)) for said, s in named)
+        return size >= MIN_SIZE and all(said == label(s, self.view.name(s)) for said, s in named)
 
     def lobby(self, box: Rect) -> None:
         if (join := self.view.join) is not None:
