@@ -16,7 +16,7 @@ from referee.app import App, RunOptions
 from referee.config import default_config
 from referee.view import Join
 from referee.web import mark
-from referee.web.join import CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
+from referee.web.join import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
 from referee.web.mark import mark_path, marked, served_at
 from referee.web.pin import new_pin, pin_path, read_pin
 
@@ -218,11 +218,13 @@ def test_the_sign_of_a_page_served_elsewhere_shows_only_while_it_is(tmp_path, ca
     sign = JoinSign("0.0.0.0:8080", pin, clock, lambda: "10.0.0.5", served=lambda: where[0])
     assert sign.join() is None
     assert not pin.exists()  # no PIN made for a page nobody serves
+    assert sign.due_ns == clock.now + UNSERVED_CHECK_NS  # sooner while none is
     where[0] = "0.0.0.0:9090"  # referee-web.service started, at another port
-    clock.now += CHECK_NS - 1
+    clock.now += UNSERVED_CHECK_NS - 1
     assert sign.join() is None  # looked at again only when due
     clock.now += 1
     assert sign.join() == Join("http://10.0.0.5:9090/", read_pin(pin))
+    assert sign.due_ns == clock.now + CHECK_NS
     where[0] = ""  # served, where not written: [web] listen's
     clock.now += CHECK_NS
     assert sign.join() == Join("http://10.0.0.5:8080/", read_pin(pin))

@@ -30,6 +30,9 @@ from .pin import ensure_pin
 log = logging.getLogger(__name__)
 
 CHECK_NS = 10 * NS_PER_S
+# While no page is served, looked at sooner: a box boots its page's service after the
+# daemon, and the table should not wait 10 s for the code (a look is microseconds).
+UNSERVED_CHECK_NS = 2 * NS_PER_S
 # An address in each private range (RFC 1918): a box with a default route reaches them
 # all through it; one without (its own access point, say) perhaps one of them.
 PRIVATE = ("10.254.254.254", "192.168.254.254", "172.31.254.254")
@@ -120,8 +123,9 @@ class JoinSign:
         """How to join now, or None while nothing serves the page; looked at again when due."""
         now = self._clock()
         if not self._looked or now >= self.due_ns:
-            self._looked, self.due_ns = True, now + CHECK_NS
+            self._looked = True
             at = self._where()
+            self.due_ns = now + (UNSERVED_CHECK_NS if at is None else CHECK_NS)
             self._join = None
             if at is not None:
                 url, unreachable = page_url(at, self._lan)
