@@ -520,7 +520,7 @@ def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_b
             page.goto(f"http://{host}:{port}/")
             page.wait_for_selector("#title >> text=super round", timeout=5000)
             # Who is in it, beside its countdown.
-            assert page.locator("#round").inner_text() == "Super round: P1 ●, P2 ▲ only may call"
+            assert page.locator("#round").inner_text() == "Super round: only P1 ●, P2 ▲ may call"
             countdown = page.locator("#timers > div", has_text="super round")
             assert countdown.count() == 1
             first = int(countdown.inner_text().split()[-1])
