@@ -58,7 +58,6 @@ from .outputs import captions
 from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
 from .rules import Phase, Settings, settings_changes
-from .rules.effects import seat as seat_name
 from .session import Outcome, Session
 from .store import Change, Store
 from .store_watch import StoreWatch
@@ -66,6 +65,7 @@ from .systemd import Notifier
 from .units import NS_PER_S
 from .view import Notice, Severity, View
 from .web.join import JoinSign
+from .web.mark import served_at
 from .web.pin import pin_path
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
@@ -196,12 +196,17 @@ class App:
         if trouble is not None:
             log.warning("%s", trouble)
             self.troubles[("rules", "phone")] = trouble
+        if rules.over_file is not None:  # whose settings win is said, not guessed at
+            log.info("%s (`referee config --reset-page` sets them back)", rules.over_file)
         return rules
 
-    def page_at(self, listen: str) -> None:
+    def page_at(self, listen: str, *, elsewhere: bool = False) -> None:
         """The page is served at listen (HOST:PORT): the lobby shows its address and the
-        PIN (web/join.py)."""
-        self.join = JoinSign(listen, pin_path(self.store.path), self.clock)
+        PIN (web/join.py). elsewhere: by another process, so only while it marks the page
+        served, at the address it serves at (web/mark.py)."""
+        store = self.store.path
+        served = (lambda: served_at(store)) if elsewhere else None
+        self.join = JoinSign(listen, pin_path(store), self.clock, served=served)
 
     def _clip_writer(
         self, audio: AudioConfig, cutter: "CutterProcess | None"
@@ -407,7 +412,8 @@ class App:
             request.reply.give(why)
             return
         self.session.names[seat] = name
-        said = f"{seat_name(seat)} is {name}"
+        # "seat 2", never "P2": the screens write a named seat's P2 as its name (Ann is Ann).
+        said = f"seat {seat} is {name}"
         self.messages.append(said)
         game = self.session.ledger.game_id
         self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), request.reply)
@@ -419,11 +425,14 @@ class App:
         if not request.reply.take():
             return
         try:
-            rules = self.next_rules.changed(request.values)
+            if request.reset:  # the store's keys go even when set aside (troubles)
+                rules = NextRules.of(self.next_rules.file)
+            else:
+                rules = self.next_rules.changed(request.values)
         except ConfigError as err:
             request.reply.give(str(err))
             return
-        if rules == self.next_rules:
+        if rules == self.next_rules and not request.reset:
             request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
             return
         changed = settings_changes(self.next_rules.settings, rules.settings)
@@ -431,7 +440,11 @@ class App:
         self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
         lobby = self.session.take_rules(rules.settings)
         whose = "this game's" if lobby else "the next game's"
-        said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
+        if request.reset:
+            said = f"{whose} rules are the settings file's: what phones set is forgotten"
+            said += f" ({changed})" if changed else ""
+        else:
+            said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
         self.messages.append(said)
         phone, settle = dict(rules.phone), self.session.in_lobby
         self._keep(said, lambda store: store.set_next_rules(phone, settle), request.reply)
@@ -565,6 +578,9 @@ class App:
             notices.append(Notice(trouble, Severity.ERROR))
         if next_game := self.session.next_game:
             notices.append(Notice(next_game, Severity.INFO))
+        over_file = self.next_rules.over_file_shown
+        if self.session.state.phase is Phase.LOBBY and over_file is not None:
+            notices.append(Notice(over_file, Severity.INFO))
         return tuple(notices)
 
     def close(self) -> None:

@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
         if (listen := _page_listen(args, config)) == "off":
             pass
         elif args.web is None:  # served by a process of its own: referee-web.service
-            app.page_at(listen)
+            app.page_at(listen, elsewhere=True)
         else:
             page = running.enter_context(PageProcess(store, args.config, listen))
             app.messages.append(page.said)
@@ -255,7 +255,8 @@ def _history(args: argparse.Namespace) -> int:
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
     from .pi_header import is_raspberry_pi
-    from .web.listen import bind, inherited, resolve_listen
+    from .web.listen import bind, host_port, inherited, resolve_listen
+    from .web.mark import marked
     from .web.pin import ensure_pin, pin_path
     from .web.serve import serve
 
@@ -270,7 +271,8 @@ def _web(args: argparse.Namespace) -> int:
         sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), sock, config.game)
+    with marked(store, host_port(sock)):  # for the box's lobby to show where
+        serve(store, pin_path(store), sock, config.game)
     return 0
 
 
@@ -345,6 +347,8 @@ def _config(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     # The rule keys a phone set, which override the file's: in the store `run` would use.
     store = args.store or config.store_path or default_store_path(reading=True)
+    if args.reset_page:
+        return _reset_page(store)
     try:
         with Store.open_readonly(store) as opened:
             phone = opened.next_rules()
@@ -356,6 +360,41 @@ def _config(args: argparse.Namespace) -> int:
     if trouble is not None:
         print(f"referee: {trouble}", file=sys.stderr)
     print(render_config(config, named=args.config is not None, rules=rules, store=store), end="")
+    return 0
+
+
+def _reset_page(store: Path) -> int:
+    """The rule keys a phone set are forgotten: by the running referee, which owns the
+    store and shows it (its control socket, as the page asks it), else in the store, which
+    `run` reads at its start."""
+    import asyncio
+
+    from .control import ANSWER_S, NotRunning, ask, socket_path
+
+    try:
+        answer = asyncio.run(ask(socket_path(store), {"op": "filerules"}, ANSWER_S + 1))
+    except NotRunning as err:
+        why = str(err)
+    else:
+        if "error" in answer:  # the box's trouble (a full disk): its screen says so too
+            print(f"referee: {store}: {answer['error']}", file=sys.stderr)
+            return 1
+        print(f"{store}: the rules a phone set are forgotten: the referee plays by the file's")
+        return 0
+    if not store.exists():  # no store yet: no phone has set anything (and none is made)
+        print(f"{store}: no such store: no rules a phone set")
+        return 0
+    try:
+        with Store.open(store) as opened:
+            try:
+                phone = ", ".join(f"{k} {v}" for k, v in opened.next_rules().items())
+            except StoreError:  # damaged: what was there is gone all the same
+                phone = "unreadable"
+            opened.set_next_rules({})
+    except StoreInUse as err:  # a referee that did not answer, or another program
+        raise StoreError(store, f"{why}, and the store is {err.reason}") from None
+    forgotten = f"forgotten ({phone})" if phone else "none: nothing to forget"
+    print(f"{store}: {why}; the rules a phone set: {forgotten}")
     return 0
 
 
@@ -568,6 +607,12 @@ def parser() -> argparse.ArgumentParser:
         type=_absolute,
         metavar="FILE",
         help="where the rules a phone set are kept (default: as for run)",
+    )
+    cfg.add_argument(
+        "--reset-page",
+        action="store_true",
+        help="forget the rule keys a phone set on the page: the next game plays by the file's"
+        " (through the running referee, else in the store)",
     )
     cfg.set_defaults(func=_config)
     return top

@@ -10,6 +10,7 @@ READ_S; one line back:
 
     {"op": "name", "seat": 2, "name": "Ann"}   ->   {"ok": true}  or  {"error": "one line"}
     {"op": "rules", "values": {"pointout_s": 5}}   the next games' rules (config/next_rules.py)
+    {"op": "filerules"}                            the settings file's again: phones' forgotten
     {"op": "newgame"}                              a new game, as SUPER after the end
     {"op": "clips", "game": 3}                     delete the clips of a game's calls
 
@@ -102,7 +103,13 @@ class DeleteClips:
     game: int
 
 
-Request = NameSeat | SetRules | NewGame | DeleteClips
+@dataclass(frozen=True)
+class FileRules:
+    """The next games' rules as the settings file says: every key a phone set forgotten
+    (`referee config --reset-page`)."""
+
+
+Request = NameSeat | SetRules | FileRules | NewGame | DeleteClips
 
 
 def parse_request(data: bytes) -> Request:
@@ -127,7 +134,13 @@ def parse_request(data: bytes) -> Request:
             return new_game_request(rest)
         case "clips":
             return clips_request(rest)
-    raise RequestError('unknown "op": the box knows "name", "rules", "newgame" and "clips"')
+        case "filerules":
+            if unknown := sorted(rest):
+                raise RequestError(f"unknown key {_shown(unknown[0])}: it takes none")
+            return FileRules()
+    raise RequestError(
+        'unknown "op": the box knows "name", "rules", "filerules", "newgame" and "clips"'
+    )
 
 
 def name_request(value: dict[str, Any]) -> NameSeat:
@@ -282,6 +295,8 @@ def _item(request: Request, reply: Reply) -> InboxItem:
             return NameRequest(seat, name, reply)
         case SetRules(values):
             return RulesRequest(values, reply)
+        case FileRules():
+            return RulesRequest({}, reply, reset=True)
         case NewGame():
             return NewGameRequest(reply)
         case DeleteClips(game):
@@ -296,6 +311,8 @@ def _asked(request: Request) -> str:
         case SetRules(values):
             said = json.dumps(values)  # escaped: one line, whatever it holds
             return f"the next games' rules {said if len(said) <= 200 else said[:200] + '...'}"
+        case FileRules():
+            return "the settings file's rules again"
         case NewGame():
             return "a new game"
         case DeleteClips(game):

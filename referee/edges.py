@@ -114,6 +114,9 @@ class RulesRequest:
 
     values: dict[str, object]
     reply: Reply
+    # Every key a phone set forgotten instead: the settings file's rules (`referee config
+    # --reset-page`).
+    reset: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from referee.keys import KEYMAP
 from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF
-from referee.rules import Phase
+from referee.rules import Phase, RuleSet
 from referee.store import Store
 from referee.view import Severity
 from referee.web.join import CHECK_NS as JOIN_CHECK_NS
@@ -652,14 +652,15 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
     app = table.app
     page = named(app, 2, " Ann ")
     assert app.view().names == ((2, "Ann"),)
-    assert app.view().messages[-1] == "P2 is Ann"
+    assert app.view().messages[-1] == "seat 2 is Ann"
     assert names_kept(app) == {}  # not shown yet: not the ledger's
     assert page.answer is None
     app.present(app.view())
     app.keep_changes()
     assert page.answered() == {"ok": True}  # once on the disk
     assert names_kept(app) == {2: "Ann"}
-    assert "Ann" in app.screen._stream.getvalue()  # type: ignore[union-attr]
+    shown = app.screen._stream.getvalue()  # type: ignore[union-attr]
+    assert "seat 2 is Ann" in shown and "Ann is Ann" not in shown
 
 
 @pytest.mark.parametrize(
@@ -730,6 +731,67 @@ def test_rules_a_phone_set_that_the_file_no_longer_takes_are_set_aside_and_said(
     assert notices == [
         'the rules a phone set are not used: [rules] rules: rules=solo needs players=1; got "solo"'
     ]
+
+
+OVER_FILE = (
+    "a phone's rules over the settings file's: rules official (the file: solo), players 4"
+    " (the file: 1)"
+)
+
+
+def test_a_phones_rules_over_the_files_are_said_at_the_start_and_in_the_lobby(
+    make_app, tmp_path, caplog
+):
+    with Store.open(tmp_path / "referee.db") as store:
+        store.set_next_rules({"rules": "official"})  # chosen on a phone, the box stopped
+    caplog.set_level(logging.INFO, logger="referee.app")
+    table = make_app(rules=RuleSet.SOLO, players=1)  # the file: solo, one player
+    app = table.app
+    assert app.session.settings.rules is RuleSet.OFFICIAL and app.session.settings.players == 4
+    assert f"{OVER_FILE} (`referee config --reset-page` sets them back)" in caplog.messages
+    shown = "set on a phone, over the file: rules official, players 4"
+    assert [(n.text, n.severity) for n in app.notices()] == [(shown, Severity.INFO)]
+    app.present(app.view())
+    assert shown in app.screen._stream.getvalue()  # type: ignore[union-attr]
+    table.tap("P1", "P2", "SUPER")
+    assert app.session.state.phase is Phase.OPEN and app.notices() == ()  # the lobby's only
+
+
+def test_the_settings_files_rules_again_forget_what_phones_set(make_app, tmp_path):
+    with Store.open(tmp_path / "referee.db") as store:
+        store.set_next_rules({"rules": "official"})
+    app = make_app(rules=RuleSet.SOLO, players=1).app
+    page = asked(app, {"op": "filerules"})
+    settings = app.session.settings  # the lobby takes them at once
+    assert (settings.rules, settings.players) == (RuleSet.SOLO, 1)
+    said = app.view().messages[-1]
+    assert said == (
+        "this game's rules are the settings file's: what phones set is forgotten"
+        " (rules solo, players 1)"
+    )
+    assert app.notices() == ()
+    app.present(app.view())
+    app.keep_changes()
+    assert page.answered() == {"ok": True}
+    with Store.open_readonly(app.store.path) as store:
+        assert store.next_rules() == {}
+        assert store.latest_game().settings.rules is RuleSet.SOLO
+
+
+def test_set_aside_rules_are_forgotten_from_the_store_too(make_app):
+    first = make_app(players=4)
+    asked(first.app, {"op": "rules", "values": {"rules": "solo"}})
+    first.app.present(first.app.view())
+    first.app.keep_changes()
+    first.app.close()
+    again = make_app(players=3)  # the phone's solo is set aside, not deleted
+    assert again.app.notices()
+    page = asked(again.app, {"op": "filerules"})
+    again.app.present(again.app.view())
+    again.app.keep_changes()
+    assert page.answered() == {"ok": True} and again.app.notices() == ()
+    with Store.open_readonly(again.app.store.path) as store:
+        assert store.next_rules() == {}
 
 
 def test_the_lobby_shows_the_page_and_the_pin_and_looks_again_when_due(make_app):

@@ -528,9 +528,8 @@ def test_the_example_file_gives_exactly_the_defaults():
 def test_the_example_names_every_key_with_its_description():
     text = example_config()
     doc = tomllib.loads(text)
-    assert doc["rules"] == {
+    assert doc["rules"] == {  # players left to follow the rule set (see below)
         "rules": "super",
-        "players": 4,
         "pointout_s": 10.0,
         "tie_ms": 0.0,
         "super_s": 10.0,
@@ -541,6 +540,18 @@ def test_the_example_names_every_key_with_its_description():
     }
     assert f"# {RULE_KEYS['pointout_s'].allowed}\npointout_s = 10.0\n" in text
     assert doc["pins"] == PINMAP["pins"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "players"), [("solo", 1), ("solitaire", 1), ("official", 4), ("super", 4)]
+)
+def test_the_example_switches_rule_set_by_its_rules_line_alone(tmp_path, rules, players):
+    text = EXAMPLE.read_text(encoding="utf-8").replace('rules = "super"', f'rules = "{rules}"')
+    game = load(tmp_path, text).game
+    assert (game.rules.value, game.players) == (rules, players)
+    # and a seat count is one # away
+    seats = load(tmp_path, text.replace("# players = 4", f"players = {players}")).game
+    assert seats.players == players
 
 
 def test_the_settings_in_effect_load_back_into_themselves(tmp_path):
@@ -662,3 +673,61 @@ def test_cli_shows_the_rules_a_phone_set_over_the_files_and_where_they_are_kept(
         "referee: the rules a phone set are not used: [rules] rules: rules=solo needs"
         ' players=1; got "solo"\n'
     )
+
+
+def test_cli_marks_every_key_a_phones_rules_override_those_that_follow_them_too(tmp_path, capsys):
+    from referee.store import Store
+
+    path = write(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n')
+    store = tmp_path / "referee.db"
+    with Store.open(store) as opened:
+        opened.set_next_rules({"rules": "official"})
+    assert main(["config", "--config", str(path), "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert '\n# set on a phone; the file\'s: "solo"\n# super, official' in out
+    assert (
+        '\n# follows rules = "official", set on a phone; the file\'s: 1\n# a whole number'
+    ) in out
+    assert "\nplayers = 4\n" in out and "`referee config\n# --reset-page` forgets them." in out
+
+
+def test_cli_reset_page_forgets_a_phones_rules_in_a_store_no_referee_runs(tmp_path, capsys):
+    from referee.store import Store
+
+    store = tmp_path / "referee.db"
+    with Store.open(store) as opened:
+        opened.set_next_rules({"rules": "official", "pointout_s": 5.0})
+    assert main(["config", "--reset-page", "--store", str(store)]) == 0
+    assert capsys.readouterr().out == (
+        f"{store}: the referee is not running; the rules a phone set: forgotten"
+        " (rules official, pointout_s 5.0)\n"
+    )
+    with Store.open_readonly(store) as opened:
+        assert opened.next_rules() == {}
+    assert main(["config", "--reset-page", "--store", str(store)]) == 0
+    assert capsys.readouterr().out.endswith("the rules a phone set: none: nothing to forget\n")
+    missing = tmp_path / "none.db"
+    assert main(["config", "--reset-page", "--store", str(missing)]) == 0
+    assert not missing.exists()  # no store is made to be emptied
+
+
+def test_cli_reset_page_asks_the_running_referee(tmp_path, capsys):
+    from referee.store import Store
+
+    from .daemon import Daemon
+
+    store = tmp_path / "referee.db"
+    with Store.open(store) as opened:
+        opened.set_next_rules({"rules": "official"})
+    daemon = Daemon(store, rules=RuleSet.SOLO, players=1)
+    try:
+        assert daemon.app.session.settings.rules is RuleSet.OFFICIAL
+        assert main(["config", "--reset-page", "--store", str(store)]) == 0
+        assert capsys.readouterr().out == (
+            f"{store}: the rules a phone set are forgotten: the referee plays by the file's\n"
+        )
+        assert daemon.app.session.settings.rules is RuleSet.SOLO  # its lobby took them
+        with Store.open_readonly(store) as opened:
+            assert opened.next_rules() == {}
+    finally:
+        daemon.stop()

@@ -110,6 +110,7 @@ def test_a_request_is_taken_exactly_when_each_part_is_right(value):
         ({"op": "rules", "values": [1]}, '"values" must be a JSON object of rule keys'),
         ({"op": "rules", "values": {}, "seat": 1}, 'unknown key "seat": give the values'),
         ({"op": "newgame", "now": True}, 'unknown key "now": a new game takes none'),
+        ({"op": "filerules", "values": {}}, 'unknown key "values": it takes none'),
         ({"op": "clips"}, '"game" must be a game\'s id, 1 to 9223372036854775807'),
         ({"op": "clips", "game": 0}, '"game" must be'),
         ({"op": "clips", "game": 2**63}, '"game" must be'),
@@ -191,9 +192,12 @@ def test_the_rules_and_a_new_game_reach_the_loop_as_what_they_ask(control):
     said = exchange(sock.path, b'{"op": "rules", "values": {"pointout_s": 5}}\n')
     assert said == {"ok": True}
     assert exchange(sock.path, b'{"op": "newgame"}\n') == {"ok": True}
-    rules, new_game = loop.seen
+    assert exchange(sock.path, b'{"op": "filerules"}\n') == {"ok": True}
+    rules, new_game, file_rules = loop.seen
     assert isinstance(rules, RulesRequest) and rules.values == {"pointout_s": 5}
+    assert not rules.reset
     assert isinstance(new_game, NewGameRequest)
+    assert isinstance(file_rules, RulesRequest) and file_rules.reset
 
 
 def test_the_loops_refusal_is_the_answer(control):

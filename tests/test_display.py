@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.config import NextRules
 from referee.edges import Edge, Inbox, Quit
 from referee.errors import ScreenUnavailable
 from referee.inputs.keyboard import WindowKeys
-from referee.outputs import gallery, qr
+from referee.outputs import captions, gallery, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
@@ -21,7 +22,7 @@ from referee.outputs.screens import draw_screen
 from referee.outputs.seats import SYMBOLS
 from referee.outputs.style import ATTENTION
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
-from referee.view import View
+from referee.view import Notice, Severity, View
 
 # The smallest, TVs, and portrait and square panels: Touch Display 2 (720x1280), 480x800
 # DSI panels, a round 480x480 one.
@@ -70,7 +71,11 @@ def drawn(view: View, size: tuple[int, int]) -> Canvas:
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("name", list(VIEWS))
 def test_every_screen_fits_its_texts(name, size):
-    canvas = drawn(VIEWS[name], size)
+    fits_its_texts(VIEWS[name], size)
+
+
+def fits_its_texts(view: View, size: tuple[int, int] = (480, 320)) -> None:
+    canvas = drawn(view, size)
     screen = canvas.surface.get_rect()
     assert canvas.drawn, "nothing drawn"
     for d in canvas.drawn:
@@ -535,3 +540,63 @@ def test_a_soft_onset_is_drawn_outlined_and_the_legend_says_so():
         said = " ".join(d.text for d in canvas.drawn)
         assert ("soft start" in said) == bool(shown.replay.soft), said
     assert lit[1] < lit[0]
+
+
+def lobby(settings: Settings, *joined: int, names=None) -> View:
+    table = gallery.Table(settings, names).play(*(Press(p, p * NS_PER_S) for p in joined))
+    return table.view(10, join=gallery.JOIN)
+
+
+@pytest.mark.parametrize("size", [(480, 320), (1280, 720), (720, 1280)])
+def test_a_lobby_short_of_players_says_super_needs_them_not_that_it_starts(size):
+    for rules, joined, need in (
+        (Settings(players=4), (), "2 players"),
+        (Settings(players=4), (3,), "2 players"),
+        (Settings(rules=RuleSet.SOLO, players=1), (), "one player"),
+    ):
+        shown = texts(lobby(rules, *joined), size)
+        assert not any("starts the game" in t for t in shown), shown
+        assert f"SUPER needs {need} in to start" in shown or f"SUPER needs {need}" in shown
+        said = captions.headline(lobby(rules, *joined))
+        assert said == f"press your buzzer to join; SUPER needs {need} in to start"
+    assert captions.headline(lobby(Settings(players=4), 1, 2)).endswith("SUPER starts the game")
+
+
+ROOMY = [size for size in SIZES if size != (480, 320)]
+
+
+@pytest.mark.parametrize("size", ROOMY, ids=[f"{w}x{h}" for w, h in ROOMY])
+def test_a_name_the_scores_show_whole_the_lobby_shows_whole(size):
+    """Beside the QR code four tiles abreast cut "Chloé" to "Chl…"; fewer, wider ones
+    show it whole, as the scores do. (On a 3.5" screen four names and a QR code leave no
+    room for all of them legibly: there as many as fit, at 20 px.)"""
+    names = {1: "Chloé", 2: "Bob", 3: "Maximilian", 4: "Dee"}
+    view = lobby(Settings(players=4), 1, 3, names=names)
+    marks = [t for t in texts(view, size) if t[-1] in SYMBOLS]
+    assert marks == ["Chloé ●", "Bob ▲", "Maximilian ■", "Dee ◆"]
+    small = [t for t in texts(view, (480, 320)) if t[-1] in SYMBOLS]
+    assert small[:2] == ["Chloé ●", "Bob ▲"]  # not P1, P2 as four abreast had them
+
+
+def test_the_lobbys_notice_of_a_phones_rules_fits_a_small_screen_whatever_they_set():
+    """Every key a phone could set, away from the file's: the notice says as many as fit
+    in two lines of a 3.5" screen, and how many more."""
+    file = Settings(rules=RuleSet.SOLO, players=1)
+    every = {
+        "rules": "super",
+        "players": 8,
+        "pointout_s": 86400,
+        "tie_ms": 86400000,
+        "super_s": 0.001,
+        "must_use_flipped": True,
+        "deals": 99,
+        "dealer_plays": False,
+        "sudden_death": True,
+    }
+    for count in range(1, len(every) + 1):
+        rules = NextRules.of(file, dict(list(every.items())[:count]))
+        said = rules.over_file_shown
+        assert said is not None and said.startswith("set on a phone, over the file: rules super")
+        table = gallery.Table(rules.settings).play(Press(1, NS_PER_S))
+        notice = Notice(said, Severity.INFO)
+        fits_its_texts(table.view(2, [notice], join=gallery.JOIN))

@@ -100,3 +100,72 @@ def test_no_doc_tells_the_reader_to_type_a_placeholder():
     """`git clone <this repository>` is not an address anyone can use."""
     for doc in DOCS:
         assert "<this repository" not in doc.read_text(), doc.name
+
+
+# A settings file's mistake as a doc shows it, checked against what the program says:
+# `referee.toml:14: [rules] pointout_s: must be ...; got -1` (the example file, edited at
+# that key: README.md, "Settings"), `[rules] rules: ...; got "solo"` (a phone's keys, which
+# are told without the file and its line: docs/web.md), `players: must be ...; got 9`. The
+# words a doc leaves out are written `...`; a key set beside it is said after it: "when the
+# file sets `players = 3`".
+SETTING_ERROR = re.compile(
+    r"(?:(?P<file>[\w.-]+\.toml):(?P<line>\d+): )?(?:\[(?P<section>\w+)\] )?"
+    r"(?P<key>\w+): (?P<what>(?:must be |unknown key|rules=).*?)(?:; got (?P<got>[^;]+))?"
+)
+BESIDE = re.compile(r"`([^`]+)`(?: when the file sets `(\w+) = ([^`]+)`)?")
+
+
+def _setting_errors():
+    for doc in DOCS:
+        text = doc.read_text()
+        name = str(doc.relative_to(ROOT))
+        for line in code_lines(text):
+            if SETTING_ERROR.fullmatch(line):
+                yield pytest.param(line, {}, id=f"{name}: {line[:40]}")
+        for span in BESIDE.finditer(" ".join(text.split())):
+            said, key, value = span.groups()
+            if SETTING_ERROR.fullmatch(said):
+                beside = {key: value} if key else {}
+                yield pytest.param(said, beside, id=f"{name}: {said[:40]}")
+
+
+SETTING_ERRORS = list(_setting_errors())
+
+
+def test_the_docs_show_the_settings_mistakes_the_users_meet():
+    shown = " ".join(p.values[0] for p in SETTING_ERRORS)
+    assert "referee.toml:" in shown and "[rules] rules:" in shown and "\u0060" not in shown
+    assert len(SETTING_ERRORS) >= 4
+
+
+@pytest.mark.parametrize(("said", "beside"), SETTING_ERRORS)
+def test_each_settings_mistake_a_doc_shows_is_what_the_program_says(tmp_path, said, beside):
+    from referee.config import SECTIONS, ConfigError, load_config
+
+    shown = SETTING_ERROR.fullmatch(said)
+    assert shown is not None
+    key, value = shown["key"], shown["got"] or "0"  # an unknown key's value is not shown
+    section = shown["section"] or next(s for s, keys in SECTIONS.items() if key in keys)
+    if shown["file"]:
+        # The example, as README.md says to start one, with this key set so.
+        lines = (ROOT / "referee.example.toml").read_text().splitlines()
+        at = lines.index(f"[{section}]")
+        at += next(n for n, line in enumerate(lines[at:]) if re.match(rf"(# )?{key} = ", line))
+        lines[at] = f"{key} = {value}"
+        path = tmp_path / shown["file"]
+    else:
+        table = {**beside, key: value}
+        lines = [f"[{section}]", *(f"{k} = {v}" for k, v in table.items())]
+        path = tmp_path / "referee.toml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    if shown["file"]:
+        message = message.replace(str(path), shown["file"])
+    else:  # told without the file and its line, and the section where the doc leaves it
+        message = re.sub(r"^.*?:\d+: ", "", message)
+        if not shown["section"]:
+            message = message.removeprefix(f"[{section}] ")
+    pattern = ".*".join(re.escape(part) for part in said.split("..."))
+    assert re.fullmatch(pattern, message), f"the doc says\n  {said}\nthe program\n  {message}"

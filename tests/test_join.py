@@ -2,17 +2,22 @@
 listen`, the box's own on the local network for an address of every interface, and the
 PIN, looked at again while the lobby is shown."""
 
+import fcntl
 import io
 import ipaddress
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
 
 from referee.app import App, RunOptions
 from referee.config import default_config
 from referee.view import Join
-from referee.web.join import CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
+from referee.web import mark
+from referee.web.join import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
+from referee.web.mark import mark_path, marked, served_at
 from referee.web.pin import new_pin, pin_path, read_pin
 
 from .test_app import Clock
@@ -133,3 +138,100 @@ def test_the_daemon_shows_the_pin_and_never_logs_it(tmp_path, caplog, display):
     for pin in (made, new):
         assert pin not in caplog.text
         assert not any(pin in said for said in logged), f"the PIN {pin} is in the log"
+
+
+def test_a_page_is_served_while_its_server_holds_the_mark(tmp_path):
+    store = tmp_path / "referee.db"
+    assert served_at(store) is None  # no mark: nothing serves it
+    with marked(store, "0.0.0.0:8080"):
+        assert served_at(store) == "0.0.0.0:8080"
+    assert mark_path(store).exists() and served_at(store) is None  # the file: no lock held
+    with marked(store, "not an address"):
+        assert served_at(store) == ""  # served; where is not known: [web] listen's
+
+
+def test_a_server_killed_at_once_lets_the_mark_go(tmp_path):
+    """SIGKILL: no code of the server's runs, and the kernel lets the lock go."""
+    store = tmp_path / "referee.db"
+    holding = (
+        "import sys; from pathlib import Path; from referee.web.mark import marked\n"
+        "with marked(Path(sys.argv[1]), '127.0.0.1:8080'):\n"
+        "    print('held', flush=True); sys.stdin.read()\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", holding, str(store)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout.readline() == "held\n"
+        assert served_at(store) == "127.0.0.1:8080"
+        server.kill()
+        server.wait(10)
+        assert served_at(store) is None
+    finally:
+        server.kill()
+        server.wait(10)
+        server.stdin.close()
+        server.stdout.close()
+
+
+def test_a_server_starting_while_the_daemon_looks_takes_the_mark_after_it(tmp_path, monkeypatch):
+    store = tmp_path / "referee.db"
+    looking = os.open(tmp_path / "referee.page", os.O_RDONLY | os.O_CREAT)
+    fcntl.flock(looking, fcntl.LOCK_SH)  # the daemon's look, held as the server starts
+    waited = []
+
+    def look_done(seconds):
+        waited.append(seconds)
+        fcntl.flock(looking, fcntl.LOCK_UN)
+
+    monkeypatch.setattr(mark.time, "sleep", look_done)
+    try:
+        with marked(store, "127.0.0.1:8080"):
+            assert waited == [mark.TRY_S] and served_at(store) == "127.0.0.1:8080"
+    finally:
+        os.close(looking)
+
+
+def test_a_mark_another_holds_or_none_can_make_is_said_and_the_page_served(
+    tmp_path, monkeypatch, caplog
+):
+    store = tmp_path / "referee.db"
+    monkeypatch.setattr(mark.time, "sleep", lambda seconds: None)
+    # A second server: the first's address stays.
+    with marked(store, "127.0.0.1:8080"), marked(store, "127.0.0.1:9090"):
+        assert served_at(store) == "127.0.0.1:8080"
+    with marked(tmp_path / "none" / "referee.db", "127.0.0.1:8080"):
+        pass
+    said = [r.getMessage() for r in caplog.records]
+    assert said[0].endswith(
+        "referee.page: another page's server holds it; the lobby shows that one"
+    )
+    assert "the box's lobby will not show the page (" in said[1]
+
+
+def test_the_sign_of_a_page_served_elsewhere_shows_only_while_it_is(tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    pin, clock, where = pin_path(tmp_path / "referee.db"), Clock(), [None]
+    sign = JoinSign("0.0.0.0:8080", pin, clock, lambda: "10.0.0.5", served=lambda: where[0])
+    assert sign.join() is None
+    assert not pin.exists()  # no PIN made for a page nobody serves
+    assert sign.due_ns == clock.now + UNSERVED_CHECK_NS  # sooner while none is
+    where[0] = "0.0.0.0:9090"  # referee-web.service started, at another port
+    clock.now += UNSERVED_CHECK_NS - 1
+    assert sign.join() is None  # looked at again only when due
+    clock.now += 1
+    assert sign.join() == Join("http://10.0.0.5:9090/", read_pin(pin))
+    assert sign.due_ns == clock.now + CHECK_NS
+    where[0] = ""  # served, where not written: [web] listen's
+    clock.now += CHECK_NS
+    assert sign.join() == Join("http://10.0.0.5:8080/", read_pin(pin))
+    said = [r.getMessage() for r in caplog.records if "served" in r.getMessage()]
+    assert said == [
+        "no page is served for this store (referee-web.service, `referee web` or `referee run"
+        " --web`): the lobby shows no address until one is",
+        "the page is served at 0.0.0.0:9090: the lobby shows how to join",
+        "the page is served at 0.0.0.0:8080: the lobby shows how to join",
+    ]

@@ -91,7 +91,8 @@ def observed(state: dict[str, Any], key: str, want: str) -> tuple[Any, Any]:
         case "phase" | "result":
             return state.get(key, "none"), want
         case "bank" | "deal" | "dealer" | "deck" | "table" | "owed":
-            return state.get(key), int(want)
+            # none: the state has no such key (a lobby's deck, say: docs/rules.md)
+            return state.get(key, "none"), want if want == "none" else int(want)
         case "points":
             return [p["points"] for p in players], _numbers(want)
         case "locked":

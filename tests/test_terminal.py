@@ -171,3 +171,10 @@ def test_the_lobby_says_where_the_page_is_and_the_pin():
     offline = render(gallery.views()["lobby-no-network"], colour_on=False)
     assert "the page on the phones: no network · PIN 481093" in offline
     assert "PIN" not in render(gallery.views()["scoreboard"], colour_on=False)
+
+
+def test_a_lock_is_said_while_it_matters_and_not_once_the_game_is_over():
+    locked = "config players=2\n1 press 1\n2 invalid\n"
+    assert "P1 ●   0 [LOCKED]" in picture(locked, 3)
+    over = picture(locked + "3 end\n", 4)
+    assert "GAME OVER" in over and "locked" not in over.lower()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from referee.cli import main
+from referee.web.mark import marked
 from referee.web.pin import pin_path, read_pin
 
 from .processes import OnTerminal, wait_in_file, wait_in_store
@@ -140,12 +141,20 @@ def test_the_store_deleted_under_the_daemon_keeps_every_input_and_its_lock(tmp_p
 
 
 def test_the_lobby_says_where_the_page_is_served_and_its_pin(tmp_path):
-    """`run` without --web: the page is another process's (referee-web.service) at
-    `[web] listen`; with listen off, no address and no PIN."""
+    """`run` without --web: the page is another process's (referee-web.service), shown
+    while that one marks it served, at the address it serves at; nothing while none does
+    (an address where nothing answers is no way to join); with listen off, no address and
+    no PIN."""
     store = tmp_path / "referee.db"
-    term = Terminal(tmp_path, store, '[web]\nlisten = "10.1.2.3:8080"\n')
-    frame = term.wait_for("the page on the phones: http://10.1.2.3:8080/ · PIN ")
-    assert f"PIN {read_pin(pin_path(store))}" in frame  # made by the daemon, the first time
+    with marked(store, "10.1.2.3:8080"):  # the page's service, as the daemon sees it
+        term = Terminal(tmp_path, store, '[web]\nlisten = "10.1.2.3:8080"\n')
+        frame = term.wait_for("the page on the phones: http://10.1.2.3:8080/ · PIN ")
+        assert f"PIN {read_pin(pin_path(store))}" in frame  # made by the daemon, the first time
+        assert term.quit() == 0
+    term = Terminal(tmp_path, store, '[web]\nlisten = "10.1.2.3:8080"\n')  # none serves it
+    frame = term.wait_for("PRESS YOUR BUZZER TO JOIN")
+    assert "the page" not in frame and "PIN" not in frame
+    assert "no page is served for this store" in wait_in_file(tmp_path / "referee.log", "no page")
     assert term.quit() == 0
     term = Terminal(tmp_path, store, '[web]\nlisten = "off"\n')
     frame = term.wait_for("PRESS YOUR BUZZER TO JOIN")

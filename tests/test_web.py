@@ -519,6 +519,8 @@ def test_the_super_rounds_countdown_runs_on_the_page_and_pauses_at_a_call_in_a_b
         try:
             page.goto(f"http://{host}:{port}/")
             page.wait_for_selector("#title >> text=super round", timeout=5000)
+            # Who is in it, beside its countdown.
+            assert page.locator("#round").inner_text() == "Super round: only P1 ●, P2 ▲ may call"
             countdown = page.locator("#timers > div", has_text="super round")
             assert countdown.count() == 1
             first = int(countdown.inner_text().split()[-1])
@@ -583,10 +585,15 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
     width, height = 390, 844
     (host, port), stop = served(path)
     page = browser.new_page(viewport={"width": width, "height": height})
+    failed = []  # every request of the page's own that is refused
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
     try:
         page.goto(f"http://{host}:{port}/")
         page.wait_for_selector("#status >> text=live", timeout=5000)
         page.wait_for_selector("#call >> text=+37.0 ms", timeout=5000)
+        assert page.locator("#tally").inner_text() == "· bank 6"  # super's
+        notes = page.locator("#board .note").all_inner_texts()
+        assert notes == ["", "", "", "LOCKED"]  # Dee, as the box says it
         rows = page.locator("#call tr").all_inner_texts()
         assert [r.split()[0] for r in rows] == ["Bob", "Dee", "Ann"]
         assert page.locator("#call .first").inner_text().startswith("Bob")
@@ -597,6 +604,89 @@ def test_the_live_page_at_a_phones_size_in_a_browser(tmp_path, browser):
             assert box is not None and box["y"] + box["height"] <= height, part
             assert box["x"] + box["width"] <= width, part
         page.screenshot(path=str(shots / f"web-live-{width}x{height}.png"))
+        # Its icon is its own, inline (a browser with a window asks /favicon.ico, a 404 at
+        # every load, of a page that names none; headless Chromium asks nothing), and
+        # the page's Content-Security-Policy lets it show.
+        icon = page.locator("link[rel=icon]")
+        assert icon.count() == 1 and icon.get_attribute("href").startswith("data:image/svg+xml,")
+        shown = (
+            "(src) => new Promise((done) => { const i = new Image(); i.onload = () => done(true);"
+        )
+        shown += " i.onerror = () => done(false); i.src = src; })"
+        assert page.evaluate(shown, icon.get_attribute("href"))
+        assert failed == []
     finally:
         page.close()  # its event stream, before the server stops
+        stop()
+
+
+# Each rule set's line under the scores, and the lobby, as the box's screens say them.
+AT_THE_TABLE = [
+    # An official match: its deal, never a bank (it has none).
+    (
+        "config players=3 rules=official deals=2\n1 press 2\n2 valid\n",
+        "Scores",
+        "· deal 1 of 2 · dealer P1",
+        ["0", "1", "0"],
+        ["DEALS", "", ""],
+    ),
+    # Solitaire: the cards the box counts.
+    (
+        "config players=1 rules=solitaire\n1 press 1\n2 valid\n",
+        "Scores",
+        "· deck 66 · table 12 · owed 0",
+        ["1"],
+        [""],
+    ),
+    # A lobby: who has joined, not a board of noughts; nothing dealt yet.
+    ("0 press 1\n1 press 3\n", "Joined", "", ["IN", "IN"], ["", ""]),
+    # Over: a lock no longer matters, and is not said (the box says nothing of it then).
+    (
+        "config players=2\n1 press 1\n2 invalid\n3 end\n",
+        "Scores",
+        "· bank 0",
+        ["0", "0"],
+        ["", ""],
+    ),
+]
+
+
+@pytest.mark.parametrize(("script", "title", "tally", "points", "notes"), AT_THE_TABLE)
+def test_each_rule_set_and_the_lobby_on_the_page_in_a_browser(
+    tmp_path, browser, script, title, tally, points, notes
+):
+    path = tmp_path / "referee.db"
+    parsed = parse_script(script)
+    with Store.open(path) as opened:
+        opened.new_game(parsed.settings, lobby=parsed.lobby, inputs=[i for _, i in parsed.inputs])
+    (host, port), stop = served(path)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#status >> text=live", timeout=5000)
+        page.wait_for_selector("#board .seat", timeout=5000)
+        assert page.locator("#scores-title").inner_text() == title
+        assert page.locator("#tally").inner_text() == tally
+        assert page.locator("#board .points").all_inner_texts() == points
+        assert page.locator("#board .note").all_inner_texts() == notes
+        assert page.locator("#board .seat.locked").count() == notes.count("LOCKED")
+        assert page.locator("#nobody").is_hidden()
+    finally:
+        page.close()
+        stop()
+
+
+def test_a_lobby_nobody_has_joined_says_so_on_the_page_in_a_browser(tmp_path, browser):
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        opened.new_game(Settings(players=4), lobby=True)
+    (host, port), stop = served(path)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#nobody", state="visible", timeout=5000)
+        assert page.locator("#nobody").inner_text().startswith("nobody has joined yet")
+        assert page.locator("#board .seat").count() == 0
+    finally:
+        page.close()
         stop()

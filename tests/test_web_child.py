@@ -8,6 +8,7 @@ from referee.rules import Press, Settings
 from referee.store import Store
 from referee.web.child import PageProcess
 from referee.web.listen import bind
+from referee.web.mark import served_at
 
 STARTS_S = 30.0  # a fresh interpreter importing the server, on a busy machine
 
@@ -29,7 +30,10 @@ def test_the_page_is_served_beside_the_daemon_and_stops_with_it(tmp_path):
         assert address, page.said
         assert state_from(address[1])["calls"][0]["callers"] == [2]
         assert page.process is not None and page.process.poll() is None
+        # Marked served, where it is, as referee-web.service marks it (web/mark.py).
+        assert served_at(store) == page.listening
     assert page.process.poll() is not None  # stopped with the daemon
+    assert served_at(store) is None
     assert (tmp_path / "referee.pin").exists()  # the page made the box's PIN
 
 

@@ -391,10 +391,10 @@ def test_the_history_and_the_stats_in_a_browser(tmp_path, browser):
             page.wait_for_selector("#stats-chart path", timeout=5000)
             lines = page.locator("#stats-chart path")
             assert lines.count() == 4  # a line a player
-            # Each from 0 to the player's SETs after each of their games: P1 to P3 sat
-            # in all six, P4 in the three of four; each in its seat's colour.
+            # The player's SETs so far after each of their games: P1 to P3 sat in all
+            # six, P4 in the three of four; each in its seat's colour.
             drawn = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('d'))")
-            assert [d.count("L") + 1 for d in drawn] == [7, 7, 7, 4]
+            assert [d.count("L") + 1 for d in drawn] == [6, 6, 6, 3]
             colours = lines.evaluate_all("(ps) => ps.map((p) => p.getAttribute('stroke'))")
             assert len(set(colours)) == 4
             sets = page.locator("#stats-table tr td:nth-child(4)").all_inner_texts()
@@ -462,3 +462,88 @@ def test_the_csv_exports_downloaded_in_a_browser_match_the_ledger(store, client,
         capsys.readouterr()
         assert cli.main(["history", "--store", str(store), "--csv", name]) == 0
         assert capsys.readouterr().out == got[name]
+
+
+NAMED_LATER = {1: "Ann", 2: "Bob", 3: "Cat"}
+
+
+@pytest.fixture
+def renamed(tmp_path):
+    """The super game played by unnamed seats, then a game whose seats are named: the
+    live state's names are the later game's, never the first's."""
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        script = parse_script(SUPER_GAME)
+        opened.new_game(script.settings, lobby=False, inputs=[i for _, i in script.inputs])
+        opened.new_game(Settings(players=3), lobby=False, names=NAMED_LATER)
+    return path
+
+
+def test_a_games_people_are_its_own_not_the_latest_games(renamed):
+    with TestClient(create_app(renamed, pin_path(renamed))) as client:
+        assert client.get("/api/state").json()["names"] == {"1": "Ann", "2": "Bob", "3": "Cat"}
+        games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
+        assert [p["player"] for p in games[1]["players"]] == ["P1", "P2", "P3"]
+        assert [p["player"] for p in games[2]["players"]] == ["Ann", "Bob", "Cat"]
+        old = client.get("/api/games/1").json()["game"]["players"]
+        assert [p["player"] for p in old] == ["P1", "P2", "P3"]
+        rows = client.get("/api/export/games.json").json()["rows"]
+        assert {(r["game"], r["player"]) for r in rows if r["game"] == 1} == {
+            (1, "P1"),
+            (1, "P2"),
+            (1, "P3"),
+        }
+
+
+def test_an_old_game_shows_its_own_people_in_a_browser(renamed, browser):
+    (host, port), stop = served(renamed)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(f"http://{host}:{port}/")
+        page.wait_for_selector("#board >> text=Ann", timeout=5000)  # the live names came
+        page.goto(f"http://{host}:{port}/#history")
+        page.wait_for_selector(".gamecard >> text=#1", timeout=5000)
+        cards = page.locator(".gamecard .line").all_inner_texts()
+        assert "Ann" in cards[0] and "P1" not in cards[0]  # game 2, the newest
+        assert "P2" in cards[1] and not {"Ann", "Bob", "Cat"} & set(cards[1].split())
+        page.click(".gamecard >> text=#1")
+        page.wait_for_selector("#events li", timeout=5000)
+        detail = page.locator("#detail").inner_text()
+        assert "P2" in detail and not {"Ann", "Bob", "Cat"} & set(detail.split()), detail
+    finally:
+        stop()
+
+
+def test_the_stats_chart_tells_names_from_seats_and_draws_one_game_as_a_point_in_a_browser(
+    tmp_path, browser
+):
+    """P1 and P2 sat in one game, P3 in three, Ann and Bob (seats 1 and 2 named later) in
+    two: five colours, none a name and a seat number share, and a point, not a line
+    across the chart, for a player of one game."""
+    path = tmp_path / "referee.db"
+    three = Settings(players=3)
+    with Store.open(path) as opened:
+        for n, names in enumerate([{}, {1: "Ann", 2: "Bob"}, {1: "Ann", 2: "Bob"}]):
+            inputs = table_game(three, 40 + n, valid=0.9)
+            opened.new_game(three, lobby=False, inputs=inputs, names=names)
+    (host, port), stop = served(path)
+    try:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(f"http://{host}:{port}/#stats")
+        page.wait_for_selector("#stats-chart circle", timeout=5000)
+        players = [row.split()[0] for row in page.locator("#stats-table tr").all_inner_texts()[1:]]
+        assert sorted(players) == ["Ann", "Bob", "P1", "P2", "P3"]
+        lines = page.locator("#stats-chart path").evaluate_all(
+            "(ps) => ps.map((p) => p.getAttribute('stroke'))"
+        )
+        points = page.locator("#stats-chart circle").evaluate_all(
+            "(cs) => cs.map((c) => c.getAttribute('fill'))"
+        )
+        assert len(lines) == 3 and len(points) == 2  # Ann, Bob, P3; P1 and P2
+        assert len(set(lines + points)) == 5
+        legend = page.locator("#stats-legend > span > span > span").evaluate_all(
+            "(ms) => ms.map((m) => getComputedStyle(m).color)"
+        )
+        assert len(set(legend)) == 5
+    finally:
+        stop()

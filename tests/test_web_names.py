@@ -95,6 +95,11 @@ def test_a_name_typed_on_the_phone_shows_on_the_boxs_screen_in_a_browser(store, 
         daemon.wait_for(lambda: "Zoë" in daemon.screen.getvalue(), "on the box's screen")
         assert daemon.app.session.names[3] == "Zoë"
         page.wait_for_selector("#board >> text=Zoë", timeout=5000)  # and on the page
+        assert page.locator("#named").inner_text() == "seat 3 is Zoë: on the box"
+        assert page.locator("#name").input_value() == ""
+        page.fill("#name", "dee")  # Dee sits at seat 4: refused, and why
+        page.click("#naming button[type=submit]")
+        page.wait_for_selector("#named >> text=Dee already sits at seat 4", timeout=5000)
     finally:
         page.close()
         stop()

@@ -29,6 +29,8 @@ def test_the_settings_are_open_to_read_the_game_s_and_the_next(client):
     assert set(body["from"].values()) == {"file"}
     assert [k["key"] for k in body["keys"]][:3] == ["rules", "players", "pointout_s"]
     assert body["keys"][0]["choices"] == ["super", "official", "solo", "solitaire"]
+    words = [k["words"] for k in body["keys"]]  # each in words, not the file's raw key
+    assert words[2] == "Seconds to show a SET" and not [w for w in words if "_" in w]
 
 
 def test_rules_set_on_the_phone_are_the_next_games_and_survive_a_restart(judge, store):
@@ -221,6 +223,26 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         assert daemon.app.next_rules.settings.pointout_ns == 5 * NS_PER_S
         assert daemon.app.session.settings.pointout_ns == 10 * NS_PER_S  # this game's
         assert page.locator("#rule-fields .differs").count() == 2
+        # In words, the file's name for each where a pointer rests; and this game's value.
+        pointout = page.locator("#rule-fields [data-key=pointout_s]")
+        said = pointout.locator(".key").inner_text()
+        assert said == "Seconds to show a SET · set on a phone ≠ this game: 10"
+        assert pointout.get_attribute("title") == "pointout_s in the settings file's [rules]"
+        keys = page.locator("#rule-fields .key").all_inner_texts()
+        assert not [k for k in keys if "_" in k], keys  # no raw key where words go
+        # At a phone's size and a TV's, as the other views' screenshots: the screen as
+        # it is seen, from the names on (all of which a TV's shows).
+        widths = []
+        for width, height in SIZES:
+            page.set_viewport_size({"width": width, "height": height})
+            page.locator("#naming").evaluate("(e) => e.scrollIntoView({block: 'start'})")
+            box = page.locator("#rules button[type=submit]").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height  # saving shown
+            widths.append(box["width"])
+            page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
+        # On a TV the page grows with it, not a phone's column in the middle.
+        assert widths[1] >= 1.3 * widths[0], widths
+        page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
         page.click("#newgame")
         page.wait_for_selector("#newgamed >> text=end it at the box first", timeout=5000)
         daemon.press("END")
@@ -230,18 +252,7 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         page.wait_for_selector("#title >> text=lobby", timeout=5000)
         assert daemon.app.session.settings == daemon.app.next_rules.settings
         assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
-        # At a phone's size and a TV's, as the other views' screenshots: the screen as
-        # it is seen, from the judge's part on (all of which a TV's shows).
-        widths = []
-        for width, height in SIZES:
-            page.set_viewport_size({"width": width, "height": height})
-            page.locator("footer").evaluate("(e) => e.scrollIntoView({block: 'start'})")
-            box = page.locator("#rules button[type=submit]").bounding_box()
-            assert box is not None and box["y"] + box["height"] <= height  # saving shown
-            widths.append(box["width"])
-            page.screenshot(path=str(shots / f"web-settings-{width}x{height}.png"))
-        # On a TV the page grows with it, not a phone's column in the middle.
-        assert widths[1] >= 1.3 * widths[0], widths
+        assert page.locator("#rule-fields .differs").count() == 0  # the lobby took them
     finally:
         page.close()  # its event stream, before the server stops
         stop()

@@ -10,6 +10,7 @@ set, or sets to its default, is left to its default, as in a file without it.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from referee.errors import ConfigError
 from referee.rules.settings import RULE_KEYS, Settings, Value, settings_from, settings_values
@@ -17,6 +18,8 @@ from referee.rules.settings import RULE_KEYS, Settings, Value, settings_from, se
 from .checks import check_rules
 
 PHONE, FILE = "phone", "file"  # where a key's value comes from
+# Characters of the lobby's notice: two lines of a 3.5" screen (tests/test_display.py).
+SHOWN_CHARS = 66
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,48 @@ class NextRules:
     def source(self, key: str) -> str:
         """Where the key's value comes from: a phone, or the settings file (its default)."""
         return PHONE if key in self.phone else FILE
+
+    @cached_property  # the lobby's screen asks at every frame
+    def overridden(self) -> dict[str, tuple[Value, Value]]:
+        """Every key the next game plays by otherwise than the settings file says, with
+        (its value now, the file's): those a phone set, and those that follow them (the
+        `players` of a rule set a phone chose over the file's: official's 4 over solo's
+        1, which the file may have written out)."""
+        now, file = settings_values(self.settings), settings_values(self.file)
+        return {k: (now[k], file[k]) for k in RULE_KEYS if now[k] != file[k]}
+
+    @cached_property
+    def over_file_shown(self) -> str | None:
+        """The same for the lobby's screen, short enough for two lines of a 3.5" screen:
+        "set on a phone, over the file: rules official, players 4", as many keys as fit
+        (and how many more: `referee config` says them all)."""
+        keys = [f"{k} {now}" for k, (now, _) in self.overridden.items()]
+        if not keys:
+            return None
+        said = "set on a phone, over the file: "
+        shown = 1 + next(
+            (
+                n
+                for n in range(len(keys) - 1, 0, -1)
+                if len(said + ", ".join(keys[: n + 1]) + _more(len(keys) - n - 1)) <= SHOWN_CHARS
+            ),
+            0,
+        )
+        return said + ", ".join(keys[:shown]) + _more(len(keys) - shown)
+
+    @cached_property
+    def over_file(self) -> str | None:
+        """What the phone's keys override, in a line for the log and the lobby's screen:
+        "a phone's rules over the settings file's: rules official (the file: solo),
+        players 4 (the file: 1)"; None where the file's rules are the next game's."""
+        if not (keys := self.overridden):
+            return None
+        said = ", ".join(f"{k} {now} (the file: {was})" for k, (now, was) in keys.items())
+        return f"a phone's rules over the settings file's: {said}"
+
+
+def _more(count: int) -> str:
+    return f", +{count} more" if count else ""
 
 
 def _set_away(settings: Settings) -> dict[str, Value]:

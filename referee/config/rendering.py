@@ -37,8 +37,15 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
     }
 
 
-def _render(config: Config, header: list[str], notes: dict[str, str] | None = None) -> str:
-    """notes: a line more for some of the [rules] keys, where their value comes from."""
+def _render(
+    config: Config,
+    header: list[str],
+    notes: dict[str, str] | None = None,
+    *,
+    unset: dict[str, str] | None = None,
+) -> str:
+    """notes: a line more for some of the [rules] keys, where their value comes from;
+    unset: [rules] keys written commented out, to follow the rule set, and why."""
     values = _values(config)
     out = [f"# {line}" for line in header]
     for section, settings in SECTIONS.items():
@@ -46,7 +53,12 @@ def _render(config: Config, header: list[str], notes: dict[str, str] | None = No
         for name, setting in settings.items():
             if section == "rules" and notes and name in notes:
                 out.append(f"# {notes[name]}")
-            out += [f"# {setting.key.allowed}", f"{name} = {toml_value(values[section][name])}"]
+            out.append(f"# {setting.key.allowed}")
+            line = f"{name} = {toml_value(values[section][name])}"
+            if section == "rules" and unset and name in unset:
+                out.append(f"# {unset[name]}")
+                line = f"# {line}"
+            out.append(line)
     return "\n".join(out) + "\n"
 
 
@@ -68,15 +80,30 @@ def render_config(
         header = [f"The settings in effect, read from {config.path}"]
     if not named:
         header.append(f"(looked for, in this order: {', '.join(map(str, search_paths()))}).")
-    if rules is None or not rules.phone:
+    if rules is None or not rules.overridden:
         return _render(config, header)
     header += [
         f"The [rules] keys marked below were set on a phone (docs/web.md); kept in {store},",
-        "they override the file's until a phone sets them back.",
+        "they override the file's until a phone sets them back, or `referee config",
+        "--reset-page` forgets them.",
     ]
-    file = settings_values(rules.file)
-    notes = {k: f"set on a phone; the file's: {toml_value(file[k])}" for k in rules.phone}
+    chosen = f"rules = {toml_value(rules.settings.rules.value)}"
+    notes = {
+        # A key no phone set, which follows one that did: a rule set's own default.
+        k: f"{'set on a phone' if k in rules.phone else f'follows {chosen}, set on a phone'};"
+        f" the file's: {toml_value(was)}"
+        for k, (_, was) in rules.overridden.items()
+    }
     return _render(replace(config, game=rules.settings), header, notes)
+
+
+# Keys whose default is the rule set's own (rules/settings.py, `_settings`): the example
+# leaves them out, so that `rules = "solo"` alone switches to one seat (docs/rules.md,
+# "Settings": switching the rule set needs no other line changed).
+FOLLOW_THE_RULES = {
+    "players": "left out, the rule set's own: 4, or 1 for solo or solitaire; to set it,"
+    " remove the #"
+}
 
 
 def example_config() -> str:
@@ -89,4 +116,5 @@ def example_config() -> str:
             "`referee config` checks the file and says which file it read and where it",
             'looked (README.md, "Settings").',
         ],
+        unset=FOLLOW_THE_RULES,
     )

@@ -278,6 +278,9 @@ def headline(view: View) -> str:
     """One line saying what the table is doing now and what it waits for."""
     state = view.state
     match state.phase:
+        case Phase.LOBBY if len(state.players) < (need := view.settings.min_players):
+            players = "one player" if need == 1 else f"{need} players"
+            return f"press your buzzer to join; SUPER needs {players} in to start"
         case Phase.LOBBY:
             return "press your buzzer to join; SUPER starts the game"
         case Phase.OPEN:

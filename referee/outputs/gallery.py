@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pygame
 
+from referee.config import NextRules
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
@@ -150,6 +151,12 @@ def views() -> dict[str, View]:
     lobby = Table(four).play(Press(1, at(1)), Press(3, at(2)))
     out["lobby"] = lobby.view(2.5, source=KEYBOARD, join=JOIN)
     out["lobby-no-network"] = lobby.view(2.5, join=Join(None, JOIN.pin, "no network"))
+    # Seats named on the page, whole beside the QR code; a phone's rules over the file's.
+    official = Settings(rules=RuleSet.OFFICIAL, players=4)
+    named = Table(official, {1: "Chloé", 2: "Bob", 3: "Maximilian"}).play(Press(1, at(1)))
+    file = Settings(rules=RuleSet.SOLO, players=1)
+    over_file = NextRules.of(file, {"rules": "official"}).over_file_shown or ""
+    out["lobby-named"] = named.view(2.5, [Notice(over_file, Severity.INFO)], join=JOIN)
 
     midgame = _midgame(four).play(Press(3, at(40)))  # locked: the engine says why it ignores it
     out["scoreboard"] = midgame.view(41)

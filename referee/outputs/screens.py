@@ -145,12 +145,7 @@ class Screen:
     ) -> None:
         """Seats' marks, all one size: number and symbol on the seat's colour, or only
         outlined in it when unlit (out of the game, locked)."""
-        inner = [_badge_text_box(box) for box, _ in marks]
-        numbers = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
-        # A name may make the marks' text smaller than the numbers', down to this.
-        least = min(numbers, max(WATCHED_SIZE if watched else MIN_SIZE, numbers * 2 // 3))
-        shown = [self.mark(box, seat, least) for box, (_, seat) in zip(inner, marks, strict=True)]
-        size = min(numbers, self.canvas.common_size(inner, shown))
+        inner, shown, size = self.marks(marks, watched)
         for (box, seat), text_box, said in zip(marks, inner, shown, strict=True):
             colour = seat_colour(seat)
             radius = min(self.radius, box.height // 3)
@@ -161,6 +156,18 @@ class Screen:
                 self.canvas.fill(box, colour, radius)
                 ink = ink_on(colour)
             self.text(text_box, said, ink, max_size=size, watched=watched)
+
+    def marks(
+        self, marks: Sequence[tuple[Rect, int]], watched: bool = False
+    ) -> tuple[list[Rect], list[str], int]:
+        """Where the seats' marks' texts go in their badges, the texts (each name as
+        long as fits), and their one size."""
+        inner = [_badge_text_box(box) for box, _ in marks]
+        numbers = self.canvas.common_size(inner, [label(seat) for _, seat in marks])
+        # A name may make the marks' text smaller than the numbers', down to this.
+        least = min(numbers, max(WATCHED_SIZE if watched else MIN_SIZE, numbers * 2 // 3))
+        shown = [self.mark(box, seat, least) for box, (_, seat) in zip(inner, marks, strict=True)]
+        return inner, shown, min(numbers, self.canvas.common_size(inner, shown))
 
     def mark(self, box: Rect, seat: int, size: int) -> str:
         """The seat's mark: its player's name, shortened to fit the box at `size` or
@@ -317,13 +324,13 @@ class Screen:
     def roster(self, box: Rect, seats: Sequence[int], joined: set[int], locked: set[int]) -> None:
         """A tile per seat: lit when in, with IN or LOCKED written under it where there
         is room for both legibly (else the tiles alone: lit says in)."""
-        cols = grid_columns(box, len(seats), TILE_RATIO, self.pad)
-        tiles = grid(box, len(seats), cols, self.pad)
-        under = [self.badge_px(), self.lines_px(1) + self.pad]
-        if not fits_rows(tiles[0], under, self.pad // 2):
-            self.badges(list(zip(tiles, seats, strict=True)), set(seats) - joined)
-            return
-        cells = [rows(tile, [0.6, 0.4], self.pad // 2, under) for tile in tiles]
+        first = grid_columns(box, len(seats), TILE_RATIO, self.pad)
+        cells = self.roster_cells(box, seats, first)
+        if not self.names_whole(cells, seats):
+            # Fewer tiles abreast, and wider, where that shows the names whole: "Chl… ●"
+            # beside the QR code was "Chloé ●" on the scores.
+            wider = (self.roster_cells(box, seats, cols) for cols in range(first - 1, 0, -1))
+            cells = next((c for c in wider if self.names_whole(c, seats)), cells)
         self.badges(
             [(mark, s) for (mark, _), s in zip(cells, seats, strict=True)], set(seats) - joined
         )
@@ -332,8 +339,29 @@ class Screen:
             [
                 (inset(under, self.pad // 2), word, GOOD if word == "IN" else DIM)
                 for (_, under), word in zip(cells, said, strict=True)
+                if under is not None
             ]
         )
+
+    def roster_cells(
+        self, box: Rect, seats: Sequence[int], cols: int
+    ) -> list[tuple[Rect, Rect | None]]:
+        """Each seat's tile in `cols` columns: its mark, and under it the box for IN or
+        LOCKED where both fit legibly (else the mark alone: None)."""
+        tiles = grid(box, len(seats), cols, self.pad)
+        under = [self.badge_px(), self.lines_px(1) + self.pad]
+        if not fits_rows(tiles[0], under, self.pad // 2):
+            return [(tile, None) for tile in tiles]
+        return [
+            (mark, word)
+            for mark, word in (rows(t, [0.6, 0.4], self.pad // 2, under) for t in tiles)
+        ]
+
+    def names_whole(self, cells: Sequence[tuple[Rect, Rect | None]], seats: Sequence[int]) -> bool:
+        """Every named seat's mark shows its name in full in these cells, legibly."""
+        _, shown, size = self.marks([(mark, s) for (mark, _), s in zip(cells, seats, strict=True)])
+        named = [(said, s) for said, s in zip(shown, seats, strict=True) if self.view.name(s)]
+        return size >= MIN_SIZE and all(said == label(s, self.view.name(s)) for said, s in named)
 
     def lobby(self, box: Rect) -> None:
         if (join := self.view.join) is not None:
@@ -352,7 +380,7 @@ class Screen:
             self.either(hint, start, GOOD, max_size=small)
         else:
             players = "one player" if need == 1 else f"{need} players"
-            wait = [f"SUPER starts the game with {players}", f"{players} to start"]
+            wait = [f"SUPER needs {players} in to start", f"SUPER needs {players}"]
             self.either(hint, wait, DIM, max_size=small)
 
     def join_sign(self, box: Rect, join: Join) -> None:

@@ -75,7 +75,7 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
     row: list[Segment] = []
     for p in state.players:
         tags = []
-        if p.locked:
+        if p.locked and state.phase is not Phase.OVER:  # as the screen: over, it is moot
             tags.append("LOCKED")
         if p.id == caller:
             tags.append("CALLING")

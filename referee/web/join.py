@@ -7,6 +7,11 @@ address of that network (connecting a UDP socket only picks a route: nothing is 
 and the daemon's sandbox lets no packet out anyway). A box with none says "no network".
 The daemon looks again every CHECK_NS while the lobby is shown: the Wi-Fi may come up,
 or change, after the box has started, and `referee pin --new` may change the PIN.
+
+A page the daemon does not serve itself (`run` without `--web`: referee-web.service on a
+box, or `referee web` started by hand) is shown only while its server marks it served
+(web/mark.py), at the address it serves at: an address where nothing answers is no way
+to join.
 """
 
 import ipaddress
@@ -25,6 +30,9 @@ from .pin import ensure_pin
 log = logging.getLogger(__name__)
 
 CHECK_NS = 10 * NS_PER_S
+# While no page is served, looked at sooner: a box boots its page's service after the
+# daemon, and the table should not wait 10 s for the code (a look is microseconds).
+UNSERVED_CHECK_NS = 2 * NS_PER_S
 # An address in each private range (RFC 1918): a box with a default route reaches them
 # all through it; one without (its own access point, say) perhaps one of them.
 PRIVATE = ("10.254.254.254", "192.168.254.254", "172.31.254.254")
@@ -91,7 +99,9 @@ def page_url(listen: str, lan: Callable[[], str | None] = lan_ipv4) -> tuple[str
 
 class JoinSign:
     """What the lobby shows a phone: the page's address and the PIN, looked at again
-    every CHECK_NS (`due_ns`); `clock` is monotonic nanoseconds."""
+    every CHECK_NS (`due_ns`); `clock` is monotonic nanoseconds. served: where another
+    process serves the page now (HOST:PORT; "": at `listen`), or None while none does
+    (web/mark.py's served_at); not given, this one serves it at `listen`."""
 
     def __init__(
         self,
@@ -99,20 +109,43 @@ class JoinSign:
         pin: Path,
         clock: Callable[[], int],
         lan: Callable[[], str | None] = lan_ipv4,
+        served: Callable[[], str | None] | None = None,
     ) -> None:
         self._listen, self._pin, self._clock, self._lan = listen, pin, clock, lan
+        self._served = served
         self._join: Join | None = None
+        self._looked = False
         self._said: str | None = None  # the PIN's trouble, logged once
+        self._at: str | None = listen  # where the page was served when last looked at
         self.due_ns = 0
 
-    def join(self) -> Join:
-        """How to join now; looked at again when due."""
+    def join(self) -> Join | None:
+        """How to join now, or None while nothing serves the page; looked at again when due."""
         now = self._clock()
-        if self._join is None or now >= self.due_ns:
-            url, unreachable = page_url(self._listen, self._lan)
-            self._join = Join(url, self._read_pin(), unreachable)
-            self.due_ns = now + CHECK_NS
+        if not self._looked or now >= self.due_ns:
+            self._looked = True
+            at = self._where()
+            self.due_ns = now + (UNSERVED_CHECK_NS if at is None else CHECK_NS)
+            self._join = None
+            if at is not None:
+                url, unreachable = page_url(at, self._lan)
+                self._join = Join(url, self._read_pin(), unreachable)
         return self._join
+
+    def _where(self) -> str | None:
+        """Where the page is served now (HOST:PORT), or None; each change said in the log."""
+        found = self._listen if self._served is None else self._served()
+        at = None if found is None else found or self._listen  # "": not written yet
+        if at != self._at:
+            if at is None:
+                log.info(
+                    "no page is served for this store (referee-web.service, `referee web`"
+                    " or `referee run --web`): the lobby shows no address until one is"
+                )
+            else:
+                log.info("the page is served at %s: the lobby shows how to join", at)
+            self._at = at
+        return at
 
     def _read_pin(self) -> str | None:
         try:

@@ -13,10 +13,25 @@ from referee.config import NextRules, with_phone
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_values
 from referee.store import Store
 
-# Each key as the page's form asks for it: the settings file's own words for what it may be.
+# Each key in words, for a judge who has never read the settings file (README.md, "Rule
+# settings", says the same).
+WORDS = {
+    "rules": "Rule set",
+    "players": "Seats at the table",
+    "pointout_s": "Seconds to show a SET",
+    "tie_ms": "Too close to call within (ms)",
+    "super_s": "Super round's countdown (s)",
+    "must_use_flipped": "A super round's SET must use the flipped card",
+    "deals": "Deals in an official match",
+    "dealer_plays": "The dealer plays their own deal",
+    "sudden_death": "Solitaire's sudden death",
+}
+# Each key as the page's form asks for it: in words, and the settings file's own words for
+# what it may be.
 KEYS = [
     {
         "key": key.name,
+        "words": WORDS[key.name],
         "kind": key.kind.__name__,
         "allowed": key.allowed,
         **({"choices": [r.value for r in RuleSet]} if key.name == "rules" else {}),
