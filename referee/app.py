@@ -64,7 +64,8 @@ from .store import Change, Store
 from .store_watch import StoreWatch
 from .systemd import Notifier
 from .units import NS_PER_S
-from .view import Notice, Severity, View
+from .view import Join, Notice, Severity, View
+from .web.child import PAGE
 from .web.join import JoinSign
 from .web.pin import pin_path
 
@@ -84,6 +85,7 @@ FRAME_LEAD_MAX_NS = 20_000_000
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
 PRESS_AWAKE_NS = 2_000_000
+NOT_SERVED = "not served now"  # the lobby's sign while the page's process is dead
 
 
 @dataclass(frozen=True)
@@ -548,8 +550,17 @@ class App:
             listening=self.microphone is not None and self.microphone.error is None,
             replay=None if self._replays is None else self._replays.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
-            join=self.join.join() if self._joining and self.join is not None else None,
+            join=self._join() if self._joining else None,
         )
+
+    def _join(self) -> Join | None:
+        """The lobby's sign: no address to offer while the page's process is dead."""
+        if self.join is None:
+            return None
+        join = self.join.join()
+        if (PAGE, "link") in self.troubles:
+            return Join(None, join.pin, NOT_SERVED)
+        return join
 
     @property
     def _joining(self) -> bool:
