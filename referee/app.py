@@ -154,6 +154,7 @@ class App:
             self.microphone, trouble = open_microphone(options.config.audio)
             if self.microphone is not None:
                 opened.callback(self.microphone.close)
+                self.microphone.tell(self.inbox.put)  # lost and back: the notices
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
             self.clips = self._clip_writer(options.config.audio, cutter)
@@ -547,7 +548,7 @@ class App:
             messages=tuple(self.messages),
             notices=self.notices(),
             source=self.inputs.name,
-            listening=self.microphone is not None and self.microphone.error is None,
+            listening=self.microphone is not None and self.microphone.listening,
             replay=None if self._replays is None else self._replays.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
             join=self._join() if self._joining else None,
