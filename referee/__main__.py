@@ -1,7 +1,8 @@
 """`referee` and `python -m referee`.
 
 `referee run` catches the signals it handles before it imports anything else: one that
-comes while it starts must not end it (referee/signals.py).
+comes while it starts must not end it (referee/signals.py). A command the daemon started
+(`run --web`'s page) makes sure first that it dies with the daemon (referee/children.py).
 """
 
 import sys
@@ -12,6 +13,9 @@ from .signals import catch
 def main() -> int:
     if sys.argv[1:2] == ["run"]:
         catch()
+    from .children import die_with_parent  # after catch: nothing is imported before it
+
+    die_with_parent()
     from .cli import main as run_command  # imported only now: it takes a while
 
     return run_command()

@@ -63,7 +63,8 @@ from .store import Change, Store
 from .store_watch import StoreWatch
 from .systemd import Notifier
 from .units import NS_PER_S
-from .view import Notice, Severity, View
+from .view import Join, Notice, Severity, View
+from .web.child import PAGE
 from .web.join import JoinSign
 from .web.mark import served_at
 from .web.pin import pin_path
@@ -84,6 +85,7 @@ FRAME_LEAD_MAX_NS = 20_000_000
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
 PRESS_AWAKE_NS = 2_000_000
+NOT_SERVED = "not served now"  # the lobby's sign while the page's process is dead
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class App:
             self.microphone, trouble = open_microphone(options.config.audio)
             if self.microphone is not None:
                 opened.callback(self.microphone.close)
+                self.microphone.tell(self.inbox.put)  # lost and back: the notices
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
             self.clips = self._clip_writer(options.config.audio, cutter)
@@ -558,11 +561,20 @@ class App:
             messages=tuple(self.messages),
             notices=self.notices(),
             source=self.inputs.name,
-            listening=self.microphone is not None and self.microphone.error is None,
+            listening=self.microphone is not None and self.microphone.listening,
             replay=None if self._replays is None else self._replays.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
-            join=self.join.join() if self._joining and self.join is not None else None,
+            join=self._join() if self._joining else None,
         )
+
+    def _join(self) -> Join | None:
+        """The lobby's sign: no address to offer while the page's process is dead."""
+        if self.join is None:
+            return None
+        join = self.join.join()
+        if (PAGE, "link") in self.troubles:
+            return Join(None, join.pin, NOT_SERVED)
+        return join
 
     @property
     def _joining(self) -> bool:

@@ -11,6 +11,7 @@ Python 3.12 warns about a fork in a threaded process: `fork` refuses one.
 """
 
 import contextlib
+import ctypes
 import gc
 import logging
 import os
@@ -32,6 +33,38 @@ log = logging.getLogger(__name__)
 TASKS = Path("/proc/self/task")
 
 Main = Callable[[BinaryIO, BinaryIO], int]  # a forked child's life: its input, its output
+
+# A child started with this in its environment (the daemon's pid) dies with the daemon.
+PARENT = "REFEREE_PARENT"
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def parent_env() -> dict[str, str]:
+    """The environment of a child that is to die with this process (`die_with_parent`)."""
+    return {PARENT: str(os.getpid())}
+
+
+def die_with_parent() -> None:
+    """In a child started with `parent_env`, first thing: killed by the kernel the moment
+    the daemon ends, however it ends (SIGKILL, a crash, the OOM killer), so that nothing
+    of it outlives the daemon (the page's process kept its port and served stale
+    settings, and the daemon started again could not serve the page).
+
+    PR_SET_PDEATHSIG, by the child itself once it runs: set between fork and exec it would
+    be Python in a forked copy of a threaded daemon (subprocess's preexec_fn), where a lock
+    another thread held is held for ever. The daemon may have died before this ran, and
+    the child been given to another parent: then it ends here. The signal comes when the
+    thread that started the child ends, so the daemon starts children from threads that
+    live as long as it does (the main one, the page's watcher)."""
+    parent = os.environ.pop(PARENT, None)
+    if parent is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != int(parent):
+        sys.stderr.write(f"the daemon that started this (process {parent}) is gone\n")
+        os._exit(1)
 
 
 class Child(Protocol):

@@ -73,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
         elif args.web is None:  # served by a process of its own: referee-web.service
             app.page_at(listen, elsewhere=True)
         else:
-            page = running.enter_context(PageProcess(store, args.config, listen))
+            page = running.enter_context(PageProcess(store, args.config, listen, app.inbox.put))
             app.messages.append(page.said)
             if page.listening is not None:
                 app.page_at(page.listening)

@@ -17,10 +17,13 @@ READ_S; one line back:
 An error with `"trouble": true` is the box's (it stopped, the disk refused, it did not
 answer in time), not the request's: the same request may do later.
 
-A thread of its own reads and checks each request, so that a slow or hostile peer never
-holds the main loop; the loop gets it through its Inbox, applies it between two
+A thread of the socket's own accepts each connection at once, and a thread for each
+reads and checks its request, so that a slow or hostile peer never holds the main loop
+nor the other peers; the loop gets it through its Inbox, applies it between two
 decisions and answers once the change is on the screen and on the disk (App.name_seat,
-App.set_rules, App.new_game, App.delete_clips).
+App.set_rules, App.new_game, App.delete_clips). Two judges writing at once are both
+served: at most MAX_ASKS requests wait for the loop at a time, and one more is answered
+BUSY at once (ask again), never left to its asker's timeout.
 """
 
 import asyncio
@@ -60,6 +63,15 @@ ANSWER_S = 2.0  # the loop's answer: the name shown and on the disk (an SD card'
 # folder's descriptor (/proc/self/fd/N/NAME), as long as the name itself is short.
 SUN_PATH_MAX = 107
 KEYS = {"seat", "name"}
+# Requests waiting for the loop at once: the loop takes them all at its next pass, and
+# the ledger writes them together. One more is answered BUSY, with trouble: ask again.
+MAX_ASKS = 16
+BUSY = "the referee is busy with other requests: ask again"
+STOPPED = "the referee stopped before it was done"
+# Connections served at once (read, checked, waiting or told BUSY); more wait in the
+# listening socket's backlog until one ends, which a peer's READ_S bounds.
+MAX_PEERS = 2 * MAX_ASKS
+BACKLOG = 64
 
 
 class RequestError(ValueError):
@@ -234,8 +246,9 @@ class Answer:
 
 
 class ControlSocket:
-    """The socket, listening, and its thread that reads each request and waits for its
-    answer; `close` stops it and removes the socket's file."""
+    """The socket, listening, and its threads: one that accepts, and one a connection
+    that reads its request and waits for its answer; `close` stops them and removes the
+    socket's file."""
 
     def __init__(self, path: Path, inbox: Inbox, *, answer_s: float = ANSWER_S) -> None:
         self.path = path
@@ -243,13 +256,18 @@ class ControlSocket:
         self._answer_s = answer_s
         self._listener = _listen(path)
         self._inode = path.stat().st_ino
-        self._waiting: Answer | None = None  # the answer the thread waits for
+        self._changed = threading.Condition()  # guards what follows
+        self._stopping = False
+        self._peers: set[socket.socket] = set()  # being served
+        self._waiting: set[Answer] = set()  # the answers the peers' threads wait for
         self._stop_r, self._stop_w = os.pipe()
         self._thread = threading.Thread(target=self._serve, name="control", daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
         while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._stopping or len(self._peers) < MAX_PEERS)
             ready, _, _ = select.select([self._listener.fileno(), self._stop_r], [], [])
             if self._stop_r in ready:
                 return
@@ -257,29 +275,70 @@ class ControlSocket:
                 conn, _ = self._listener.accept()
             except OSError:
                 continue  # the peer gave up before it was accepted
+            with self._changed:
+                if self._stopping:
+                    conn.close()
+                    return
+                self._peers.add(conn)
+            threading.Thread(
+                target=self._serve_peer, args=(conn,), name="control peer", daemon=True
+            ).start()
+
+    def _serve_peer(self, conn: socket.socket) -> None:
+        try:
             with conn:
                 self._serve_one(conn)
+        finally:
+            with self._changed:
+                self._peers.discard(conn)
+                self._changed.notify_all()
 
     def _serve_one(self, conn: socket.socket) -> None:
         try:
             data = _read_line(conn, time.monotonic() + READ_S)
             request = parse_request(data)
         except RequestError as err:
-            _send(conn, {"error": str(err)})
+            # Cut off by close(): the request was not half sent by its peer.
+            stopped = {"error": STOPPED, "trouble": True} if self._stopping else None
+            _send(conn, stopped or {"error": str(err)})
             return
         except OSError:
             return  # gone, or too slow: nobody to answer
-        self._waiting = answer = Answer()
+        answer = Answer()
+        with self._changed:
+            if self._stopping:
+                refused: str | None = STOPPED
+            elif len(self._waiting) >= MAX_ASKS:
+                refused = BUSY
+            else:
+                refused = None
+                self._waiting.add(answer)
+        if refused is not None:
+            log.info("%s asked, and was told: %s", _peer(conn), refused)
+            _send(conn, {"error": refused, "trouble": True})
+            return
         log.info("%s asks: %s", _peer(conn), _asked(request))
         self._inbox.put(_item(request, answer))
-        _send(conn, answer.wait(self._answer_s))
-        self._waiting = None
+        try:
+            _send(conn, answer.wait(self._answer_s))
+        finally:
+            with self._changed:
+                self._waiting.discard(answer)
 
     def close(self) -> None:
-        if (waiting := self._waiting) is not None:  # what the loop has not answered, never will
-            waiting.give("the referee stopped before it was done", trouble=True)
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
+            # What the loop has not answered, never will; a peer still sending is cut off.
+            for waiting in self._waiting:
+                waiting.give(STOPPED, trouble=True)
+            for peer in self._peers:
+                with contextlib.suppress(OSError):
+                    peer.shutdown(socket.SHUT_RD)
         os.write(self._stop_w, b"!")
         self._thread.join()
+        with self._changed:  # each peer's thread ends once its answer is sent
+            self._changed.wait_for(lambda: not self._peers, READ_S)
         self._listener.close()
         os.close(self._stop_r)
         os.close(self._stop_w)
@@ -350,7 +409,7 @@ def _listen(path: Path) -> socket.socket:
         except OSError:
             made.unlink()
             raise
-        sock.listen(8)
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise

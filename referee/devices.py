@@ -356,12 +356,22 @@ def open_microphone(audio: AudioConfig) -> "tuple[Capture | None, str | None]":
     from .audio.capture import Capture
     from .audio.pcm import AlsaCapture, CaptureError, find_capture_device
 
+    def device() -> str | None:
+        return find_capture_device() if audio.microphone == "auto" else audio.microphone
+
+    def reopen() -> AlsaCapture:
+        """The microphone again once it was lost: a USB one plugged back in may be
+        another card's number now."""
+        if (name := device()) is None:
+            raise CaptureError("no sound card here captures")
+        return AlsaCapture(name)
+
     try:
-        name = find_capture_device() if audio.microphone == "auto" else audio.microphone
+        name = device()
         if name is None:
             log.info("no microphone: no sound card here captures")
             return None, None
-        capture = Capture(AlsaCapture(name))
+        capture = Capture(AlsaCapture(name), reopen=reopen)
     except CaptureError as err:
         log.warning("no microphone: %s", err)
         named = audio.microphone != "auto"

@@ -5,10 +5,12 @@ nothing above them: capture.py's ring and clock.py's mapping run as they do on a
 crystal is `ppm` off the monotonic clock, its pointer's stamps are late by up to
 `jitter_ns` (a USB card's pointer moves a packet at a time, and the kernel stamps it after
 it read it), its buffer overruns when it is not read in time, and it captures silence with
-a click at chosen monotonic moments. Its clock is the test's: `advance` moves it, and no
-call ever sleeps. `scenario` runs one with clicks and overruns and finds each click in
-the ring by its known time. `RealTimeCard` runs on the monotonic clock itself, at a card's pace, for
-the benchmark of what capture costs (bench/capture.py).
+a click at chosen monotonic moments; it can be pulled out (`unplug`: every call fails as
+ALSA's do for a USB card gone) and plugged back (`plug`, then opened again: `reopen`).
+Its clock is the test's: `advance` moves it, and no call ever sleeps. `scenario` runs one
+with clicks and overruns and finds each click in the ring by its known time.
+`RealTimeCard` runs on the monotonic clock itself, at a card's pace, for the benchmark of
+what capture costs (bench/capture.py).
 """
 
 import math
@@ -20,7 +22,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from referee.audio.capture import Capture
-from referee.audio.pcm import PERIOD_US, Overrun, PcmStatus
+from referee.audio.pcm import PERIOD_US, CaptureError, Overrun, PcmStatus
 
 NS_PER_S = 1_000_000_000
 MS = 1_000_000
@@ -60,6 +62,8 @@ class FakeCard:
         self._frames_before = 0  # frames of earlier runs, for the ramp
         self.xrun = False
         self.closed = False
+        self.plugged = True
+        self.opened = 1  # times opened
         self.frames_read = 0  # by every run
         self.heard: list[int] = []  # the exact times of the clicks' samples that were read
         # Each overrun's gap: the times of the last sample read before it and the first after.
@@ -77,6 +81,31 @@ class FakeCard:
         with self._changed:
             return self._changed.wait_for(lambda: self.frames_read >= frames, timeout_s)
 
+    def unplug(self) -> None:
+        """Pulled out: every call fails from now on, as ALSA's do (ENODEV), and what it
+        took since it was last read is lost."""
+        with self._changed:
+            self.plugged = False
+            self._changed.notify_all()
+
+    def plug(self) -> None:
+        """Plugged back in: it takes samples again once it is opened again (reopen)."""
+        self.plugged = True
+
+    def reopen(self) -> "FakeCard":
+        """Opened again (Capture's reopen): a new run from now, or CaptureError while it is
+        unplugged."""
+        if not self.plugged:
+            raise CaptureError("audio open error: No such file or directory")
+        self.restart()
+        self.closed = False
+        self.opened += 1
+        return self
+
+    def _gone(self) -> None:
+        if not self.plugged:
+            raise CaptureError(f"{self.name}: read: No such device")
+
     def frame_ns(self, frame: int) -> float:
         """When frame (of this run) was taken."""
         return self._t0 + frame * self.true_period_ns
@@ -85,6 +114,7 @@ class FakeCard:
         return max(0, math.floor((self.now_ns - self._t0) / self.true_period_ns) + 1)
 
     def _check(self) -> None:
+        self._gone()
         if self.xrun or self._captured() - self._read > self.buffer:
             self.xrun = True
             raise Overrun("fake")
@@ -94,7 +124,9 @@ class FakeCard:
     def wait(self, timeout_ms: int) -> None:
         with self._changed:
             self._changed.wait_for(
-                lambda: self.xrun or self._captured() - self._read >= self.period,
+                lambda: (
+                    not self.plugged or self.xrun or self._captured() - self._read >= self.period
+                ),
                 timeout_ms / 1000,
             )
         self._check()
@@ -121,6 +153,7 @@ class FakeCard:
         return n
 
     def status(self) -> PcmStatus | None:
+        self._gone()
         if self.xrun:
             return None
         lateness = self._random.uniform(0, self.jitter_ns)
@@ -129,6 +162,7 @@ class FakeCard:
         return PcmStatus(round(self.now_ns + lateness), self._captured() - self._read)
 
     def restart(self) -> None:
+        self._gone()
         self.gaps.append((round(self.frame_ns(self._read - 1)), self.now_ns))
         self._frames_before += self._read
         self._t0 = self.now_ns

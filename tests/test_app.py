@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.app import App, RunOptions
+from referee.app import NOT_SERVED, App, RunOptions
 from referee.config import default_config
 from referee.control import ask, socket_path
 from referee.devices import pick_display
@@ -25,6 +25,7 @@ from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
 from referee.store import Store
 from referee.view import Severity
+from referee.web.child import PAGE
 from referee.web.join import CHECK_NS as JOIN_CHECK_NS
 from referee.web.pin import pin_path, read_pin
 
@@ -807,3 +808,18 @@ def test_the_lobby_shows_the_page_and_the_pin_and_looks_again_when_due(make_app)
     table.tap("P1", "P2", "SUPER")
     assert app.view().join is None  # the game is on: the lobby's sign is gone
     assert app._timeout(table.clock.now, app.view()) is None  # and nothing to wake for
+
+
+def test_the_lobby_offers_no_dead_pages_address(make_app):
+    app = make_app().app
+    app.page_at("10.0.0.5:8080")
+    died = "the page's process 41 ended (killed by SIGKILL): started again in 1 s"
+    app._take(SourceStatus(PAGE, died, ok=False))  # from the page's watching thread
+    join = app.view().join
+    assert join is not None and (join.url, join.unreachable) == (None, NOT_SERVED)
+    assert join.pin == read_pin(pin_path(app.store.path))
+    assert [n.text for n in app.notices()] == [died]
+    app._take(SourceStatus(PAGE, "the page on the phones: http://10.0.0.5:8080/", ok=True))
+    join = app.view().join
+    assert join is not None and (join.url, join.unreachable) == ("http://10.0.0.5:8080/", "")
+    assert app.notices() == ()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from referee.app import App, RunOptions
-from referee.audio.capture import Capture
+from referee.audio.capture import RETRY_MAX_NS, Capture
+from referee.audio.clip_writer import STALL_NS
 from referee.audio.clips import ClipStore, clips_folder
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
@@ -27,7 +28,8 @@ class Box:
     def __init__(self, tmp_path, monkeypatch, config: Config | None = None) -> None:
         self.clock = Clock()
         self.card = FakeCard(start_ns=START_NS, seed=4)
-        self.capture = Capture(self.card)
+        # Opened again by the ring's reader when lost, on the card's clock.
+        self.capture = Capture(self.card, reopen=self.card.reopen, clock=lambda: self.card.now_ns)
         monkeypatch.setattr("referee.app.open_microphone", lambda audio: (self.capture, None))
         self.store = tmp_path / "referee.db"
         self.keys_r, self.keys = os.pipe()
@@ -88,6 +90,40 @@ def test_a_calls_clip_is_cut_with_its_press_where_its_shout_is(box):
     [marker] = kept.clip.presses
     assert marker.player == 2 and abs(marker.sample - click) <= 48  # 1 ms
     assert session.state.players[1].points == 1  # the game went on meanwhile
+
+
+def test_a_microphone_pulled_out_mid_game_is_told_cuts_no_silence_and_comes_back(box):
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    box.card.unplug()
+    box.at(box.clock.now + 100 * MS)
+    said = "microphone lost (fake: read: No such device): waiting for it, no clips meanwhile"
+    assert [n.text for n in box.app.notices()] == [said]
+    assert not box.app.view().listening  # its mark is gone
+    unheard = box.tap("P2", shout=True)  # the microphone is not there to hear it
+    box.tap("VALID")
+    box.at(unheard + 2 * NS_PER_S + STALL_NS + 100 * MS)  # its window, and the stall, past
+    clips = box.app.clips
+    assert clips is not None and clips.wait_cut(10)
+    kept = ClipStore(clips_folder(box.store), max_bytes=10**9)
+    assert (kept.clips(), clips.unheard, clips.lost) == ([], 1, 0)  # no clip of nothing
+    box.tap("REPLAY")
+    assert box.app.view().messages[-1] == "the microphone was not listening at call 1"
+    assert box.app.view().replay is None
+    box.card.plug()
+    box.at(box.clock.now + RETRY_MAX_NS)  # tried again meanwhile, less and less often
+    assert box.app.notices() == () and box.app.view().listening
+    assert "microphone fake listening again" in box.app.view().messages
+    heard = box.tap("P1", shout=True)
+    box.tap("VALID")
+    box.at(heard + 2 * NS_PER_S + 100 * MS)
+    assert clips.wait_cut(10)
+    [clip] = kept.clips()
+    assert clip.clip.gaps == () and abs(clip.samples - 3 * 48_000) <= 1  # 1 s before, 2 after
+    samples, _ = read_mono(clip.sound)
+    [click] = np.flatnonzero(samples > 0.5 * CLICK / 32768)
+    [marker] = clip.clip.presses
+    assert marker.player == 1 and abs(marker.sample - click) <= 48  # 1 ms
 
 
 def test_the_microphones_mark_is_shown_while_it_listens(box):
@@ -168,11 +204,15 @@ def test_replay_plays_the_call_under_way_however_long_ago_it_was_made(tmp_path, 
         for button in ("P1", "P2", "SUPER"):
             box.tap(button)
         pressed = box.tap("P2", shout=True)
+        # Cut once its window is in the ring, as on a box: moved on 41 s at once, the ring
+        # no longer held it when the clips' thread came to it, and its clip was 0 samples.
+        box.at(pressed + 2 * NS_PER_S + 100 * MS)
+        assert box.app.clips is not None and box.app.clips.wait_cut(10)
         box.at(pressed + 41 * NS_PER_S)
         assert box.app.session.state.pending is not None
-        assert box.app.clips is not None and box.app.clips.wait_cut(10)
         box.tap("REPLAY")
         assert box.app.view().messages[-1].startswith("replay: P2's call at ")
+        assert box.app.view().replay is not None
     finally:
         box.close()
 

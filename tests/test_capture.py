@@ -2,18 +2,24 @@
 whose crystal drifts, whose stamps jitter and whose buffer overruns: clock.py's mapping and
 capture.py's ring are the real ones."""
 
+import itertools
 import math
+import queue
 import random
 import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from referee.audio.capture import Capture
+from referee.audio import capture as capture_module
+from referee.audio.capture import MICROPHONE, OVERRUNS_LOST, RETRY_MAX_NS, RETRY_NS, Capture
 from referee.audio.clock import SegmentClock, low_quantile
+from referee.audio.pcm import Overrun
+from referee.edges import SourceStatus
 from tests.fake_capture import (
+    CLICK,
     MS,
     NS_PER_S,
     FakeCard,
@@ -179,7 +185,7 @@ def test_the_reader_thread_fills_the_ring_and_stops():
             assert card.wait_read(card.frames_read + 160, timeout_s=10)
     finally:
         capture.close()
-    assert card.closed and capture.error is None
+    assert card.closed and capture.listening and capture.losses == 0
     assert capture.sound(0, card.now_ns + NS_PER_S).samples.size == card.frames_read
 
 
@@ -290,3 +296,139 @@ def test_a_real_time_cards_pointer_moves_a_packet_at_a_time():
         capture.pump(200)
     assert card.frames_read % card.packet == 0 and card.frames_read >= 10 * card.period
     assert reads <= 10 * 4, f"{reads} reads for 10 periods"
+
+
+LOST = "microphone lost (fake: read: No such device): waiting for it, no clips meanwhile"
+
+
+def pumped(card: FakeCard, capture: Capture, seconds: float) -> None:
+    """The card runs `seconds`, its ring read every 20 ms (by the test, as the reader does)."""
+    end = card.now_ns + round(seconds * NS_PER_S)
+    while card.now_ns < end:
+        card.advance(20 * MS)
+        capture.pump(0)
+
+
+def test_a_card_pulled_out_is_told_tried_again_less_often_and_heard_again():
+    card = FakeCard(seed=11)
+    tries: list[int] = []  # when it was tried again
+
+    def reopen() -> FakeCard:
+        tries.append(card.now_ns)
+        return card.reopen()
+
+    capture = Capture(card, reopen=reopen, clock=lambda: card.now_ns)
+    told: list[SourceStatus] = []
+    capture.tell(told.append)
+    pumped(card, capture, 1.0)
+    card.unplug()
+    lost_at = card.now_ns
+    pumped(card, capture, 0.1)
+    assert told == [SourceStatus(MICROPHONE, LOST, ok=False)]
+    assert not capture.listening and card.closed
+    opened = card.opened
+    pumped(card, capture, 20.0)
+    # Tried RETRY_NS after it was lost, then twice as long after each try, to the most.
+    waits = [b - a for a, b in zip([lost_at, *tries], tries, strict=False)]
+    assert waits[0] == pytest.approx(RETRY_NS, abs=20 * MS)
+    assert waits[-1] == pytest.approx(RETRY_MAX_NS, abs=20 * MS)
+    assert all(b >= a for a, b in itertools.pairwise(waits))
+    assert card.opened == opened and len(told) == 1  # each failed try told nothing new
+    card.plug()
+    back_at = card.now_ns
+    pumped(card, capture, RETRY_MAX_NS / NS_PER_S + 1.0)
+    assert told[1:] == [SourceStatus(MICROPHONE, "microphone fake listening again", ok=True)]
+    assert capture.listening and card.opened == opened + 1
+    # What it was away is a gap in the sound; what it hears after it, on time again.
+    sound = capture.sound(lost_at - NS_PER_S, card.now_ns)
+    [gap] = sound.gaps
+    assert abs(gap.start_ns - lost_at) <= 40 * MS and gap.end_ns >= back_at
+    assert sound.heard(lost_at - 100 * MS) and sound.heard(card.now_ns - 100 * MS)
+    assert not sound.heard(lost_at + 100 * MS) and not sound.heard(back_at)
+
+
+def test_a_stream_that_overruns_again_and_again_with_nothing_read_is_lost():
+    card = FakeCard(seed=12)
+    capture = Capture(card, reopen=card.reopen, clock=lambda: card.now_ns)
+    told: list[SourceStatus] = []
+    capture.tell(told.append)
+    pumped(card, capture, 0.5)
+
+    def overrun(timeout_ms: int) -> None:
+        raise Overrun("fake")
+
+    card.wait = overrun  # type: ignore[method-assign]
+    for _ in range(OVERRUNS_LOST - 1):
+        capture.pump(0)
+    assert capture.listening and told == []  # an overrun or a few: gaps, not a loss
+    capture.pump(0)
+    assert not capture.listening
+    assert [s.text for s in told] == [
+        f"microphone lost ({OVERRUNS_LOST} overruns in a row, nothing read): waiting for it,"
+        " no clips meanwhile"
+    ]
+
+
+def test_a_card_that_fails_to_restart_after_an_overrun_is_lost_not_the_reader():
+    card = FakeCard(seed=13)
+    capture = Capture(card, clock=lambda: card.now_ns)  # and never opened again
+    pumped(card, capture, 0.5)
+    card.advance(2 * NS_PER_S)  # its buffer overran: restarted, it is gone
+    card.unplug()
+    capture.pump(0)
+    assert not capture.listening and capture.losses == 1
+    pumped(card, capture, 1.0)
+    assert capture.losses == 1
+
+
+def test_the_reader_thread_waits_for_a_lost_card_and_reads_it_again(monkeypatch):
+    monkeypatch.setattr(capture_module, "RETRY_NS", 10 * MS)
+    card = FakeCard(rate=8_000, period=160, buffer=8_000)
+    capture = Capture(card, reopen=card.reopen)  # tried again on the monotonic clock
+    told: queue.SimpleQueue[SourceStatus] = queue.SimpleQueue()
+    capture.tell(told.put)
+    capture.start()
+    try:
+        card.advance(20 * MS)
+        assert card.wait_read(160, timeout_s=10)
+        card.unplug()
+        assert told.get(timeout=10).text == LOST
+        card.plug()
+        assert told.get(timeout=10).ok
+        read = card.frames_read
+        card.advance(20 * MS)
+        assert card.wait_read(read + 160, timeout_s=10)
+    finally:
+        capture.close()
+    assert card.closed
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    lost_s=st.floats(1.0, 4.0),
+    away_s=st.floats(0.2, 4.0),
+    press_s=st.floats(0.5, 11.5),
+    seed=st.integers(0, 2**16),
+)
+def test_a_moment_is_heard_exactly_when_the_microphone_took_it(lost_s, away_s, press_s, seed):
+    """Pulled out at any moment and back after any time, a press anywhere: the ring says it
+    heard the press exactly when the card read the press's click, and then the click is
+    where the press is. A clip is cut only of what was heard (clip_writer.py)."""
+    start = 5_000 * NS_PER_S
+    press = start + round(press_s * NS_PER_S)
+    lost, back = start + round(lost_s * NS_PER_S), start + round((lost_s + away_s) * NS_PER_S)
+    # Near the moments it goes and comes, heard or not is a period's read away.
+    assume(min(abs(press - lost), abs(press - back)) > 100 * MS)
+    card = FakeCard(rate=8_000, period=160, ppm=100, clicks=[press], start_ns=start, seed=seed)
+    capture = Capture(card, reopen=card.reopen, clock=lambda: card.now_ns)
+    pumped(card, capture, lost_s)
+    card.unplug()
+    pumped(card, capture, away_s)
+    card.plug()
+    while not capture.listening or card.now_ns < press + 2 * NS_PER_S:
+        pumped(card, capture, 0.1)
+    sound = capture.sound(press - NS_PER_S, press + 2 * NS_PER_S)
+    assert sound.heard(press) == bool(card.heard)
+    if card.heard:
+        at = sound.index(press)
+        assert CLICK in sound.samples[max(0, at - 1) : at + 2]

@@ -14,7 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.control import (
+    BUSY,
+    MAX_ASKS,
     REQUEST_MAX,
+    STOPPED,
     Answer,
     ControlSocket,
     DeleteClips,
@@ -285,3 +288,96 @@ def test_the_pages_client_says_when_no_daemon_answers(tmp_path):
             asyncio.run(ask(path, {"op": "name", "seat": 1, "name": "Ann"}, 0.05))
     finally:
         mute.close()
+
+
+class SlowDisk:
+    """The main loop's side with a slow SD card: it takes every request that waits, shows
+    them, and answers them all once the ledger has written them together, disk_s later."""
+
+    def __init__(self, inbox: Inbox, disk_s: float) -> None:
+        self.inbox, self.disk_s, self.applied = inbox, disk_s, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            select.select([self.inbox.fileno()], [], [], 0.05)
+            taken = [item for item in self.inbox.drain() if item.reply.take()]
+            self.applied += [item.name for item in taken]
+            if taken:
+                self._stop.wait(self.disk_s)  # one transaction for all of them
+            for item in taken:
+                item.reply.give(None)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def test_judges_writing_at_once_are_each_applied_or_told_busy_never_unanswered(tmp_path):
+    # Two dozen phones' writes at once, each waiting 1.5 s as the page waits for the
+    # daemon (ASK_S, scaled down), the ledger taking 0.15 s a write. Served one at a time,
+    # the tenth was told "the referee did not answer" and then applied behind its back.
+    clients, wait_s = 24, 1.5
+    inbox = Inbox()
+    sock = ControlSocket(socket_path(tmp_path / "referee.db"), inbox, answer_s=1.0)
+    loop = SlowDisk(inbox, disk_s=0.15)
+    start = threading.Barrier(clients)
+    answers: dict[str, dict | str] = {}
+
+    def judge(n: int) -> None:
+        name = f"Judge{n}"
+        start.wait()
+        try:
+            answers[name] = asyncio.run(
+                ask(sock.path, {"op": "name", "seat": 1 + n % MAX_SEATS, "name": name}, wait_s)
+            )
+        except NotRunning as err:
+            answers[name] = str(err)
+
+    threads = [threading.Thread(target=judge, args=(n,)) for n in range(clients)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT_S)
+    finally:
+        sock.close()
+        loop.stop()
+        inbox.close()
+    assert len(answers) == clients
+    unanswered = {name: said for name, said in answers.items() if isinstance(said, str)}
+    assert unanswered == {}
+    ok = {name for name, said in answers.items() if said == {"ok": True}}
+    busy = {name for name, said in answers.items() if said != {"ok": True}}
+    for name in busy:
+        assert answers[name] == {"error": BUSY, "trouble": True}
+    assert sorted(loop.applied) == sorted(ok)  # nothing lost, nothing applied unsaid
+    assert len(ok) >= MAX_ASKS  # as many as may wait at once are served
+
+
+def test_the_daemons_stop_cuts_off_peers_halfway_and_tells_them(tmp_path, monkeypatch):
+    monkeypatch.setattr("referee.control.READ_S", 60.0)  # they would hold the stop that long
+    inbox = Inbox()
+    sock = ControlSocket(socket_path(tmp_path / "referee.db"), inbox)
+    peers = []
+    for _ in range(MAX_ASKS):
+        peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        peer.settimeout(WAIT_S)
+        peer.connect(str(sock.path))
+        peer.sendall(b'{"op": "na')
+        peers.append(peer)
+    closing = threading.Thread(target=sock.close)
+    closing.start()
+    closing.join(WAIT_S)
+    assert not closing.is_alive()
+    stopped = json.dumps({"error": STOPPED, "trouble": True}).encode() + b"\n"
+    for peer in peers:  # told, or never accepted: cut off with the listening socket
+        with peer:
+            try:
+                said = peer.makefile("rb").readline()
+            except ConnectionResetError:
+                said = b""
+        assert said in (b"", stopped)
+    inbox.close()

@@ -12,15 +12,27 @@ capture restarts, and what comes after is a new segment with its own line, so th
 before the overrun keep their times and those after it get theirs from their own stamps.
 A window of the ring (`sound`) is one timeline: the samples lost in it are zeros, and each
 gap is reported.
+
+A microphone that vanishes (a USB one pulled out: ALSA's calls fail with ENODEV or EIO, or
+overrun again and again with nothing read) is lost, told (`tell`: the main loop's inbox,
+for the screen's notices) and opened again by the reader (`reopen`), RETRY_NS after it
+was lost and twice as long each time it still cannot be, up to RETRY_MAX_NS, as the
+serial board is: the reader's own thread waits, never the main loop. Back, it is a new
+segment, as after an overrun: the time it was away is a gap in the sound, and no call
+made then has a clip (clip_writer.py, `Sound.heard`).
 """
 
 import logging
 import math
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from referee.edges import SourceStatus
 
 from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
 from .pcm import CaptureError, CapturePcm, Overrun
@@ -32,6 +44,13 @@ RING_S = 30
 # How long the reader waits in libasound at a time before it looks whether it should stop:
 # a stream runs a period at a time, so this is only ever reached by a stalled card.
 WAIT_MS = 200
+# A lost microphone is opened again this long after it was lost, twice as long after each
+# try that fails, up to RETRY_MAX_NS (a USB microphone plugged back in is heard within it).
+RETRY_NS = NS_PER_S // 2
+RETRY_MAX_NS = 8 * NS_PER_S
+# Overruns in a row with not a frame read between them: a stream that does not recover.
+OVERRUNS_LOST = 5
+MICROPHONE = "microphone"  # the source its SourceStatus names
 
 
 @dataclass
@@ -44,10 +63,24 @@ class _Segment:
 
 
 class Capture:
-    """The ring of one capture stream; `start` its reader, or turn `pump` yourself."""
+    """The ring of one capture stream; `start` its reader, or turn `pump` yourself.
 
-    def __init__(self, pcm: CapturePcm, *, seconds: float = RING_S) -> None:
-        self.pcm = pcm
+    reopen: the stream opened anew (CaptureError if it cannot be), to try when it is lost;
+    without it a lost stream stays lost. clock: when to try (monotonic ns)."""
+
+    def __init__(
+        self,
+        pcm: CapturePcm,
+        *,
+        seconds: float = RING_S,
+        reopen: Callable[[], CapturePcm] | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self.pcm: CapturePcm | None = pcm  # None while it is lost
+        self.name = pcm.name
+        self._rate = pcm.rate
+        self._reopen = reopen
+        self._clock = clock
         self.nominal_period_ns = NS_PER_S / pcm.rate
         self._ring = np.zeros(round(seconds * pcm.rate), np.int16)
         self._keep_ns = round(seconds * NS_PER_S) + FIT_WINDOW_NS
@@ -59,15 +92,44 @@ class Capture:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.overruns = 0
-        self.error: CaptureError | None = None  # why the reader stopped, if it did
+        self._overruns_in_a_row = 0
+        self.losses = 0  # times the stream was lost
+        self._retry_ns = RETRY_NS  # how long after the next failed try the one after it
+        self._retry_at = 0
+        self._telling = threading.Lock()  # a status told, or where to tell changed
+        self._told: Callable[[SourceStatus], None] = lambda status: None
+        self._said: SourceStatus | None = None
 
     @property
     def seconds(self) -> float:
-        return len(self._ring) / self.pcm.rate
+        return len(self._ring) / self._rate
 
     @property
     def sample_rate(self) -> int:
-        return self.pcm.rate
+        return self._rate
+
+    @property
+    def listening(self) -> bool:
+        """The stream is open and read (not lost)."""
+        return self.pcm is not None
+
+    def tell(self, told: Callable[[SourceStatus], None]) -> None:
+        """Where the stream's losses and returns are told from now on (the main loop's
+        inbox, from the reader's thread); a loss under way is told at once."""
+        with self._telling:
+            self._told = told
+            if self._said is not None and not self._said.ok:
+                told(self._said)
+
+    def _say(self, text: str, *, ok: bool) -> None:
+        """Told and logged once, not at every try that finds the same."""
+        said = SourceStatus(MICROPHONE, text, ok)
+        with self._telling:
+            if said == self._said:
+                return
+            self._said = said
+            self._told(said)
+        log.log(logging.INFO if ok else logging.WARNING, "%s", text)
 
     @property
     def heard_ns(self) -> int | None:
@@ -87,23 +149,25 @@ class Capture:
 
     def _read(self) -> None:
         while not self._stop.is_set():
-            try:
-                self.pump(WAIT_MS)
-            except CaptureError as err:
-                log.error("the microphone stopped: %s", err)
-                self.error = err
-                return
+            self.pump(WAIT_MS)
+            if self.pcm is None:  # lost: asleep until the next try, or close()
+                self._stop.wait(max(0, self._retry_at - self._clock()) / NS_PER_S)
 
     def close(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.pcm.close()
+        if self.pcm is not None:
+            self.pcm.close()
 
     def pump(self, timeout_ms: int) -> int:
         """Wait up to timeout_ms for the card, read what it holds into the ring, and learn
-        its pointer's stamp: the frames read."""
+        its pointer's stamp: the frames read. A lost card is opened again when that is
+        due (and then not waited for)."""
         pcm, block = self.pcm, self._block
+        if pcm is None:
+            self._try_again()
+            return 0
         frames = 0
         try:
             pcm.wait(timeout_ms)
@@ -114,8 +178,13 @@ class Capture:
                 frames += n
             status = pcm.status()
         except Overrun:
-            self._overrun()
+            self._overrun(frames)
             return frames
+        except CaptureError as err:
+            self._lose(err)
+            return frames
+        if frames:
+            self._overruns_in_a_row = 0
         if status is not None:
             with self._lock:
                 segment = self._segments[-1]
@@ -136,15 +205,64 @@ class Capture:
             while len(self._segments) > 1 and self._segments[0].end <= oldest:
                 self._segments.popleft()
 
-    def _overrun(self) -> None:
+    def _overrun(self, frames: int) -> None:
+        assert self.pcm is not None
         self.overruns += 1
-        last = self._segments[-1]
-        line = last.clock.line(-math.inf, math.inf)
+        self._overruns_in_a_row = 0 if frames else self._overruns_in_a_row + 1
         log.warning("the microphone's buffer overran: a gap in the sound (%d)", self.overruns)
-        self.pcm.restart()
+        if self._overruns_in_a_row >= OVERRUNS_LOST:
+            self._lose(CaptureError(f"{self._overruns_in_a_row} overruns in a row, nothing read"))
+            return
+        try:
+            self.pcm.restart()
+        except CaptureError as err:
+            self._lose(err)
+            return
+        self._new_segment()
+
+    def _new_segment(self) -> None:
+        """What is read from now on has its own line: a gap before it never moves a sample
+        on either side."""
+        line = self._segments[-1].clock.line(-math.inf, math.inf)
         clock = SegmentClock(self.nominal_period_ns, line.period_ns if line else None)
         with self._lock:
+            if self._segments[-1].end == self._segments[-1].first:
+                # Nothing read since the last: replaced, so that a card that opens and
+                # fails again, for hours, adds no segment each time.
+                self._segments.pop()
             self._segments.append(_Segment(self._written, self._written, clock))
+
+    def _lose(self, err: CaptureError) -> None:
+        """The stream cannot go on (unplugged, failing): closed, told, tried again later."""
+        assert self.pcm is not None
+        pcm, self.pcm = self.pcm, None
+        pcm.close()
+        self.losses += 1
+        self._overruns_in_a_row = 0
+        self._retry_ns = RETRY_NS
+        self._retry_at = self._clock() + RETRY_NS
+        again = "waiting for it" if self._reopen is not None else "not opened again"
+        self._say(f"microphone lost ({err}): {again}, no clips meanwhile", ok=False)
+
+    def _try_again(self) -> None:
+        """The lost stream opened again, when a try is due."""
+        if self._reopen is None or self._clock() < self._retry_at:
+            return
+        self._retry_ns = min(2 * self._retry_ns, RETRY_MAX_NS)
+        self._retry_at = self._clock() + self._retry_ns
+        try:
+            pcm = self._reopen()
+        except CaptureError as err:
+            log.debug("the microphone cannot be opened again yet: %s", err)
+            return
+        if pcm.rate != self._rate:  # the ring's samples and the clips are at its first rate
+            pcm.close()
+            self._say(f"microphone {pcm.name} is back at {pcm.rate} Hz, not {self._rate}:"
+                      " restart the box to listen to it", ok=False)  # fmt: skip
+            return
+        self._new_segment()
+        self.pcm = pcm
+        self._say(f"microphone {pcm.name} listening again", ok=True)
 
     def gaps(self) -> list[Gap]:
         """The overruns' gaps in the ring (those whose both sides it still holds)."""

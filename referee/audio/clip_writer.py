@@ -9,7 +9,8 @@ its end (event time: the microphone's own stamps, not the clock on the wall), th
 copies the window out of the ring and hands it to the clips' cutter (cutter.py), a
 process that finds the voice onsets, places each press on its sample and saves the clip:
 its numpy work holds a GIL of its own, not the main loop's. A microphone that stalls does
-not hold a clip for ever: STALL_NS after its end, the clip is cut from what the ring holds.
+not hold a clip for ever: STALL_NS after its end, the clip is cut from what the ring holds;
+a call it did not hear at all (lost or stalled then) has no clip.
 
 The first cutter is the one forked at the daemon's start, when there is one (it shares
 the daemon's pages: cutter_process.py). A cutter that dies loses the clip it was given
@@ -92,6 +93,7 @@ class ClipWriter:
         self._starting = threading.Lock()  # a cutter is started or killed, not both at once
         self.saved = 0
         self.lost = 0
+        self.unheard = 0  # calls made while the microphone did not listen: no clip
         self.given_up = False  # the cutter died at its start STARTS times in a row
         self.warm = threading.Event()  # a cutter has run its detector once
         self._thread = threading.Thread(target=self._run, name="clips", daemon=True)
@@ -211,8 +213,14 @@ class ClipWriter:
         return None
 
     def _cut(self, call: _Call) -> bool:
-        """The call's window to the cutter; False when no cutter is left to cut the next."""
+        """The call's window to the cutter; False when no cutter is left to cut the next.
+        A call the microphone did not hear (lost, or stalled, then) has no clip: cut, it
+        was silence of no length, or a gap, with its presses' markers outside the sound."""
         sound = self._recording.sound(*self._window.around(call.first_ns))
+        if not sound.heard(call.first_ns):
+            self.unheard += 1
+            log.info("game %d's call: no clip, the microphone did not hear it", call.game)
+            return True
         window = Window(call.game, call.call_ns, call.origin_ns, tuple(call.presses), sound)
         cutter = self._cutter
         assert cutter is not None

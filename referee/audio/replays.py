@@ -134,7 +134,9 @@ class Replays:
             clip, samples = kept
         else:
             sound = self._from_ring(*self._window.around(first_ns))
-            if sound is None or self._capture is None:
+            if sound is None or self._capture is None or not sound.heard(first_ns):
+                if self._deaf_at(first_ns, now_ns):
+                    return f"the microphone was not listening at call {index + 1}"
                 return f"the sound of call {index + 1} is not kept"
             samples = sound.floats()
             clip = clip_of(
@@ -152,6 +154,8 @@ class Replays:
 
     def _start_seconds_before(self, t_ns: int, now_ns: int) -> str:
         sound = self._from_ring(t_ns - NO_CALL_NS, t_ns)
+        if self._capture is not None and not self._capture.listening:
+            return "the microphone is not listening: nothing to replay"
         if sound is None or self._capture is None:
             return "no microphone: nothing to replay"
         samples = sound.floats()
@@ -202,6 +206,12 @@ class Replays:
                     return None
                 return kept.clip, samples
         return None
+
+    def _deaf_at(self, t_ns: int, now_ns: int) -> bool:
+        """A moment the ring would still hold, had the microphone heard it (it was lost,
+        or stalled, then): not a call too old to be kept."""
+        capture = self._capture
+        return capture is not None and now_ns - t_ns <= capture.seconds * NS_PER_S
 
     def _from_ring(self, from_ns: int, to_ns: int) -> Sound | None:
         """The ring's samples from from_ns to to_ns, or as far as it has heard; None if it

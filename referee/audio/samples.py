@@ -36,6 +36,17 @@ class Sound:
         """The sample taken nearest t_ns."""
         return round((t_ns - self.first_ns) / self.period_ns)
 
+    def heard(self, t_ns: int) -> bool:
+        """Whether the microphone took a sample at t_ns: within the samples, and in none
+        of the gaps (an overrun's, or the time the microphone was lost: zeros here)."""
+        at = self.index(t_ns)
+        if not 0 <= at < len(self.samples):
+            return False
+        return not any(
+            self.index(gap.start_ns) < at <= self.index(gap.start_ns) + gap.lost
+            for gap in self.gaps
+        )
+
     def floats(self) -> np.ndarray:
         """The samples at full scale +-1."""
         return self.samples.astype(np.float32) / 32768.0
