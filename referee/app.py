@@ -571,8 +571,8 @@ class App:
         """The lobby's sign: no address to offer while the page's process is dead."""
         if self.join is None:
             return None
-        join = self.join.join()
-        if (PAGE, "link") in self.troubles:
+        join = self.join.join()  # None while no page is served at all
+        if join is not None and (PAGE, "link") in self.troubles:
             return Join(None, join.pin, NOT_SERVED)
         return join
 
