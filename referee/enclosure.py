@@ -451,17 +451,18 @@ def _marks(
         offsets = [0.0]
         for k in range(1, int((high - low) / 2 // 4) + 1):
             offsets += [-4.0 * k, 4.0 * k]
+        spots = [
+            (middle + dx, y)
+            for dx in offsets
+            if low + 5 <= middle + dx <= high - 5
+            for y in (EDGE_MM + 2 * k for k in range(int((along - 2 * EDGE_MM) / 2) + 1))
+            if clear(middle + dx, y)
+        ]
         for share in (0.2, 0.5, 0.8):
-            spots = [
-                (abs(y - along * share) + abs(dx), middle + dx, y)
-                for dx in offsets
-                for y in (EDGE_MM + k for k in range(int(along - 2 * EDGE_MM) + 1))
-                if low + 5 <= middle + dx <= high - 5 and clear(middle + dx, y)
-            ]
             spread = [
-                spot
-                for spot in spots
-                if all(math.hypot(spot[1] - x, spot[2] - y) >= 25 for x, y in out)
+                (abs(y - along * share) + abs(x - middle), x, y)
+                for x, y in spots
+                if all(math.hypot(x - u, y - v) >= 25 for u, v in out)
             ]
             if spread:
                 _, x, y = min(spread)
