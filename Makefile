@@ -47,7 +47,8 @@ screens: $(STAMP)
 		tests/test_web_settings.py tests/test_web_clips.py tests/test_web_tv.py \
 		-k 'browser and not (plays or deletes or csv or press or countdown)'
 
-# wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml; hardware/enclosure.svg.
+# wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml; the enclosure's
+# drilling templates, hardware/enclosure/.
 wiring: $(STAMP)
 	$(BIN)/python -m referee.wiring
 

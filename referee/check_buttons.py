@@ -6,7 +6,8 @@
    game uses: how long it was held, how many bounces it made, and a warning for one
    held down so long the game would call it stuck (a wire on the NC lug, a short).
 4. At Ctrl-C (or `q` on a keyboard), a summary: every button's presses and bounces,
-   and the ones never seen, with where to look.
+   and the ones never seen, with where to look; and, when more buzzers answered than
+   the rules seat, the `players` to set and the file to set it in.
 """
 
 import time
@@ -153,8 +154,33 @@ class ButtonCheck:
             )
         else:
             self.say("every button works.")
-        players = self.config.game.players
-        if self.seats > players:
+        self.say_seats()
+
+    def say_seats(self) -> None:
+        """More buzzers answered than the rules seat: which setting, in which file, seats
+        them all (the installed file says players = 4, whatever the box has wired)."""
+        game = self.config.game
+        players = game.players
+        answered = [
+            seat
+            for seat, button in enumerate(PLAYER_BUTTONS, 1)
+            if button in self.buttons and self.arbiter.counts(button)[0]
+        ]
+        wired = max(answered, default=0)
+        if players < wired <= game.book.seats[1]:
+            counted = len(answered) == wired
+            lead = f"{wired} buzzers answered" if counted else f"buzzers up to P{wired} answered"
+            path = self.config.path
+            where = (
+                f"{path}, then restart the referee (sudo systemctl restart referee)"
+                if path is not None
+                else "a settings file (`referee config --example > referee.toml` writes one)"
+            )
+            self.say(
+                f"{lead}, the rules seat {players}: for {wired} seats set players = {wired}"
+                f" in [rules] of {where}."
+            )
+        elif self.seats > players:
             off = f"P{players + 1}" + (f"-P{self.seats}" if self.seats > players + 1 else "")
             self.say(
                 f"{off}: checked, but off in a game: the rules have {players} seats"

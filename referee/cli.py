@@ -415,9 +415,10 @@ def _check_buttons(args: argparse.Namespace) -> int:
         except StartError as err:
             if kind != "gpio" or config.game.players == MAX_SEATS:
                 raise
-            # A pin of an empty seat may serve something else (a HAT screen's touch).
-            print(f"referee: not checking the empty seats: {err}", file=sys.stderr)
+            # A pin of an empty seat may serve something else (a HAT screen's touch). Said
+            # once the seats in play opened: else their own reason is the one line.
             devices = open_devices(config, kind, inbox, display=display)
+            print(f"referee: not checking the empty seats: {err}", file=sys.stderr)
         try:
             return ButtonCheck(config, devices, sys.stdout).run()
         finally:

@@ -1,6 +1,7 @@
 """The build documents made from the one pin map: the pin table in wiring.md and the
-diagram hardware/wiring.svg; and the enclosure's drilling template, hardware/enclosure.svg
-(enclosure.py). `python -m referee.wiring` (or `make wiring`) rewrites all three.
+diagram hardware/wiring.svg; and the enclosure's drilling templates, a page a file in
+hardware/enclosure/ (enclosure.py). `python -m referee.wiring` (or `make wiring`) rewrites
+them all.
 """
 
 import argparse
@@ -18,7 +19,7 @@ from .wiring_svg import PinLabel, draw
 TABLE_BEGIN = "<!-- pin-table:begin -->"
 TABLE_END = "<!-- pin-table:end -->"
 SVG_PATH = Path("hardware/wiring.svg")
-ENCLOSURE_PATH = Path("hardware/enclosure.svg")
+ENCLOSURE_DIR = Path("hardware/enclosure")
 DOC_PATH = Path("wiring.md")
 
 JUDGE_COLOURS: Mapping[str, str] = dict(
@@ -215,8 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     doc.write_text(text, encoding="utf-8")
     (root / SVG_PATH).write_text(diagram(pinmap), encoding="utf-8")
-    (root / ENCLOSURE_PATH).write_text(enclosure.drawing(), encoding="utf-8")
-    print(f"wrote {root / SVG_PATH}, {root / ENCLOSURE_PATH} and the pin table in {doc}")
+    pages = root / ENCLOSURE_DIR
+    pages.mkdir(exist_ok=True)
+    drawn = {page.file: enclosure.page_svg(page) for page in enclosure.all_pages()}
+    for old in pages.glob("*.svg"):  # a page no drawing has any more
+        if old.name not in drawn:
+            old.unlink()
+    for name, text in drawn.items():
+        (pages / name).write_text(text, encoding="utf-8")
+    print(f"wrote {root / SVG_PATH}, {len(drawn)} pages in {pages} and the pin table in {doc}")
     return 0
 
 

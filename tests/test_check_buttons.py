@@ -1,5 +1,6 @@
 """check-buttons: each LED and tone in turn, then every button named as it goes down and up."""
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from referee.edges import Edge, Inbox, Quit, in_play
 from referee.inputs.mux import Inputs
 from referee.outputs import sound
 from referee.outputs.lights import LedMode
+from referee.rules import RuleSet, Settings
 
 MS = 1_000_000
 S = 1_000 * MS
@@ -139,3 +141,64 @@ def test_on_gpio_the_summary_names_each_buttons_pin():
         lines[-1]
         == "P5-P8: checked, but off in a game: the rules have 4 seats ([rules] players = 4)."
     )
+
+
+def eight_buzzers(config, presses: list[str], *, path: Path | None = None) -> list[str]:
+    """The summary of a check on GPIO whose builder pressed these buttons."""
+    from referee.inputs.gpio import GpioButtons
+    from tests.fake_gpio import FakeRequest
+
+    config = dataclasses.replace(config, path=path)
+    buttons = GpioButtons(config.pins, config.buttons.resolution_ns, chip=Path("/dev/gpiochip0"),
+                          request=FakeRequest.on)  # fmt: skip
+    check = ButtonCheck(config, devices(buttons, on_gpio=True), io.StringIO())
+    try:
+        for n, button in enumerate(presses):
+            check.arbiter.take(Edge(button, T0 + n * S, True))
+        check.summary()
+    finally:
+        buttons.close()
+    return check.out.getvalue().splitlines()
+
+
+def test_more_buzzers_answering_than_the_rules_seat_says_what_to_set():
+    """A box wired with 8 buzzers played 4 seats until the file was edited, and nothing
+    said so: the check counts the buzzers that answered and names the setting and file."""
+    etc = Path("/etc/referee/referee.toml")
+    lines = eight_buzzers(default_config(), [f"P{n}" for n in range(1, 9)], path=etc)
+    assert lines[-1] == (
+        "8 buzzers answered, the rules seat 4: for 8 seats set players = 8 in [rules] of"
+        f" {etc}, then restart the referee (sudo systemctl restart referee)."
+    )
+    lines = eight_buzzers(default_config(), ["P1", "P2", "P6"], path=etc)
+    assert lines[-1].startswith("buzzers up to P6 answered, the rules seat 4: for 6 seats set")
+
+
+def test_without_a_settings_file_the_check_says_how_to_make_one():
+    lines = eight_buzzers(default_config(), [f"P{n}" for n in range(1, 7)])
+    assert lines[-1] == (
+        "6 buzzers answered, the rules seat 4: for 6 seats set players = 6 in [rules] of a"
+        " settings file (`referee config --example > referee.toml` writes one)."
+    )
+
+
+def test_no_seats_to_add_for_the_rules_of_one_player_nor_when_the_rules_seat_them_all():
+    solo = default_config()
+    solo = dataclasses.replace(solo, game=Settings(rules=RuleSet.SOLO, players=1))
+    assert "answered" not in eight_buzzers(solo, ["P1", "P5"])[-1]
+    assert "answered" not in eight_buzzers(default_config(), ["P1", "P3"])[-1]
+
+
+def test_a_machine_without_gpio_says_so_once(monkeypatch, capsys):
+    """`check-buttons --input gpio` printed its reason twice, once behind "not checking the
+    empty seats:": the empty seats are only left out when the seats in play can open."""
+    from referee import cli
+    from referee.errors import GpioError
+    from referee.inputs import gpio
+
+    def no_chip() -> Path:
+        raise GpioError("no GPIO here (test)")
+
+    monkeypatch.setattr(gpio, "find_chip", no_chip)
+    assert cli.main(["check-buttons", "--input", "gpio"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["no GPIO here (test)"]

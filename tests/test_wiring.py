@@ -244,35 +244,169 @@ def test_every_row_of_the_parts_list_has_its_six_columns():
     assert all(len(row) == len(rows[0]) for row in rows), [r for r in rows if len(r) != 6]
 
 
-def test_the_committed_enclosure_template_is_the_one_drawn():
-    assert (ROOT / "hardware" / "enclosure.svg").read_text() == enclosure.drawing(), (
-        "hardware/enclosure.svg is out of date: run `make wiring`"
+# The enclosure's drilling templates (referee/enclosure.py): a page a file.
+PAGES = enclosure.all_pages()
+PANELS = [(drawing, panel) for drawing in enclosure.DRAWINGS for panel in drawing.panels]
+A4, LETTER = (210.0, 297.0), (215.9, 279.4)
+PRINTER_MARGIN = 10.0  # what a printer leaves blank at an edge, at most
+
+
+def test_the_committed_enclosure_pages_are_the_ones_drawn():
+    committed = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in (ROOT / wiring.ENCLOSURE_DIR).glob("*.svg")
+    }
+    drawn = {page.file: enclosure.page_svg(page) for page in PAGES}
+    assert committed.keys() == drawn.keys(), "hardware/enclosure/ is out of date: run `make wiring`"
+    for name, text in drawn.items():
+        assert committed[name] == text, f"{name} is out of date: run `make wiring`"
+
+
+def test_main_writes_the_enclosure_pages_and_drops_one_no_drawing_has(tmp_path):
+    (tmp_path / "hardware" / "enclosure").mkdir(parents=True)
+    stale = tmp_path / wiring.ENCLOSURE_DIR / "old-lid.svg"
+    stale.write_text("<svg/>", encoding="utf-8")
+    doc = tmp_path / wiring.DOC_PATH
+    doc.write_text(f"{wiring.TABLE_BEGIN}\n{wiring.TABLE_END}\n", encoding="utf-8")
+    assert wiring.main(["--root", str(tmp_path)]) == 0
+    written = sorted(p.name for p in (tmp_path / wiring.ENCLOSURE_DIR).iterdir())
+    assert written == sorted(page.file for page in PAGES)
+
+
+def test_one_drawing_for_each_screen_the_parts_list_offers():
+    """The template fitted the 3.5" screen alone: each kind of screen the parts list
+    offers has a drawing of its own."""
+    with (ROOT / "hardware" / "bom.csv").open(newline="") as f:
+        offered = [row["part"] for row in csv.DictReader(f) if row["needed"] == "pick one screen"]
+    kinds = {drawing.screen.key.split("-")[0] for drawing in enclosure.DRAWINGS}
+    assert len(offered) == 4
+    for part in offered:  # "Screen (SPI module)": spi
+        assert part.split("(")[1].split()[0].rstrip(")").lower() in kinds, part
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.file)
+def test_every_page_prints_whole_at_full_size_on_a4_and_on_letter(page):
+    """The template was 230 x 291 mm, wider than either sheet: at 100 % the lid's right
+    side was cut off. A page fits both, a printer's margins off, with its 100 mm bar."""
+    for sheet_w, sheet_h in (A4, LETTER):
+        assert sheet_w >= enclosure.PAGE_W + 2 * PRINTER_MARGIN
+        assert sheet_h >= enclosure.PAGE_H + 2 * PRINTER_MARGIN
+    svg = ET.fromstring(enclosure.page_svg(page))
+    assert (svg.get("width"), svg.get("height")) == (
+        f"{enclosure.PAGE_W:g}mm",
+        f"{enclosure.PAGE_H:g}mm",
     )
+    assert svg.get("viewBox") == f"0 0 {enclosure.PAGE_W:g} {enclosure.PAGE_H:g}"
+    inside_x = (enclosure.INSET, enclosure.PAGE_W - enclosure.INSET)
+    inside_y = (enclosure.INSET, enclosure.PAGE_H - enclosure.INSET)
+    bars = []
+    for child in svg:  # the page's own lines and words; the panel's are clipped to its tile
+        if child.tag == f"{SVG_NS}text":
+            x, y, size = (float(child.get(k)) for k in ("x", "y", "font-size"))
+            right = x + enclosure.GLYPH_EM * size * len(child.text)
+            assert inside_x[0] <= x and right <= inside_x[1], child.text
+            # A capital rises 0.73 of the size above the line, a descender 0.24 below.
+            assert inside_y[0] <= y - 0.73 * size and y + 0.24 * size <= inside_y[1], child.text
+        elif child.tag == f"{SVG_NS}polyline":
+            points = [tuple(map(float, p.split(","))) for p in child.get("points").split()]
+            for x, y in points:
+                assert inside_x[0] <= x <= inside_x[1] and inside_y[0] <= y <= inside_y[1]
+            if len(points) == 2 and points[0][1] == points[1][1]:
+                bars.append(abs(points[1][0] - points[0][0]))
+    assert enclosure.CHECK_MM == 100 and 100 in bars, "no 100 mm bar to check the print by"
+    shown_w, shown_h = (page.h, page.w) if page.turned else (page.w, page.h)
+    assert shown_w <= enclosure.AREA_W and shown_h <= enclosure.AREA_H
 
 
-def test_the_enclosure_template_prints_at_full_size():
-    svg = ET.fromstring(enclosure.drawing())
-    width, height = svg.get("width"), svg.get("height")
-    assert width and height and width.endswith("mm") and height.endswith("mm")
-    assert svg.get("viewBox") == f"0 0 {width[:-2]} {height[:-2]}"  # a unit is a millimetre
+@pytest.mark.parametrize("drawing", enclosure.DRAWINGS, ids=lambda d: d.screen.key)
+def test_the_tiles_of_a_panel_cover_it_and_each_overlap_carries_the_same_marks(drawing):
+    for panel in drawing.panels:
+        tiles = [page for page in enclosure.pages(drawing) if page.panel is panel]
+        xs = sorted({t.x0 for t in tiles})
+        ys = sorted({t.y0 for t in tiles})
+        w, h = tiles[0].w, tiles[0].h
+        assert xs[0] == ys[0] == 0
+        assert xs[-1] + w == pytest.approx(panel.width)
+        assert ys[-1] + h == pytest.approx(panel.height)
+        for a, b in itertools.pairwise(xs):
+            assert a + w - b >= enclosure.OVERLAP
+        for a, b in itertools.pairwise(ys):
+            assert a + h - b >= enclosure.OVERLAP
+        at = {(t.x0, t.y0): t for t in tiles}
+        for (x0, y0), tile in at.items():
+            i, j = xs.index(x0), ys.index(y0)
+            nexts = [(xs[i + 1], y0)] if i + 1 < len(xs) else []
+            nexts += [(x0, ys[j + 1])] if j + 1 < len(ys) else []
+            for other in nexts:  # the tile to its right, the one below it
+                shared = set(tile.marks) & set(at[other].marks)
+                assert len(shared) >= 2, (panel.name, tile.file)
 
 
-@pytest.mark.parametrize("panel", enclosure.PANELS, ids=lambda p: p.name)
-def test_every_hole_keeps_clear_of_the_edges_and_of_the_others(panel):
+def _overlap(a: enclosure.Hole, b: enclosure.Hole, gap: float = 0.0) -> bool:
+    (al, at, ar, ab), (bl, bt, br, bb) = a.box(), b.box()
+    return al < br + gap and bl < ar + gap and at < bb + gap and bt < ab + gap
+
+
+@pytest.mark.parametrize(
+    "drawing, panel", PANELS, ids=lambda x: getattr(x, "name", "") or x.screen.key
+)
+def test_every_hole_keeps_clear_of_the_edges_and_of_the_others(drawing, panel):
     for hole in panel.holes:
-        half_w, half_h = hole.half_extent
-        assert (
-            hole.x - half_w >= enclosure.EDGE_MM
-            and hole.x + half_w <= panel.width - enclosure.EDGE_MM
-        ), hole
-        assert (
-            hole.y - half_h >= enclosure.EDGE_MM
-            and hole.y + half_h <= panel.height - enclosure.EDGE_MM
-        ), hole
+        left, top, right, bottom = hole.box()
+        assert left >= enclosure.EDGE_MM and right <= panel.width - enclosure.EDGE_MM, hole
+        assert top >= enclosure.EDGE_MM and bottom <= panel.height - enclosure.EDGE_MM, hole
     for a, b in itertools.combinations(panel.holes, 2):
-        if a.what == b.what == "speaker grille":
+        if a.what == b.what == "grille":
             continue  # a pattern of its own, 3 mm between holes
         (aw, ah), (bw, bh) = a.half_extent, b.half_extent
         apart_x = abs(a.x - b.x) - aw - bw
         apart_y = abs(a.y - b.y) - ah - bh
         assert max(apart_x, apart_y) >= enclosure.GAP_MM, (a, b)
+
+
+@pytest.mark.parametrize(
+    "drawing, panel", PANELS, ids=lambda x: getattr(x, "name", "") or x.screen.key
+)
+def test_what_is_mounted_behind_a_panel_fits_in_the_box_and_no_hole_cuts_into_it(drawing, panel):
+    """The screen, the speaker, the Pi and the LED board: inside the walls, clear of each
+    other, and no hole through one that is not its own (a button through the screen)."""
+    for part in panel.parts:
+        left, top, right, bottom = part.box()
+        assert left >= enclosure.WALL_MM and right <= panel.width - enclosure.WALL_MM, part
+        assert top >= enclosure.WALL_MM and bottom <= panel.height - enclosure.WALL_MM, part
+    for a, b in itertools.combinations(panel.parts, 2):
+        assert not _overlap(a, b, enclosure.GAP_MM), (a, b)
+    for hole in panel.holes:
+        for part in panel.parts:
+            if hole.part != part.what:
+                assert not _overlap(hole, part), (hole, part)
+            else:
+                assert not _overlap(part, hole) or all(
+                    p >= q for p, q in zip(part.half_extent, hole.half_extent, strict=True)
+                )
+
+
+def test_a_hat_screen_sits_on_the_pi_right_under_its_window():
+    """A HAT screen had no way shown to reach its window: the Pi stands on the floor
+    straight under it, and the window is in the screen's outline."""
+    [hat] = [d for d in enclosure.DRAWINGS if d.screen is enclosure.HAT]
+    lid, _, floor = hat.panels
+    screen = next(p for p in lid.parts if p.what == "screen")
+    pi = next(p for p in floor.parts if p.what.startswith("Raspberry Pi"))
+    assert (screen.x, screen.y, screen.half_extent) == (pi.x, pi.y, pi.half_extent)
+    window = next(h for h in lid.holes if h.what == "window")
+    assert _overlap(window, screen) and all(
+        w < s for w, s in zip(window.half_extent, screen.half_extent, strict=True)
+    )
+
+
+def test_the_pi_holes_are_58_by_49_mm_apart():
+    for drawing in enclosure.DRAWINGS:
+        floor = drawing.panels[2]
+        holes = [h for h in floor.holes if h.what == "Pi, M2.5"]
+        if not holes:  # the Touch Display 2 carries the Pi on its back
+            assert drawing.screen is enclosure.DSI_7
+            continue
+        xs, ys = sorted({h.x for h in holes}), sorted({h.y for h in holes})
+        assert (xs[1] - xs[0], ys[1] - ys[0]) == (58, 49)
+        assert all(h.diameter == enclosure.M25_HOLE for h in holes)
