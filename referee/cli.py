@@ -261,16 +261,16 @@ def _web(args: argparse.Namespace) -> int:
 
     _log_to(StderrLog())
     config = load_config(args.config)
-    sock = inherited()  # `referee run --web` bound it
+    sock = inherited()  # `referee run --web` bound it (and names it in --listen)
+    listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
     if sock is None:
-        listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
         if listen == "off":
             log.info("[web] listen is off: no page served")
             return 0
         sock = bind(listen)
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
-    serve(store, pin_path(store), sock, config.game)
+    serve(store, pin_path(store), sock, config.game, listen)
     return 0
 
 

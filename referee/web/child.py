@@ -50,6 +50,7 @@ class PageProcess:
             return self
         with sock:
             command = [sys.executable, "-m", "referee", "web", "--store", str(self.store)]
+            command += ["--listen", self.listen]  # the socket's; its host is a name of the box
             if self.config is not None:
                 command += ["--config", str(self.config)]
             env = dict(os.environ, **{SOCKET_FD: str(sock.fileno())})
