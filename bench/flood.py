@@ -176,6 +176,8 @@ def phone_stream(port: int) -> float:
 
 
 def one_case(kind: str, port: int, pid: int, log: Path, wav: str, seconds: float) -> dict:
+    """The case's row; the server's CPU and log from before the attacker starts."""
+    logged, cpu, started = log.stat().st_size, cpu_s(pid), time.monotonic()
     attacker = None
     if kind != "none":
         attacker = subprocess.Popen(
@@ -185,9 +187,9 @@ def one_case(kind: str, port: int, pid: int, log: Path, wav: str, seconds: float
         assert attacker.stdout is not None and attacker.stdin is not None
         if attacker.stdout.readline() != "ready\n":
             raise RuntimeError(f"the attacker of {kind} did not start")
-    logged, cpu, started = log.stat().st_size, cpu_s(pid), time.monotonic()
     answers: list[tuple[float, int]] = []
-    while time.monotonic() - started < seconds:
+    asking = time.monotonic()
+    while time.monotonic() - asking < seconds:
         for path in ("/api/state", "/api/games", "/api/stats"):
             answers.append(phone_get(port, path))
         time.sleep(0.1)
