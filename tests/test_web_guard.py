@@ -210,7 +210,7 @@ def test_a_thousand_event_streams_from_one_phone_leave_room_for_the_others(store
         stop()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(
         st.tuples(st.sampled_from("take give"), st.integers(0, 5), st.integers(0, 20)),
