@@ -22,7 +22,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -371,10 +371,13 @@ async def _json_object(request: Request) -> dict[str, Any]:
     if length is not None and (not length.isdigit() or int(length) > BODY_MAX):
         raise Refused(413, f"at most {BODY_MAX} bytes")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > BODY_MAX:
-            raise Refused(413, f"at most {BODY_MAX} bytes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > BODY_MAX:
+                raise Refused(413, f"at most {BODY_MAX} bytes")
+    except ClientDisconnect:  # closed before its end (guard.REQUEST_S): no one to answer
+        raise Refused(400, "the request stopped before its end") from None
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
