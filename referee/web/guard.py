@@ -185,13 +185,16 @@ class Acceptor:
             except (BlockingIOError, InterruptedError, ConnectionAbortedError):
                 return
             except OSError as err:
-                if err.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    raise  # the loop logs it, and goes on
-                # Not this server's connections (they are bounded): the system's limits.
-                log.error("cannot accept a connection: %s", err.strerror)
-                self._loop.remove_reader(self._sock.fileno())
-                self._loop.call_later(PAUSE_S, self._resume)
-                return
+                log.error("cannot accept a connection: %s", err.strerror or err)
+                if err.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Not this server's connections (they are bounded): the system's.
+                    self._loop.remove_reader(self._sock.fileno())
+                    self._loop.call_later(PAUSE_S, self._resume)
+                    return
+                if err.errno in (errno.EBADF, errno.EINVAL, errno.ENOTSOCK):
+                    self.close()  # no listening socket any more: nothing to accept
+                    return
+                continue  # that connection's own error (it is gone): the next
             client = client_of(str(peer[0]))
             place = self._guard.connections.take(client)
             if place is None:
@@ -214,7 +217,7 @@ class Acceptor:
     async def _serve(self, made: Awaitable[object], conn: socket.socket, place: Place) -> None:
         try:
             await made
-        except Exception as err:  # noqa: BLE001: a connection gone before its transport was made
+        except Exception as err:  # a connection gone before its transport was made, or any
             log.info("a connection from %s failed as it came: %s", place.client, err)
             self._guard.connections.give_back(place)
             conn.close()
