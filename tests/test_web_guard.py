@@ -244,6 +244,7 @@ def test_a_client_holds_its_share_and_takes_only_from_one_holding_more(steps, ea
                 ended.clear()
                 held = [p for p in held if p.held]
         assert len(slots) <= total and all(slots.of(c) <= each for c in before)
+        assert len(slots._held) == len({p.client for p in held if p.held})  # none empty
 
 
 def test_a_client_is_its_address_and_an_ipv6_one_its_network():

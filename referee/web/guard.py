@@ -79,24 +79,24 @@ class Slots:
 
     each: int
     total: int
-    _held: dict[str, list[Place]] = field(default_factory=dict)
-    _count: int = 0
+    _held: dict[str, list[Place]] = field(default_factory=dict, init=False)
+    _count: int = field(default=0, init=False)
 
     def take(self, client: str, end: Callable[[], None] = lambda: None) -> Place | None:
         """A place for the client, or None: it holds `each` already, or all are taken by
         clients holding as few."""
-        mine = self._held.setdefault(client, [])
-        if len(mine) >= self.each:
+        mine = len(self._held.get(client, ()))
+        if mine >= self.each:
             return None
         if self._count >= self.total:
             most = max(self._held.values(), key=len)
-            if len(most) < len(mine) + 2:
+            if len(most) < mine + 2:
                 return None
             oldest = most[0]
             self.give_back(oldest)
             oldest.end()
         place = Place(client, end)
-        mine.append(place)
+        self._held.setdefault(client, []).append(place)  # only a client holding a place
         self._count += 1
         return place
 
