@@ -36,10 +36,11 @@ CONNECTIONS = 128  # all together: a table's phones and a TV, many times over
 STREAMS_EACH = 6  # event streams: one a tab of the page
 STREAMS = 32
 REQUEST_S = 10.0  # a request arrives whole within this of its connection or its last answer
-# Descriptors beside the connections: the listening socket, the store and its -wal and
-# -shm, the summaries' cache and its own, inotify, the control socket, a clip's files,
-# the reading threads' and the C library's. Measured at about 20 (bench/flood.py).
+# Descriptors beside the connections': the listening socket, the store and its -wal and
+# -shm, the summaries' cache and its own, inotify, the control socket, the reading
+# threads' files. bench/flood.py counts 11 at rest.
 SPARE_FDS = 64
+FDS_EACH = 2  # a connection's socket, and the sound it sends (a clip's WAV, open)
 ACCEPTS = 64  # connections accepted at a wake, before the loop's other work
 PAUSE_S = 1.0  # no accepting for this long when the system has no descriptor left
 
@@ -136,8 +137,9 @@ class Guard:
         them (the unit's LimitNOFILE; `limit`: the soft limit, else this process's)."""
         if limit is None:
             limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        if limit != resource.RLIM_INFINITY and limit - SPARE_FDS < self.connections.total:
-            fitted = max(limit - SPARE_FDS, 1)
+        most = (limit - SPARE_FDS) // FDS_EACH
+        if limit != resource.RLIM_INFINITY and most < self.connections.total:
+            fitted = max(most, 1)
             log.warning(
                 "at most %d descriptors (LimitNOFILE): %d connections in all, not %d",
                 limit,
