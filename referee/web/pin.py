@@ -135,9 +135,21 @@ class Turns:
         self._waiting[client] = (asked, ticket)
         return ticket
 
+    def ticket(self, client: str) -> int | None:
+        """The ticket the client waits with, if it waits."""
+        waiting = self._waiting.get(client)
+        return None if waiting is None else waiting[1]
+
     def waits(self, client: str, ticket: int) -> bool:
         """Whether the ticket still waits (a newer login did not take its place)."""
-        return self._waiting.get(client, (0, -1))[1] == ticket
+        return self.ticket(client) == ticket
+
+    def first(self, now: int) -> tuple[str, int] | None:
+        """The waiting client placed first, and its ticket; None if none waits."""
+        if not self._waiting:
+            return None
+        client = min(self._waiting, key=lambda c: (self.wrong(c, now), *self._waiting[c]))
+        return client, self._waiting[client][1]
 
     def leave(self, client: str, ticket: int) -> None:
         if self.waits(client, ticket):
@@ -146,9 +158,7 @@ class Turns:
     def turn(self, client: str, ticket: int, now: int) -> bool:
         """Whether the ticket's PIN is checked now: a check is free, and no client placed
         before it waits. If so the check is taken, and it waits no more."""
-        if not self.waits(client, ticket) or self.free_at_ns(now) > now:
-            return False
-        if min(self._waiting, key=lambda c: (self.wrong(c, now), *self._waiting[c])) != client:
+        if self.free_at_ns(now) > now or self.first(now) != (client, ticket):
             return False
         del self._waiting[client]
         self._full_at_ns = max(self._full_at_ns or now, now) + self.every_ns
@@ -205,32 +215,38 @@ class Judges:
         self._clock = clock
         self._turns = turns or Turns()
         self._sessions: dict[str, _Session] = {}
-        self._changed = asyncio.Event()  # a turn taken or left: the next may be another's
+        # Each waiting login's wake, by ticket: only the one whose turn it is is woken
+        # (waking all at each change would cost the square of the logins waiting).
+        self._wakes: dict[int, asyncio.Event] = {}
+        self._timer: asyncio.TimerHandle | None = None  # the next check free
 
     async def login(self, client: str, given: str) -> str | None:
         """A new session's token for the right PIN, else None, once the client's turn came
         (Turns); Waited if it did not; PinError when the box's PIN cannot be read."""
+        older = self._turns.ticket(client)
         ticket = self._turns.ask(client, self._clock())
-        self._tell()  # an older login of the client's waits no more
+        wake = self._wakes[ticket] = asyncio.Event()
+        if older is not None:
+            self._wakes[older].set()  # it waits no more: its place is this one's
         until = self._clock() + HOLD_NS
         try:
+            self._next()
             while not self._turns.turn(client, ticket, now := self._clock()):
                 if not self._turns.waits(client, ticket):
                     raise Waited("another PIN from this phone came after it", 1)
-                free = self._turns.free_at_ns(now)
                 if now >= until:
-                    seconds = math.ceil(max(free - now, self._turns.every_ns) / NS_PER_S)
+                    left = self._turns.free_at_ns(now) - now
+                    seconds = math.ceil(max(left, self._turns.every_ns) / NS_PER_S)
                     raise Waited(f"others are trying PINs: try again in {seconds} s", seconds)
-                # A check free but another's turn: wait for it to be taken; else until one is.
-                wake = until if free <= now else min(free, until)
-                changed = self._changed
+                wake.clear()
                 with suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), (wake - now) / NS_PER_S)
+                    await asyncio.wait_for(wake.wait(), (until - now) / NS_PER_S)
         except BaseException:
             self._turns.leave(client, ticket)
             raise
         finally:
-            self._tell()
+            del self._wakes[ticket]
+            self._next()
         # The check and its count together, with no wait between: no other login can
         # take a check between them.
         try:
@@ -243,9 +259,21 @@ class Judges:
         self._turns.checked(client, now, wrong=not right)
         return self._opened(pin, now) if right else None
 
-    def _tell(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+    def _next(self) -> None:
+        """Wake the login whose turn it is, now if a check is free, else when one is."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        now = self._clock()
+        first = self._turns.first(now)
+        if first is None:
+            return
+        free = self._turns.free_at_ns(now)
+        if free <= now:
+            self._wakes[first[1]].set()
+        else:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later((free - now) / NS_PER_S, self._next)
 
     def _opened(self, pin: str, now: int) -> str:
         self._sessions = {t: s for t, s in self._sessions.items() if s.until_ns > now}
