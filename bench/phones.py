@@ -40,7 +40,7 @@ def at_ms(state: bytes) -> float | None:
 
 def main() -> None:
     port, n = int(sys.argv[1]), int(sys.argv[2])
-    streams = [Stream(port) for _ in range(n)]
+    streams = [Stream(port, phone) for phone in range(n)]  # each from its own address
     print("ready", flush=True)
     reading = {one.sock.fileno(): one for one in streams}
     arrivals: dict[int, list[tuple[int, float | None]]] = {fd: [] for fd in reading}

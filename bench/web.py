@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -58,11 +59,15 @@ def cpu_s(pid: int) -> float:
 
 
 class Stream:
-    """An event stream read from a plain socket: the state events counted as they come."""
+    """An event stream read from a plain socket: the state events counted as they come.
+    `phone`: which phone it is, from an address of its own (127.0.0.10 on): the page
+    bounds the streams of one address (docs/web.md, "Limits")."""
 
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: bench\r\n\r\n")
+    def __init__(self, port: int, phone: int = 0) -> None:
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), source_address=(phone_address(phone), 0)
+        )
+        self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         self.sock.settimeout(10)
         self.seen = self.got = 0
         self.buffer = b""  # what came after the last whole event
@@ -87,6 +92,11 @@ class Stream:
         self.seen += 1
 
 
+def phone_address(phone: int) -> str:
+    """The loopback address a phone's requests come from (a phone's own on the Wi-Fi)."""
+    return f"127.0.0.{10 + phone % 240}"
+
+
 def free_port() -> int:
     """A port of this computer no one listens on: the one the system chose, let go."""
     probe = bind("127.0.0.1:0")
@@ -97,12 +107,20 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(
-    store: Path, env: dict[str, str] | None = None
+    store: Path, env: dict[str, str] | None = None, log: Path | None = None, nofile: int = 0
 ) -> Iterator[tuple[subprocess.Popen, int]]:
     """`referee web` on the store as the box runs it, its own process (uvicorn): it and its
     port, once it serves an event stream (started, the store read); stopped (SIGTERM) when
-    the `with` ends. `env`: its environment, this process's by default."""
+    the `with` ends. `env`: its environment, this process's by default; `log`: the file
+    its standard error goes to (none by default); `nofile`: its descriptors' limit, as
+    its unit's LimitNOFILE (this process's by default)."""
     port = free_port()
+
+    def limited() -> None:
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    logged = subprocess.DEVNULL if log is None else log.open("ab")
     server = subprocess.Popen(
         [
             sys.executable,
@@ -114,8 +132,9 @@ def serving(
             "--listen",
             f"127.0.0.1:{port}",
         ],
-        stderr=subprocess.DEVNULL,
+        stderr=logged,
         env=env,
+        preexec_fn=limited,  # nothing but setrlimit, before exec
     )
     try:
         deadline = time.monotonic() + 30
@@ -135,6 +154,8 @@ def serving(
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        if log is not None:
+            logged.close()
 
 
 def phone_counts(given: str) -> list[int]:
@@ -203,7 +224,7 @@ def main() -> None:
         with serving(store) as (server, port):
             time.sleep(1)  # settled, before its rest is measured
             rows = [("0 streams", *at_rest(server.pid, seconds))]
-            streams = [Stream(port) for _ in range(STREAMS)]
+            streams = [Stream(port, n) for n in range(STREAMS)]
             rows.append((f"{STREAMS} streams", *at_rest(server.pid, seconds)))
             delays = press_to_streams(store, game, streams)
             rows.append((f"{STREAMS} streams, {INPUTS} inputs", rss_mb(server.pid), float("nan")))

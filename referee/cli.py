@@ -24,7 +24,7 @@ from .errors import (
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
-from .terminal_log import held_logs, stderr_to_log
+from .terminal_log import StderrLog, held_logs, stderr_to_log
 
 SWITCH_INTERVAL_S = 0.001
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     # The sound's thread waits for the GIL while the main loop draws: at Python's 5 ms a
     # planned pip could start 5 ms late; the inputs have no thread left to wait.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    _log_to(logging.StreamHandler(sys.stderr))  # the journal, under systemd
+    _log_to(StderrLog())  # the journal, under systemd
     # First, while this process runs no other thread (a fork then is safe) and has loaded
     # little but what the clips' cutter needs: it shares those pages with the daemon, and
     # holds no copy of what the daemon loads and writes later (early.fork_cutter).
@@ -260,11 +260,11 @@ def _web(args: argparse.Namespace) -> int:
     from .web.pin import ensure_pin, pin_path
     from .web.serve import serve
 
-    _log_to(logging.StreamHandler(sys.stderr))
+    _log_to(StderrLog())
     config = load_config(args.config)
-    sock = inherited()  # `referee run --web` bound it
+    sock = inherited()  # `referee run --web` bound it (and names it in --listen)
+    listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
     if sock is None:
-        listen = resolve_listen(args.listen or config.web.listen, on_a_pi=is_raspberry_pi())
         if listen == "off":
             log.info("[web] listen is off: no page served")
             return 0
@@ -272,7 +272,7 @@ def _web(args: argparse.Namespace) -> int:
     store = _store_of(args)
     ensure_pin(pin_path(store))  # made now, for the box to show before a phone asks
     with marked(store, host_port(sock)):  # for the box's lobby to show where
-        serve(store, pin_path(store), sock, config.game)
+        serve(store, pin_path(store), sock, config.game, listen)
     return 0
 
 
@@ -405,7 +405,7 @@ def _check_buttons(args: argparse.Namespace) -> int:
     from .units import MAX_SEATS
 
     config = load_config(args.config)
-    _log_to(logging.StreamHandler(sys.stderr))
+    _log_to(StderrLog())
     display = "terminal" if sys.stdin.isatty() else "none"
     kind = pick_input(args.input)
     with contextlib.closing(Inbox()) as inbox:

@@ -5,8 +5,10 @@ in JSON, and nothing outside the clips' folder ever served. Real clips, real fil
 
 import asyncio
 import functools
+import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -288,6 +290,41 @@ def test_a_link_put_in_after_the_listing_is_not_followed(store, kept, tmp_path):
     assert refused.value.status_code == 404
 
 
+def test_a_hundred_downloads_of_a_sound_leave_the_history_to_the_other_phones(store, kept):
+    """The attack: 100 connections (ten phones, ten each) download one clip's WAV. Before,
+    its reads waited on the history's one reading thread, and while 8 waited every
+    history, stats and clips request of the other phones was a 503; sounds have a lane of
+    their own now."""
+    (host, port), stop = served(store)
+    try:
+        request = f"GET /api/clips/{kept.clip.name}.wav HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        downloads = []
+        for n in range(100):
+            sock = socket.create_connection(
+                (host, port), source_address=(f"127.0.0.{20 + n % 10}", 0)
+            )
+            downloads.append(sock)
+        for sock in downloads:
+            sock.sendall(request.encode())
+        asked = ["/api/games", "/api/stats", "/api/games/1/clips", "/api/games/1"] * 5
+        others = [
+            raw(
+                (host, port),
+                f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode(),
+            )
+            for path in asked
+        ]
+        assert [status for status, _, _ in others] == [200] * len(asked)
+        for sock in downloads:  # and every download is whole
+            sock.settimeout(10)
+            answer = http.client.HTTPResponse(sock, method="GET")
+            answer.begin()
+            assert answer.status == 200 and answer.read() == kept.sound.read_bytes()
+            sock.close()
+    finally:
+        stop()
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hostile")
@@ -329,7 +366,7 @@ def test_no_clip_name_leaves_the_clips_folder(hostile, route, name):
     address, _, _ = hostile
     path = route.format(name)
     status, kind, body = raw(
-        address, f"GET {path} HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n".encode()
+        address, f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode()
     )
     assert status in (400, 404, 405), (path, status, body)
     assert kind == "application/json" or status == 400  # uvicorn's own 400: a text line
@@ -340,7 +377,7 @@ def test_the_traversals_of_the_pages_folder_do_not_reach_the_clips_either(hostil
     address, _, _ = hostile
     for path in TRAVERSALS:
         for prefix in ("/api/clips", "/api/clips/x"):
-            request = f"GET {prefix}{path} HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n"
+            request = f"GET {prefix}{path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
             status, _, body = raw(address, request.encode())
             assert status in (400, 404, 405) and SECRET not in body and b"RIFF" not in body
 
@@ -351,7 +388,7 @@ def test_any_name_is_the_clip_or_a_4xx_in_json(hostile, name, route):
     address, real, data = hostile
     path = route.format(quote(name, safe=""))
     status, kind, body = raw(
-        address, f"GET {path} HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n".encode()
+        address, f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode()
     )
     if name == real and route != "/api/clips/{}":
         assert status == 200
@@ -379,7 +416,7 @@ RANGE = st.one_of(
 def test_any_range_is_the_bytes_it_names_the_whole_file_or_a_416(hostile, asked):
     address, name, data = hostile
     request = (
-        f"GET /api/clips/{name}.wav HTTP/1.1\r\nHost: box\r\nConnection: close\r\n"
+        f"GET /api/clips/{name}.wav HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         f"Range: {asked}\r\n\r\n"
     )
     status, kind, body = raw(address, request.encode())
@@ -421,7 +458,7 @@ def test_any_envelope_query_is_an_envelope_or_a_400(hostile, asked):
     status, kind, body = raw(
         address,
         f"GET /api/clips/{name}/envelope?{'&'.join(f'{k}={quote(v)}' for k, v in asked)}"
-        " HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n".encode(),
+        " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode(),
     )
     assert status in (200, 400) and kind == "application/json", (asked, status, body)
     answer = json.loads(body)
@@ -513,7 +550,7 @@ def test_the_pages_server_reads_the_boxs_settings_without_gpiozero(tmp_path):
 
 def test_every_clips_route_is_in_the_contract(tmp_path):
     contract = (ROOT / "docs" / "web.md").read_text()
-    api = clips_api.ClipsApi(tmp_path / "referee.db", Worker())
+    api = clips_api.ClipsApi(tmp_path / "referee.db", Worker(), Worker("sounds"))
     for route in api.routes:
         shown = route.path.replace("{file}", "{name}.wav")
         assert f"`GET {shown}" in contract, route.path

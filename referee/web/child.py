@@ -94,6 +94,7 @@ class PageProcess:
         """The page's process on the daemon's socket; OSError if it cannot be started."""
         assert self._sock is not None
         command = [sys.executable, "-m", "referee", "web", "--store", str(self.store)]
+        command += ["--listen", self.listen]  # the socket's; its host is a name of the box
         if self.config is not None:
             command += ["--config", str(self.config)]
         fd = self._sock.fileno()

@@ -44,9 +44,12 @@ _RANGE = re.compile(r"bytes=([0-9]{0,19})-([0-9]{0,19})")
 
 
 class ClipsApi:
-    def __init__(self, store: Path, worker: Worker) -> None:
+    """The routes; `worker` reads the listings and the waveforms, `sounds` the sounds: a
+    lane of their own (worker.py)."""
+
+    def __init__(self, store: Path, worker: Worker, sounds: Worker) -> None:
         self._clips = ClipStore(clips_folder(store), max_bytes=0)  # read here, never made
-        self._worker = worker
+        self._sounds = sounds
         self._run = worker.run
         self.routes = [
             Route("/api/games/{id}/clips", self.game, methods=["GET"]),
@@ -67,11 +70,12 @@ class ClipsApi:
         query(request)
         file = request.path_params["file"]
         # Not refused while others wait: an audio element does not ask again (a lookup
-        # is a JSON file read, the sound a few pieces of 64 kB).
+        # is a JSON file read, the sound a few pieces of 16 kB). In the sounds' lane, where
+        # each connection waits for one piece at most (guard.py bounds the connections).
         name = file.removesuffix(_SOUND) if file.endswith(_SOUND) else ""
-        kept = await self._kept(name, bounded=False)
+        kept = await self._kept(name, sound=True)
         asked = request.headers.get("range"), request.headers.get("if-range")
-        return _Sound(kept, self._worker, *asked)
+        return _Sound(kept, self._sounds, *asked)
 
     async def envelope(self, request: Request) -> Response:
         given = query(request, "columns", "from", "to")
@@ -90,8 +94,12 @@ class ClipsApi:
             {"from": start, "to": end, "columns": columns, "low": lows, "high": highs}
         )
 
-    async def _kept(self, name: str, *, bounded: bool = True) -> Kept:
-        found = await self._run(self._clips.kept, name, bounded=bounded)
+    async def _kept(self, name: str, *, sound: bool = False) -> Kept:
+        """The clip of that name; looked up in the sounds' lane for a sound."""
+        if sound:
+            found = await self._sounds.run(self._clips.kept, name, bounded=False)
+        else:
+            found = await self._run(self._clips.kept, name)
         if found is None:
             raise HTTPException(404, f"no clip {shown(name)}")
         return found

@@ -2,14 +2,17 @@
 
 Every answer but the page is JSON, every refusal a 4xx with `{"error": "..."}`: a request
 can never make a traceback, a file outside the page's folder, nor a write without both
-the PIN's session and a same-origin request.
+the PIN's session and a same-origin request; and none is answered but to the box's own
+names (421).
 """
 
 import asyncio
 import hashlib
+import ipaddress
 import json
 import logging
 import re
+import socket
 import time
 from base64 import b64encode
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +22,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,8 +43,9 @@ from referee.units import MAX_SEATS, NS_PER_S
 
 from .clips_api import ClipsApi
 from .follow import Follower, Snapshot, read_players
+from .guard import Guard, client_of
 from .history_api import HistoryApi
-from .pin import DIGITS, SESSION_NS, Judges
+from .pin import DIGITS, SESSION_NS, Judges, Turns, Waited
 from .settings_api import check_change, read_rules
 from .worker import Worker
 
@@ -53,6 +57,7 @@ KEEP_ALIVE_S = 15.0  # a comment on an idle stream, under what proxies and phone
 # The daemon's answer to a write: longer than its own wait for the disk (control.py).
 ASK_S = 3.0
 COOKIE = "referee_session"
+STREAM_RETRY_S = 5  # a stream refused: when the page asks again
 METHODS = ("GET", "HEAD", "POST")
 # A write's data names what it changes; anything else is refused before it is parsed.
 JSON_TYPE = re.compile(r"application/json\s*(;\s*charset\s*=\s*\"?utf-8\"?\s*)?", re.IGNORECASE)
@@ -70,17 +75,24 @@ def create_app(
     clock: Callable[[], int] = time.monotonic_ns,
     keep_alive_s: float = KEEP_ALIVE_S,
     closing: asyncio.Event | None = None,
+    guard: Guard | None = None,
+    listen: str | None = None,
+    turns: Turns | None = None,
 ) -> ASGIApp:
     """The app; `rules`: the settings file's (the next game's, but for a phone's); `closing`,
-    once set, ends every event stream (the server stops)."""
+    once set, ends every event stream (the server stops); `guard`: the server's bounds
+    (its streams' here); `listen`: the address the settings name, whose host it answers
+    to; `turns`: the PIN's (pin.py)."""
     file_rules = rules or Settings()
     closing = closing or asyncio.Event()
-    judges = Judges(pin, clock)
+    guard = guard or Guard()
+    judges = Judges(pin, clock, turns)
     follower = Follower(store, clock)
     page = _Page(PAGE)
     worker = Worker()  # the one thread that reads at length
+    sounds = Worker("sounds")  # a lane of their own: a download never holds the history up
     history = HistoryApi(store, worker)
-    clips = ClipsApi(store, worker)
+    clips = ClipsApi(store, worker, sounds)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -89,14 +101,26 @@ def create_app(
                 yield
             finally:
                 worker.close()
+                sounds.close()
 
     async def state(request: Request) -> Response:
         snapshot = follower.snapshot
         return JSONResponse(snapshot.json(clock()), snapshot.status)
 
     async def events(request: Request) -> Response:
-        return StreamingResponse(
-            _stream(follower, clock, keep_alive_s, closing),
+        client = _client(request)
+        ended = asyncio.Event()  # another client took its place (guard.Slots)
+        place = guard.streams.take(client, ended.set)
+        if place is None:
+            each, total = guard.streams.each, guard.streams.total
+            raise Refused(
+                429 if guard.streams.of(client) >= each else 503,
+                f"too many event streams: at most {each} a phone, {total} in all",
+                {"Retry-After": str(STREAM_RETRY_S)},
+            )
+        return _Following(
+            lambda: guard.streams.give_back(place),
+            _stream(follower, clock, keep_alive_s, closing, ended),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -107,16 +131,14 @@ def create_app(
         given = body.get("pin")
         if not isinstance(given, str) or len(given) > 4 * DIGITS:
             raise Refused(400, f'"pin" must be the {DIGITS} digits the box shows')
-        if wait := judges.wait_s():
-            raise _wait(wait)
         try:
-            token = judges.login(given)
+            token = await judges.login(_client(request), given)
+        except Waited as waited:
+            raise Refused(429, str(waited), {"Retry-After": str(waited.seconds)}) from None
         except PinError as err:
             log.error("%s", err)
             raise Refused(503, "the box has no PIN it can read: see its log") from None
         if token is None:
-            if wait := judges.wait_s():
-                raise _wait(wait)
             raise Refused(401, "wrong PIN")
         response = JSONResponse({"session": True})
         response.set_cookie(
@@ -232,7 +254,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.router.redirect_slashes = False  # a redirect would be neither an answer nor a refusal
-    return _only_methods(app)
+    return _own_names(_only_methods(app), listen)
 
 
 @asynccontextmanager
@@ -253,16 +275,21 @@ async def _running(follower: Follower) -> AsyncIterator[None]:
 
 
 async def _stream(
-    follower: Follower, clock: Callable[[], int], keep_alive_s: float, closing: asyncio.Event
+    follower: Follower,
+    clock: Callable[[], int],
+    keep_alive_s: float,
+    closing: asyncio.Event,
+    ended: asyncio.Event,
 ) -> AsyncIterator[str]:
     """The state now, then each new one; a comment when nothing came for keep_alive_s.
-    Ends when the server stops: a stream never ends by itself, and one cut off at the
-    graceful shutdown's timeout is an error in the log."""
-    snapshot = follower.snapshot
-    yield _event(snapshot, clock())
-    closed = asyncio.ensure_future(closing.wait())
+    Ends when the server stops (`closing`), or another client took its place (`ended`):
+    a stream never ends by itself, and one cut off at the graceful shutdown's timeout is
+    an error in the log."""
+    closed = asyncio.ensure_future(_either(closing, ended))
     waiting: asyncio.Task[Snapshot] | None = None
     try:
+        snapshot = follower.snapshot
+        yield _event(snapshot, clock())
         while True:
             waiting = waiting or asyncio.ensure_future(follower.changed(snapshot.version))
             done, _ = await asyncio.wait(
@@ -281,16 +308,39 @@ async def _stream(
             waiting.cancel()
 
 
+class _Following(StreamingResponse):
+    """An event stream, whose place (guard.Slots) is given back however it ends: its
+    generator's own `finally` would not run for a stream cut off before it began."""
+
+    def __init__(self, give_back: Callable[[], None], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._give_back = give_back
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._give_back()
+
+
+async def _either(one: asyncio.Event, other: asyncio.Event) -> None:
+    waits = {asyncio.ensure_future(one.wait()), asyncio.ensure_future(other.wait())}
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
 def _event(snapshot: Snapshot, now_ns: int) -> str:
     kind = "state" if snapshot.error is None else "trouble"
     data = json.dumps(snapshot.json(now_ns), separators=(",", ":"))
     return f"id: {snapshot.version}\nevent: {kind}\ndata: {data}\n\n"
 
 
-def _wait(seconds: int) -> Refused:
-    return Refused(
-        429, f"too many wrong PINs: try again in {seconds} s", {"Retry-After": str(seconds)}
-    )
+def _client(request: Request) -> str:
+    """Who sent the request, for the bounds and the PIN's turns (guard.client_of)."""
+    return client_of(request.client.host) if request.client else "?"
 
 
 def _same_origin(request: Request) -> None:
@@ -321,10 +371,13 @@ async def _json_object(request: Request) -> dict[str, Any]:
     if length is not None and (not length.isdigit() or int(length) > BODY_MAX):
         raise Refused(413, f"at most {BODY_MAX} bytes")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > BODY_MAX:
-            raise Refused(413, f"at most {BODY_MAX} bytes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > BODY_MAX:
+                raise Refused(413, f"at most {BODY_MAX} bytes")
+    except ClientDisconnect:  # closed before its end (guard.REQUEST_S): no one to answer
+        raise Refused(400, "the request stopped before its end") from None
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
@@ -342,6 +395,66 @@ async def _refusal(request: Request, exc: Exception) -> Response:
 async def _failure(request: Request, exc: Exception) -> Response:
     log.exception("%s %s", request.method, request.url.path)
     return JSONResponse({"error": "the box failed to answer: see its log"}, 500)
+
+
+def _own_names(app: ASGIApp, listen: str | None) -> ASGIApp:
+    """Only requests to the box's own names and addresses, else 421 (DNS rebinding: a page
+    elsewhere whose name now resolves to the box would read it all through a phone, and
+    try PINs). Its names: the address the request reached (any of the box's, whatever
+    DHCP gave it now), its hostname, that name .local, localhost, and the host `listen`
+    names. Looked at for each request: none is cached."""
+    named = _host_of(listen) if listen else ""
+
+    async def own(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = b""
+            for key, value in scope["headers"]:
+                if key == b"host":
+                    host = value
+                    break
+            reached = scope.get("server") or ("",)
+            asked = _host_of(host.decode("latin-1"))
+            if not asked or asked not in _names(str(reached[0]), named):
+                refused = JSONResponse(
+                    {"error": "not a name of this box: open the page at its address"}, 421
+                )
+                await refused(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return own
+
+
+# A Host header's value: a name or an IPv4 address, or an IPv6 address in brackets, and a
+# port or not. `[web] listen`'s HOST:PORT is one too.
+_HOST = re.compile(r"(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]]*))(?::[0-9]*)?")
+
+
+def _host_of(value: str) -> str:
+    """The host a Host header (or HOST:PORT) names, to compare: lower case, without its
+    port nor a final dot, an address as Python writes it (an IPv4-mapped one as IPv4);
+    "" if it names none."""
+    found = _HOST.fullmatch(value.strip())
+    if found is None:
+        return ""
+    return _address_of(found[1] or found[2] or "")
+
+
+def _address_of(host: str) -> str:
+    host = host.lower().removesuffix(".")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return "" if address.is_unspecified else str(address)
+
+
+def _names(reached: str, named: str) -> set[str]:
+    """The box's names for a request that reached its address `reached`."""
+    hostname = socket.gethostname().lower()
+    return {_address_of(reached), hostname, f"{hostname}.local", "localhost", named} - {""}
 
 
 def _only_methods(app: ASGIApp) -> ASGIApp:

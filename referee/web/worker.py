@@ -1,8 +1,10 @@
-"""The one thread on which the page's server reads at length: a game replayed for the
-history, a clip's waveform and sound. The live state's reads never wait behind them, and
-one thread's memory is all they take (each thread that allocates gets an arena of its
-own from the C library, and the page has 40 MB: docs/design.md, "The page"). At most
-WAITING_MAX requests wait for it; another is a 503 that says to ask again.
+"""The threads on which the page's server reads at length, each a lane of its own: one for
+a game replayed for the history and a clip's listing and waveform, one for the clips'
+sounds, so that a hundred downloads of a sound never make the history wait (and a 503).
+The live state's reads never wait behind them, and a thread's memory is all each takes
+(each thread that allocates gets an arena of its own from the C library, and the page
+has 40 MB: docs/design.md, "The page"). At most WAITING_MAX requests wait for a lane;
+another is a 503 that says to ask again.
 """
 
 import asyncio
@@ -21,8 +23,8 @@ T = TypeVar("T")
 
 
 class Worker:
-    def __init__(self) -> None:
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="reader")
+    def __init__(self, name: str = "reader") -> None:
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix=name)
         self._waiting = 0
 
     def close(self) -> None:
