@@ -42,7 +42,7 @@ import platformdirs
 
 from . import store_lock
 from .errors import StoreError as StoreError  # re-exported: callers know it from here
-from .files import NotARegularFile, open_regular
+from .files import NotARegularFile, looked_at, open_regular
 from .names import check_name, folded
 from .rules import (
     Input,
@@ -143,7 +143,7 @@ def default_store_path(*, reading: bool = False) -> Path:
     if state_directory:
         return Path(state_directory) / "referee.db"
     mine = platformdirs.user_data_path("referee") / "referee.db"
-    if reading and not mine.exists() and SERVICE_STORE.exists():
+    if reading and not looked_at(mine) and looked_at(SERVICE_STORE):
         return SERVICE_STORE
     return mine
 
