@@ -4,6 +4,7 @@ For a machine without a screen (or over ssh). It redraws the whole picture only 
 its text changes; the main loop asks captions.next_change_ns when a timer needs a frame.
 """
 
+import functools
 import os
 import re
 import unicodedata
@@ -142,9 +143,10 @@ def columns(text: str) -> int:
     two, combining marks and format characters none, the rest one."""
     if text.isascii():
         return len(text)
-    return sum(_char_columns(c) for c in text)
+    return sum(map(_char_columns, text))
 
 
+@functools.lru_cache(maxsize=4096)  # a picture's few hundred characters, every frame
 def _char_columns(char: str) -> int:
     if unicodedata.category(char) in ("Mn", "Me", "Cf"):
         return 0
