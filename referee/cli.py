@@ -21,6 +21,7 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
+from .files import looked_at
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import Store, default_store_path
@@ -312,14 +313,18 @@ def _clips(args: argparse.Namespace) -> int:
 
     folder = clips_folder(_store_of(args))
     clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
-    if args.delete:
-        if args.game is None and not args.all:
-            print("clips --delete: name a game (--game N) or --all", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        gone = clips.delete(args.game)
-        print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
-        return 0
-    kept = clips.clips(args.game)
+    if args.delete and args.game is None and not args.all:
+        print("clips --delete: name a game (--game N) or --all", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:  # a folder beside the store, not one the user named: it may be out of their reach
+        if args.delete:
+            gone = clips.delete(args.game)
+            print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
+            return 0
+        kept = clips.clips(args.game)
+    except OSError as err:
+        print(f"{folder}: cannot read the clips: {err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if not kept:
         print(f"{folder}: no clips" + (f" of game {args.game}" if args.game is not None else ""))
         return 0
@@ -354,7 +359,7 @@ def _config(args: argparse.Namespace) -> int:
             phone = opened.next_rules()
     except StoreError as err:
         phone = {}
-        if store.exists():  # no store yet: no phone has set anything
+        if looked_at(store):  # no store yet: no phone has set anything
             print(f"referee: no rules a phone set: {err}", file=sys.stderr)
     rules, trouble = with_phone(config.game, phone)
     if trouble is not None:

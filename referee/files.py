@@ -1,13 +1,17 @@
 """Opening a file that a user named, without waiting for ever on something that is not one.
 
 Opening a FIFO to read waits until something writes to it: a settings file or a store
-that is one would hang the referee at start, silently.
+that is one would hang the referee at start, silently. A file the user did not name, but
+that a command looks for, may sit where the user cannot look (looked_at).
 """
 
 import errno
+import logging
 import os
 import stat
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 _KINDS = {
     stat.S_IFDIR: "a directory",
@@ -44,3 +48,17 @@ def read_regular(path: Path) -> bytes:
     """The contents of the regular file at path; OSError for anything else, at once."""
     with os.fdopen(open_regular(path), "rb") as file:
         return file.read()
+
+
+def looked_at(path: Path) -> bool:
+    """Whether a file the user did not name (a settings file looked for, a default store)
+    is there. One that cannot be looked at (a command started in a folder its user cannot
+    read: `cd /root && sudo -u referee referee pin`) is not: said in one line, as skipped."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as err:
+        log.warning("%s: skipped: cannot look at it (%s)", path, err.strerror or err)
+        return False
+    return True

@@ -42,8 +42,8 @@ import platformdirs
 
 from . import store_lock
 from .errors import StoreError as StoreError  # re-exported: callers know it from here
-from .files import NotARegularFile, open_regular
-from .names import check_name, folded
+from .files import NotARegularFile, looked_at, open_regular
+from .names import folded, kept_name
 from .rules import (
     Input,
     Settings,
@@ -143,7 +143,7 @@ def default_store_path(*, reading: bool = False) -> Path:
     if state_directory:
         return Path(state_directory) / "referee.db"
     mine = platformdirs.user_data_path("referee") / "referee.db"
-    if reading and not mine.exists() and SERVICE_STORE.exists():
+    if reading and not looked_at(mine) and looked_at(SERVICE_STORE):
         return SERVICE_STORE
     return mine
 
@@ -610,10 +610,12 @@ class Store:
         return seat
 
     def _name(self, where: str, name: object) -> str:
-        """As strictly as a name typed on the page: what a store holds may be damaged."""
+        """As strictly as a name the box ever kept: what a store holds may be damaged, and
+        one kept before a name had to show something, or could not be a seat's label, is
+        still read (names.kept_name)."""
         shown = repr(name) if len(repr(name)) <= 60 else f"{repr(name)[:60]}..."
         try:
-            if isinstance(name, str) and check_name(name) == name:
+            if isinstance(name, str) and kept_name(name) == name:
                 return name
             why = "not as the box writes names"
         except ValueError as err:

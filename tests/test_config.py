@@ -348,6 +348,11 @@ MISTAKES = {
         "referee.toml:2: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"
         " else 0.001 to 86400 (a day); got 1e+308",
     ),
+    "a point-out time below a nanosecond, which is no 0": (
+        "[rules]\npointout_s = 1e-300\n",
+        "referee.toml:2: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"
+        " else 0.001 to 86400 (a day); got 1e-300",
+    ),
     "a point-out time beyond any float": (
         "[rules]\npointout_s = 1" + "0" * 400 + "\n",
         "referee.toml:2: [rules] pointout_s: must be seconds to show a SET: 0 for no limit,"

@@ -151,6 +151,25 @@ def test_stats_follow_a_named_player_from_seat_to_seat(tmp_path):
     assert numbers == {"ann": 2, "Bob": 1, "P1": 1, "P2": 1, "P3": 1}
 
 
+def test_a_player_named_like_a_seat_counts_apart_from_the_seat(tmp_path):
+    """Issue 29: "P6" at seat 2 while seat 6 had no name made two people one. The page no
+    longer takes a seat's label as a name; a ledger kept before holds one still."""
+    path = tmp_path / "referee.db"
+    s = Settings(players=6)
+    first, _ = write_games(path, [(s, table_game(s, seed, calls=4)) for seed in (1, 2)])
+    with Store.open(path) as store:
+        store.name_seats(first, [(2, "P6")])
+    history = History(path)
+    assert history.count(100).done
+    players = stats(history.cache)
+    # Seat 6 sat unnamed in both games; the player called P6 sat in one, at seat 2.
+    assert [(p.player, p.named, p.games) for p in players if p.player == "P6"] == [
+        ("P6", False, 2),
+        ("P6", True, 1),
+    ]
+    assert [len(series(history.cache, p)) for p in players] == [p.games for p in players]
+
+
 def test_counting_a_large_store_goes_a_budget_at_a_time(tmp_path, monkeypatch):
     replays = Replays(monkeypatch)
     path = tmp_path / "referee.db"
@@ -238,7 +257,7 @@ def test_the_stats_agree_with_a_count_from_the_final_states(drawn):
         history = History(path)
         assert history.count(100).done
         players = stats(history.cache)
-        played = {p.player: [one.game for one in series(history.cache, p.player)] for p in players}
+        played = {p.player: [one.game for one in series(history.cache, p)] for p in players}
     got = {
         p.player: {
             "games": p.games,

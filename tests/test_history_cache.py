@@ -154,7 +154,7 @@ def test_a_players_series_is_their_latest_games(store, monkeypatch):
     history = counted(store)
     players = stats.stats(history.cache)
     assert all(p.games == 4 for p in players)
-    latest = [[one.game for one in stats.series(history.cache, p.player)] for p in players]
+    latest = [[one.game for one in stats.series(history.cache, p)] for p in players]
     assert latest == [[3, 4]] * 3
 
 

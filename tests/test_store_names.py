@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from referee import store as store_module
 from referee.cli import main
-from referee.names import check_name
+from referee.names import kept_name
 from referee.rules import Press, Settings
 from referee.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
 
@@ -93,6 +93,16 @@ def test_a_damaged_name_is_named_in_one_line(tmp_path, sql, message):
         store.seat_names(1)
 
 
+def test_a_name_kept_before_todays_checks_still_reads(tmp_path):
+    """A ledger written while "P6" and a Hangul filler were names: a name the page now
+    refuses is no damage, and the store that holds it stays readable."""
+    path = tmp_path / "referee.db"
+    with Store.open(path) as store:
+        game = store.new_game(Settings(), lobby=True, names={2: "P6", 3: "\u3164"})
+    with Store.open_readonly(path) as store:
+        assert store.seat_names(game) == {2: "P6", 3: "\u3164"}
+
+
 @pytest.fixture(scope="module")
 def shared_store(tmp_path_factory):
     with Store.open(tmp_path_factory.mktemp("store") / "referee.db") as store:
@@ -110,7 +120,7 @@ def test_any_name_column_is_read_exactly_or_refused_in_one_line(shared_store, co
         assert str(err).startswith(f"{shared_store.path}: game {game}: bad name ")
         assert "\n" not in str(err)
         return
-    assert names == {1: column} and check_name(column) == column
+    assert names == {1: column} and kept_name(column) == column
     writer(shared_store).execute("UPDATE players SET name = 'Zed' WHERE folded = 'zed'")
 
 

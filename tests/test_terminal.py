@@ -1,7 +1,14 @@
 """The terminal's picture of a game: what it shows, and what it leaves out."""
 
 import re
+import unicodedata
+from dataclasses import replace
+from functools import cache
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.names import ELLIPSIS, check_name
 from referee.outputs import gallery
 from referee.outputs.captions import KEY_LEGEND
 from referee.outputs.terminal import render
@@ -10,6 +17,64 @@ from referee.view import Notice, View
 from .rules.helpers import play
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def columns(line: str) -> int:
+    """The columns a terminal gives a line: East Asian wide and full-width characters
+    two, combining marks and format characters none, the rest one."""
+    return sum(
+        0
+        if unicodedata.category(c) in ("Mn", "Me", "Cf")
+        else 2
+        if unicodedata.east_asian_width(c) in ("W", "F")
+        else 1
+        for c in ANSI.sub("", line)
+    )
+
+
+@cache
+def gallery_views() -> dict[str, View]:
+    return gallery.views()
+
+
+def name_or_none(raw: str) -> str | None:
+    try:
+        return check_name(raw)
+    except ValueError:
+        return None
+
+
+# Names a phone may give: wide (CJK, Hangul, full-width, emoji) and marks among the rest.
+WIDE = st.one_of(
+    st.sampled_from("李小龍王菲한글ｱＡ😀🂡"),
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(categories=["L", "M", "N", "P", "S", "Zs"]),
+)
+NAMES = st.text(WIDE, min_size=1, max_size=30).map(name_or_none).filter(bool)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(
+    st.lists(NAMES, min_size=8, max_size=8),
+    st.integers(4, 200),
+    st.sampled_from(sorted(gallery_views())),
+)
+def test_no_line_is_wider_than_the_terminal_whatever_the_names(names, width, which):
+    """Issue 29: measured in characters, four CJK names made 88-column lines on an
+    80-column terminal."""
+    view = replace(gallery_views()[which], names=tuple(enumerate(names, 1)))
+    for colour in (False, True):
+        text = render(view, colour_on=colour, width=width)
+        assert max(map(columns, text.splitlines())) <= width, text
+
+
+def test_four_cjk_names_fit_eighty_columns_and_a_long_one_is_cut_by_columns():
+    names = {1: "李小龍", 2: "王菲王菲王菲王菲王菲王菲", 3: "한글한글한글한글", 4: "王" * 24}
+    view = replace(gallery_views()["scoreboard"], names=tuple(names.items()))
+    text = render(view, colour_on=False, width=80)
+    assert max(map(columns, text.splitlines())) <= 80, text
+    assert "李小龍 ●" in text and "王菲王菲王菲王菲王菲王菲 ▲" in text  # 24 columns: whole
+    assert "王" * 11 + ELLIPSIS + " ◆" in text  # 48 columns, cut to 24
 
 
 def picture(script: str, now_s: float = 0, source: str = "GPIO") -> str:

@@ -43,6 +43,14 @@ def test_a_name_typed_on_the_phone_is_on_the_box_and_in_the_state(judge, daemon)
         (1, "", 400, "a name cannot be empty"),
         (1, "x" * 25, 400, "a name is at most 24 characters (this one has 25)"),
         (1, "\u202eevE", 400, "a name cannot hold invisible characters (U+202E)"),
+        (1, "\u3164", 400, "a name cannot hold invisible characters (U+3164)"),
+        (1, "\u0301", 400, "a name needs something to see: a letter, a digit or a sign"),
+        (
+            1,
+            "\uff30\uff16",  # full-width: NFKC reads it as P6
+            400,
+            "a name cannot be a seat's label (P6): it names a seat, not a player",
+        ),
         (1, 7, 400, '"name" must be a string'),
         ("1", "Eve", 400, '"seat" must be a seat\'s number'),
     ],

@@ -69,6 +69,11 @@ def test_rules_set_on_the_phone_are_the_next_games_and_survive_a_restart(judge, 
             "[rules] pointout_s: must be seconds to show a SET: 0 for no limit, else 0.001 to"
             " 86400 (a day); got -1",
         ),
+        (
+            {"pointout_s": 1e-10},
+            "[rules] pointout_s: must be seconds to show a SET: 0 for no limit, else 0.001 to"
+            " 86400 (a day); got 1e-10",
+        ),
         ({"players": 9}, "[rules] players: must be a whole number of seats, 2 to 8 (1 for solo"),
         (
             {"rules": "house"},

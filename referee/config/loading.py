@@ -8,7 +8,7 @@ from pathlib import Path
 import platformdirs
 
 from referee.errors import ConfigError
-from referee.files import read_regular
+from referee.files import looked_at, read_regular
 
 from .checks import check
 from .lines import Source, find_lines
@@ -27,9 +27,12 @@ def search_paths() -> list[Path]:
     names, the one beside the user (where `referee config --example > referee.toml`
     wrote it), the user's, the box's."""
     env = os.environ.get(ENV_VAR)
-    here = Path.cwd() / "referee.toml"
+    try:
+        here = [Path.cwd() / "referee.toml"]
+    except OSError:  # the current folder was deleted: nothing is beside the user
+        here = []
     user = platformdirs.user_config_path("referee") / "referee.toml"
-    return [*([Path(env)] if env else []), here, user, SYSTEM_PATH]
+    return [*([Path(env)] if env else []), *here, user, SYSTEM_PATH]
 
 
 def default_config() -> Config:
@@ -38,18 +41,19 @@ def default_config() -> Config:
 
 def load_config(path: Path | None = None) -> Config:
     """The settings in `path`, or in the first file of search_paths(); defaults if none."""
+    named = ""
     if path is None:
         env = os.environ.get(ENV_VAR)
-        if env and not Path(env).exists():
-            # Named on purpose: falling back to the defaults would hide a typo.
-            raise ConfigError(f"no such settings file (named by ${ENV_VAR})", Path(env))
-        path = next((p for p in search_paths() if p.exists()), None)
+        if env:  # named on purpose: falling back to the defaults would hide a typo
+            path, named = Path(env), f" (named by ${ENV_VAR})"
+        else:
+            path = next((p for p in search_paths() if looked_at(p)), None)
         if path is None:
             return default_config()
     try:
         text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
-        raise ConfigError("no such settings file", path) from None
+        raise ConfigError(f"no such settings file{named}", path) from None
     except OSError as err:
         raise ConfigError(f"cannot read the settings: {err.strerror}", path) from None
     except UnicodeDecodeError as err:

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 # A file of ours ('RfPc'), and the format of its tables: another is made anew.
 APPLICATION_ID = 0x52665063
-FORMAT = 1
+FORMAT = 2
 # SQLite's page cache for this connection (its default is 2 MB): the queries walk
 # indexes, and the page has 40 MB in all.
 CACHE_KIB = 256
@@ -51,6 +51,7 @@ _TABLES = (
         n INTEGER NOT NULL,  -- the seat's place among the game's players
         seat INTEGER NOT NULL,
         player TEXT NOT NULL,  -- stats.player_of
+        named INTEGER NOT NULL,  -- a name the ledger keeps, not the seat's label
         started INTEGER NOT NULL,  -- the game left the lobby: it counts in the stats
         points INTEGER NOT NULL,
         place INTEGER,
@@ -61,10 +62,12 @@ _TABLES = (
         rounds_lost INTEGER NOT NULL,
         PRIMARY KEY (game_id, n)
     )""",
-    "CREATE INDEX seats_by_player ON seats (player, game_id) WHERE started",
+    "CREATE INDEX seats_by_player ON seats (player, named, game_id) WHERE started",
     # The margins of the calls judged valid for a player, in games that started.
-    "CREATE TABLE margins (game_id INTEGER NOT NULL, player TEXT NOT NULL, ns INTEGER NOT NULL)",
-    "CREATE INDEX margins_by_player ON margins (player, ns)",
+    """CREATE TABLE margins (
+        game_id INTEGER NOT NULL, player TEXT NOT NULL, named INTEGER NOT NULL, ns INTEGER NOT NULL
+    )""",
+    "CREATE INDEX margins_by_player ON margins (player, named, ns)",
     "CREATE INDEX margins_by_game ON margins (game_id)",
     "CREATE TABLE about (store TEXT NOT NULL)",  # the store the rows are of
 )
@@ -126,19 +129,20 @@ class SummaryCache:
                         summary.tallies.tobytes(),
                     ),
                 )  # fmt: skip
+                names = dict(head.names)
                 for n, t in enumerate(summary.seats):
-                    who = player_of(head, t.seat)
+                    who, named = player_of(head, t.seat), t.seat in names
                     conn.execute(
-                        "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
-                            head.id, n, t.seat, who, summary.started, t.points, t.place,
+                            head.id, n, t.seat, who, named, summary.started, t.points, t.place,
                             t.won, t.sets, t.mistakes, t.rounds_won, t.rounds_lost,
                         ),
                     )  # fmt: skip
                     if summary.started:
                         conn.executemany(
-                            "INSERT INTO margins VALUES (?, ?, ?)",
-                            ((head.id, who, m) for m in t.margins_ns),
+                            "INSERT INTO margins VALUES (?, ?, ?, ?)",
+                            ((head.id, who, named, m) for m in t.margins_ns),
                         )
 
     def forget(self, ids: Sequence[int]) -> None:

@@ -4,10 +4,14 @@ For a machine without a screen (or over ssh). It redraws the whole picture only 
 its text changes; the main loop asks captions.next_change_ns when a timer needs a frame.
 """
 
+import functools
 import os
-import textwrap
+import re
+import unicodedata
+from dataclasses import replace
 from typing import TextIO
 
+from referee.names import ELLIPSIS
 from referee.rules import Phase, sitting_out
 from referee.view import MIC_MARK, Severity, View
 
@@ -22,6 +26,9 @@ ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
 MESSAGES_SHOWN = 4
 REPLAY_BAR = 20  # characters of the replay's progress
 DEFAULT_WIDTH = 80
+# The most columns a player's name takes: a name of 24 letters whole, one of 24 CJK
+# characters (48 columns) cut.
+NAME_COLUMNS = 24
 
 
 Style = tuple[Colour | None, bool]  # a colour (None: the terminal's own) and bold
@@ -43,9 +50,11 @@ def render(
     view: View, *, colour_on: bool = True, width: int = 80, height: int | None = None
 ) -> str:
     """The whole picture as text (with ANSI colour when colour_on), no line wider than
-    width: lines break between words, never inside one. Taller than height, it loses
-    first the log, then the keys, the blank lines, the notices (the least severe first)
-    and the deal's line: the game itself (title, scores, what happens) stays on screen."""
+    width columns: lines break between words, inside one only where it is wider than a
+    line. Taller than height, it loses first the log, then the keys, the blank lines, the
+    notices (the least severe first) and the deal's line: the game itself (title, scores,
+    what happens) stays on screen."""
+    view = replace(view, names=tuple((seat, _cut(name)) for seat, name in view.names))
     fitted = [(drop, _fit(segments, width)) for drop, segments in _lines(view)]
     if height is not None:
         rows = sum(len(lines) for _, lines in fitted)
@@ -129,31 +138,92 @@ def _source(view: View) -> str:
     return f"{view.source} · {MIC_MARK}" if view.listening else view.source
 
 
+def columns(text: str) -> int:
+    """The columns a terminal gives the text: East Asian wide and full-width characters
+    two, combining marks and format characters none, the rest one."""
+    if text.isascii():
+        return len(text)
+    return sum(map(_char_columns, text))
+
+
+@functools.lru_cache(maxsize=4096)  # a picture's few hundred characters, every frame
+def _char_columns(char: str) -> int:
+    if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _head(text: str, width: int) -> str:
+    """The longest start of the text within width columns, its base characters' marks
+    with them."""
+    used = 0
+    for i, char in enumerate(text):
+        used += _char_columns(char)
+        if used > width:
+            return text[:i]
+    return text
+
+
+def _cut(name: str) -> str:
+    """The name in at most NAME_COLUMNS columns: cut, with an ellipsis when it was."""
+    if columns(name) <= NAME_COLUMNS:
+        return name
+    return _head(name, NAME_COLUMNS - columns(ELLIPSIS)).rstrip() + ELLIPSIS
+
+
 def _fit(segments: list[Segment], width: int) -> list[list[Segment]]:
-    """A line's segments in lines no wider than width: breaks go between segments first,
-    then between the words of a segment too wide alone (never inside a word)."""
+    """A line's segments in lines no wider than width columns: breaks go between segments
+    first, then between the words of a segment too wide alone."""
     if not segments:
         return [[]]
     lines: list[list[Segment]] = [[]]
     used = 0
     for text, style in segments:
-        need = len(text) + (len(GAP) if lines[-1] else 0)
+        size = columns(text)
+        need = size + (len(GAP) if lines[-1] else 0)
         if lines[-1] and used + need > width:
             lines.append([])
-            used, need = 0, len(text)
-        if len(text) <= width - used:
+            used, need = 0, size
+        if size <= width - used:
             lines[-1].append((GAP + text if lines[-1] else text, style))
             used += need
             continue
-        pieces = textwrap.wrap(
-            text, width, subsequent_indent=INDENT, break_long_words=False, break_on_hyphens=False
-        )
+        pieces = _wrap(text, width)
         for i, piece in enumerate(pieces):
             if i:
                 lines.append([])
             lines[-1].append((piece, style))
-        used = len(pieces[-1])
+        used = columns(pieces[-1])
     return lines
+
+
+_WORD = re.compile(r"\s*\S+")
+_SPACES = str.maketrans("\t\n\v\f\r", "     ")  # a line's breaks are the picture's own
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """The text in lines of at most width columns, broken between words, each line after
+    the first indented; a word wider than a line alone (a name on a narrow terminal) is
+    broken where it meets the edge."""
+    lines: list[str] = []
+    line = ""
+    for word in _WORD.findall(text.translate(_SPACES)):
+        if not line:
+            line = word  # the text's own indent stays
+        elif columns(line) + columns(word) <= width:
+            line += word
+        else:
+            lines.append(line)
+            line = INDENT + word.lstrip()
+        while columns(line) > width:
+            head = _head(line, width)
+            if not head.strip() and line[:1].isspace():
+                line = line.lstrip()  # only the indent fits: the word goes on without it
+                continue
+            head = head or line[:1]  # a character wider than the line: alone on one
+            lines.append(head)
+            line = INDENT + line[len(head) :]
+    return [*lines, line]
 
 
 def _paint_line(segments: list[Segment], colour_on: bool) -> str:

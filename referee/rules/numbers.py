@@ -24,13 +24,28 @@ _EXPONENT_DIGITS = 20
 def scaled(text: str, places: int = 0) -> int:
     """The decimal number `text` times 10**places, rounded half up to a whole number;
     10**BEYOND for a number beyond it. ValueError if `text` is not a decimal number."""
+    below, half, _ = _parts(text, places)
+    return below + half
+
+
+def between(text: str, places: int = 0) -> tuple[int, int]:
+    """The whole numbers the decimal number `text` times 10**places lies between, not
+    rounded: the number twice when it is whole (10**BEYOND twice beyond it), else the one
+    below it and the one above. ValueError as scaled's."""
+    below, _, rest = _parts(text, places)
+    return below, below + rest
+
+
+def _parts(text: str, places: int) -> tuple[int, bool, bool]:
+    """The number times 10**places cut to a whole number; whether what was cut off is at
+    least a half; whether anything was."""
     number = _DECIMAL.fullmatch(text)
     if number is None or not (number[1] or number[2]):
         raise ValueError(f"not a number: {shown(text)}")
     integral, fraction = number[1], number[2] or ""
     digits = (integral + fraction).lstrip("0")
     if not digits:
-        return 0
+        return 0, False, False
     exponent = (number[4] or "").lstrip("0")
     if len(exponent) > _EXPONENT_DIGITS:
         exponent = "9" * _EXPONENT_DIGITS
@@ -39,13 +54,14 @@ def scaled(text: str, places: int = 0) -> int:
     shift = power - len(fraction) + places
     point = len(digits) + shift
     if point > BEYOND:
-        return _BEYOND_VALUE
+        return _BEYOND_VALUE, False, False
     if point < 0:
-        return 0  # below a tenth
+        return 0, False, True  # below a tenth, and not 0: its digits start with no 0
     if shift >= 0:
-        return int(digits + "0" * shift)
+        return int(digits + "0" * shift), False, False
     # Half up: the first digit cut off says whether to round up, whatever follows it.
-    return int(digits[:point] or "0") + (digits[point] >= "5")
+    cut = digits[point:]
+    return int(digits[:point] or "0"), cut[0] >= "5", cut.strip("0") != ""
 
 
 def whole(text: str) -> int:

@@ -11,7 +11,7 @@ from typing import Any, TypeGuard, cast
 
 from referee.units import MAX_SEATS, NS_PER_MS, NS_PER_S
 
-from .numbers import scaled, whole
+from .numbers import between, scaled, whole
 from .rulesets import RULE_BOOKS, RuleBook, RuleSet
 
 # The rule sets and their seats belong to rulesets.py; settings are read with them.
@@ -189,13 +189,19 @@ def _field(key: Key, value: Value) -> Any:
     SettingError if no other key could make it do.
 
     A duration is read exactly from its decimal digits (as a script writes it, or as a
-    TOML float prints), to the nanosecond, half up."""
+    TOML float prints), checked as read, then kept to the nanosecond, half up."""
     text = value if isinstance(value, str) else None
     try:
         if key.unit_digits:
             if isinstance(value, bool) or not isinstance(value, int | float | str):
                 raise ValueError
-            field: Any = scaled(text or repr(value), key.unit_digits)
+            written = text or repr(value)
+            field: Any = scaled(written, key.unit_digits)
+            # In range as written, not as rounded: 1e-10 s is not 0 (no limit), nor is
+            # 0.0009999999999 s a millisecond. A value between two whole numbers of its
+            # unit is in range where both are (the ranges are of whole numbers).
+            if not all(map(key.fits, between(written, key.unit_digits))):
+                raise ValueError
         elif key.kind is str:
             field = RuleSet(str(value))
         elif text is None:

@@ -77,7 +77,7 @@ class HistoryApi:
 
         def answer() -> Response:
             cache = self._history.cache
-            players = ((p, series(cache, p.player)) for p in stats(cache))
+            players = ((p, series(cache, p)) for p in stats(cache))
             return Response(stats_json(players, started_games(cache)), media_type=JSON)
 
         return await self._run(self._counted, answer)

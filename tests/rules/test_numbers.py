@@ -3,14 +3,14 @@ and in time linear in their length however many digits or however large an expon
 
 import re
 import time
-from decimal import ROUND_HALF_UP, Context, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from referee.rules.numbers import BEYOND, scaled, shown, whole
+from referee.rules.numbers import BEYOND, between, scaled, shown, whole
 
 # What a script may write: digits, a point, an exponent (leading zeros allowed).
 DECIMALS = st.from_regex(
@@ -32,6 +32,21 @@ def reference(text: str, places: int) -> int:
 @given(DECIMALS, st.sampled_from([0, 6, 9]))
 def test_a_decimal_reads_as_decimal_reads_it(text, places):
     assert scaled(text, places) == reference(text, places)
+
+
+@hyp_settings(max_examples=100)
+@given(DECIMALS, st.sampled_from([0, 6, 9]))
+def test_a_decimal_lies_between_the_whole_numbers_decimal_says(text, places):
+    """Not rounded: what a range is checked on (rules/settings.py)."""
+    number = EXACT.scaleb(Decimal(text), places)
+    if number >= 10**BEYOND:
+        assert between(text, places) == (10**BEYOND, 10**BEYOND)
+        return
+    cut = [
+        int(number.quantize(Decimal(1), rounding=r, context=EXACT))
+        for r in (ROUND_FLOOR, ROUND_CEILING)
+    ]
+    assert between(text, places) == tuple(cut)
 
 
 NUMBER = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")

@@ -2,8 +2,11 @@
 
 import re
 from dataclasses import fields
+from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_from, settings_values
 from referee.rules.settings import SettingError, settings_typed
@@ -93,6 +96,38 @@ def test_a_duration_is_read_to_the_nanosecond_half_up():
     assert settings_from({"tie_ms": "0.0000004"}).tie_ns == 0
     assert settings_from({"pointout_s": 1.0000000005}).pointout_ns == 1_000_000_001
     assert settings_from({"pointout_s": "1.0000000005"}).pointout_ns == 1_000_000_001
+
+
+# Each duration's range as docs/rules.md gives it: (key, whether 0 is allowed, low, high).
+DURATIONS = [
+    ("pointout_s", True, Decimal("0.001"), Decimal(86_400)),
+    ("super_s", False, Decimal("0.001"), Decimal(86_400)),
+    ("tie_ms", True, Decimal(0), Decimal(86_400_000)),
+]
+# Where a rounding would cross a bound: below a nanosecond, around a millisecond and a day.
+NEAR_BOUNDS = st.one_of(
+    st.floats(min_value=0, max_value=1e-8),
+    st.floats(min_value=0.0009, max_value=0.0011),
+    st.floats(min_value=86_399.99, max_value=86_400.01),
+    st.floats(min_value=86_399_999.99, max_value=86_400_000.01),
+    st.floats(min_value=0, allow_infinity=False),
+)
+
+
+@given(NEAR_BOUNDS, st.sampled_from(DURATIONS))
+def test_a_duration_is_checked_as_written_not_as_rounded(value, duration):
+    """1e-10 s is no 0 ("no limit") because it is less than a nanosecond, nor is
+    0.00099999999999 s a millisecond: the value a file or a phone gives is in range or not
+    before it is rounded to the nanosecond."""
+    key, zero, low, high = duration
+    written = Decimal(repr(value))  # what TOML and JSON write for it, exactly
+    try:
+        settings_from({key: value})
+    except SettingError as err:
+        assert err.key == key
+        assert not ((zero and written == 0) or low <= written <= high), value
+    else:
+        assert (zero and written == 0) or low <= written <= high, value
 
 
 @pytest.mark.parametrize(
