@@ -306,7 +306,7 @@ def _listen(args: argparse.Namespace) -> int:
 
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
-    from .audio.clips import ClipStore, clips_folder
+    from .audio.clips import ClipStore, Damaged, clips_folder
 
     folder = clips_folder(_store_of(args))
     clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
@@ -314,7 +314,11 @@ def _clips(args: argparse.Namespace) -> int:
         if args.game is None and not args.all:
             print("clips --delete: name a game (--game N) or --all", file=sys.stderr)
             return EXIT_BAD_INPUT
-        gone = clips.delete(args.game)
+        try:
+            gone = clips.delete(args.game)
+        except OSError as err:  # every other clip is gone
+            print(f"{err.filename}: not deleted: {err.strerror or err}", file=sys.stderr)
+            return 1
         print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
         return 0
     kept = clips.clips(args.game)
@@ -322,6 +326,11 @@ def _clips(args: argparse.Namespace) -> int:
         print(f"{folder}: no clips" + (f" of game {args.game}" if args.game is not None else ""))
         return 0
     for k in kept:
+        if isinstance(k, Damaged):
+            minutes, seconds = divmod(k.call_ns / 1e9, 60)
+            call = f"call at {minutes:.0f}:{seconds:04.1f}"
+            print(f"game {k.game}, {call}: {k.name}: damaged, {k.why}")
+            continue
         clip = k.clip
         minutes, seconds = divmod(clip.call_ns / 1e9, 60)
         first = clip.presses[0].sample if clip.presses else 0
