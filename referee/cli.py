@@ -284,23 +284,37 @@ def _pin(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace) -> int:
     # Imported here: numpy is for this command alone.
-    from .audio.onsets import find_onsets
-    from .audio.wav import read_mono
+    from .audio.onsets import Onset, OnsetFinder
+    from .audio.wav import mono_pieces
+    from .audio.wavfile import WavFile
 
     path: Path = args.file
-    samples, rate = read_mono(path)
-    onsets = find_onsets(samples, rate)
-    if args.json:
-        found = [
-            {"t": round(o.t, 6), "sample": o.sample, "band": o.band, "db": round(o.strength_db, 1)}
-            for o in onsets
-        ]
-        json.dump({"sample_rate": rate, "onsets": found}, sys.stdout)
-        print()
-        return 0
-    print(f"{path}: {len(samples) / rate:.3f} s at {rate} Hz, {len(onsets)} voice onset(s)")
-    for o in onsets:
-        print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+    with WavFile(path) as wav:  # AudioFileError: one line, before anything is printed
+        rate = wav.format.rate
+        finder = OnsetFinder(rate)
+
+        def onsets() -> Iterator[Onset]:
+            """A piece at a time, each onset printed once found: a file of any length
+            is read in the memory of a piece of it and the detector's block."""
+            for piece in mono_pieces(wav):
+                yield from finder.feed(piece)
+            yield from finder.end()
+
+        found = onsets()
+        if args.json:  # as json.dump writes {"sample_rate": N, "onsets": [...]}
+            print(f'{{"sample_rate": {rate}, "onsets": [', end="")
+            for n, o in enumerate(found):
+                item = {"t": round(o.t, 6), "sample": o.sample, "band": o.band}
+                item["db"] = round(o.strength_db, 1)
+                print(", " * bool(n) + json.dumps(item), end="")
+            print("]}")
+            return 0
+        print(f"{path}: {wav.format.frames / rate:.3f} s at {rate} Hz")
+        count = 0
+        for o in found:
+            print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+            count += 1
+        print(f"{count} voice onset(s)")
     return 0
 
 
