@@ -367,6 +367,21 @@ def test_whatever_the_folder_holds_the_listing_never_raises_nor_waits(tmp_path_f
         assert isinstance(entry, Kept) == (entry is listed[-1])
 
 
+def test_what_cannot_be_deleted_to_make_room_never_loses_the_clip_saved(tmp_path, caplog):
+    """A folder named like the oldest clip, or like a part a cut left: the clip being saved
+    was refused (OSError from the room it made), and so was every later one."""
+    clips = ClipStore(tmp_path / "clips", max_bytes=10**9)
+    one = clips.save(clip(call_s=1), tone(0.5))
+    size = one.stat().st_size + one.with_suffix(".json").stat().st_size
+    (clips.folder / f"{clip(call_s=0.5).name}.json").mkdir()  # the oldest "clip"
+    (clips.folder / f"{clip(call_s=0.7).name}.wav.part").mkdir()
+    clips = ClipStore(tmp_path / "clips", max_bytes=int(1.5 * size))
+    for call_s in (2, 3):
+        clips.save(clip(call_s=call_s), tone(0.5))  # no OSError
+    assert [k.clip.call_ns for k in clips.clips() if isinstance(k, Kept)] == [3 * 10**9]
+    assert caplog.text.count("cannot be deleted") == 2  # once each, at two saves
+
+
 def test_referee_clips_lists_a_damaged_clip_and_deletes_it(tmp_path, capsys):
     store = tmp_path / "referee.db"
     clips = ClipStore(clips_folder(store), max_bytes=10**9)

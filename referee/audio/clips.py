@@ -330,16 +330,18 @@ class ClipStore:
 
     def prune(self) -> None:
         """The oldest clips go until the rest fit in max_bytes; so do parts a cut left.
+        What cannot be deleted (a folder named like a clip) is passed over, said in the
+        log: the clip just saved is kept all the same.
 
         By the files' names and sizes alone: reading every clip's JSON and WAV header took
         0.1 s here at every save with 700 clips kept (the default 200 MB)."""
         sizes = {}
         for entry in os.scandir(self.folder):
-            if entry.name.endswith(PART):
-                Path(entry.path).unlink(missing_ok=True)
-            elif entry.name.startswith("game"):
-                with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
-                    sizes[entry.name] = entry.stat().st_size
+            with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
+                if entry.name.endswith(PART):
+                    self._unlink(Path(entry.path))
+                elif entry.name.startswith("game"):
+                    sizes[entry.name] = entry.stat(follow_symlinks=False).st_size
         # A clip is its JSON; its name sorts as the calls came.
         kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
         bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
@@ -347,13 +349,21 @@ class ClipStore:
         for oldest in kept:
             if total <= self.max_bytes:
                 break
-            self._remove(oldest)
-            total -= bytes_of[oldest]
-            log.info(
-                "clip %s deleted: the clips may take %d bytes",
-                self._paths(oldest)[0],
-                self.max_bytes,
-            )
+            sound, meta = self._paths(oldest)
+            if self._unlink(meta) and self._unlink(sound):  # the JSON first, as _remove
+                total -= bytes_of[oldest]
+                log.info("clip %s deleted: the clips may take %d bytes", sound, self.max_bytes)
+
+    def _unlink(self, path: Path) -> bool:
+        """Whether the path is gone (or was not there); what cannot go is said in the log."""
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as err:
+            if path.name not in self._said:
+                self._said.add(path.name)
+                log.warning("%s: cannot be deleted: %s", path, err.strerror or err)
+            return False
+        return True
 
     def _names(self, game: int | None = None) -> list[str]:
         """The clips' names (their JSON files'), oldest first; of one game's calls only
