@@ -520,7 +520,8 @@ def parser() -> argparse.ArgumentParser:
         "listen",
         help="print the voice onsets in a recording (a WAV file)",
         description='Print the voice onsets ("Set!" shouts) the box\'s detector finds in a'
-        " WAV file (PCM, 8 to 32 bits, mono or stereo): to check where the microphone hears"
+        " WAV file (PCM, 8 to 32 bits, 1 to 64 channels, 1 to 768 kHz; read a piece at a time,"
+        " whatever its length): to check where the microphone hears"
         " the table best. Each onset: its time in seconds from the file's start, its sample,"
         " the band it rose in (sibilant 5-10 kHz, voiced 150-1000 Hz) and by how much.",
     )
