@@ -28,8 +28,8 @@ How (docs/design.md, "Voice onsets", says why):
    two constant levels fit it best (maximum likelihood); the earliest split is the onset.
 
 A recording of any length is taken a piece at a time by OnsetFinder (`referee listen`):
-the levels look back 0.6 s at most and ahead 0.2 s, so it decides BLOCK_FRAMES frames at a
-time from those and that much around them, carrying what the frames before left (the
+the levels look back 0.6 s at most and ahead 0.2 s, so it decides BLOCK_SAMPLES at a time
+from those and that much around them, carrying what the frames before left (the
 last onset, the last silence), in the memory of a block whatever the recording's length.
 Its onsets are find_onsets' on the whole (tests/test_onsets.py).
 
@@ -199,24 +199,26 @@ class _Scan:
             b for b in settings.bands if self.frame and _bins(b, self.frame, sample_rate).any()
         ]
         self.works = self.frame >= 2 and bool(self.bands)
-        frames = [
+        floor, silence, recent, sustained, loud, hold = (
             math.ceil(seconds / settings.hop_s)
             for seconds in (
                 settings.floor_s + settings.floor_step_s,
                 settings.silence_s,
                 settings.recent_s[0],
-                settings.refine_before_s,
                 settings.sustained_s,
                 settings.loud_first_s,
                 settings.hold_s,
-                settings.refine_after_s,
             )
-        ]
-        floor, silence, recent, refine_before, sustained, loud, hold, refine_after = frames
+        )
+        # The refinement's piece is in samples, a hop a frame rounded from hop_s.
+        refine_before, refine_after = (
+            math.ceil(seconds * sample_rate / self.hop)
+            for seconds in (settings.refine_before_s, settings.refine_after_s)
+        )
         # Frames of levels a block needs before its first and after its last: the floor
         # (its median over the last floor_s), the recent level, the quiet that ended a
-        # sound and the refinement look back; the holds and the quiet up to silence_s
-        # after a trigger look ahead.
+        # sound and the refinement look back; the holds, the quiet up to silence_s after
+        # a trigger and the refinement look ahead.
         self.before = floor + silence + recent + refine_before + 2
         self.after = silence + sustained + loud + hold + refine_after + 2
         self.first = math.ceil(settings.first_noise_s / settings.hop_s)
