@@ -189,7 +189,7 @@ def bursts(seconds: float, seed: int) -> np.ndarray:
     return signal
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     block=st.sampled_from([900, 1777, 4000]),
