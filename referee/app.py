@@ -39,6 +39,7 @@ from .edges import (
     REPLAY,
     ClipsRequest,
     Edge,
+    Finished,
     Inbox,
     InboxItem,
     LedgerNews,
@@ -332,8 +333,10 @@ class App:
                 player,
                 window=ClipWindow.of(audio),
                 slowdown=audio.replay_slowdown,
+                hand=lambda take: self.inbox.put(Finished(take)),
             )
             self._close.callback(player.stop)
+            self._close.callback(self._replays.close)
         session = self.session
         state = session.state
         said = self._replays.pressed(
@@ -404,6 +407,10 @@ class App:
                 self.new_game(item)
             case ClipsRequest():
                 self.delete_clips(item)
+            case Finished(take=take):
+                if (said := take(self.clock())) is not None:
+                    log.info("%s", said)
+                    self.messages.append(said)
 
     def name_seat(self, request: NameRequest) -> None:
         """The page names a seat: shown at once, kept once shown (keep_changes)."""

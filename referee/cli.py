@@ -287,29 +287,43 @@ def _pin(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace) -> int:
     # Imported here: numpy is for this command alone.
-    from .audio.onsets import find_onsets
-    from .audio.wav import read_mono
+    from .audio.onsets import Onset, OnsetFinder
+    from .audio.wav import mono_pieces
+    from .audio.wavfile import WavFile
 
     path: Path = args.file
-    samples, rate = read_mono(path)
-    onsets = find_onsets(samples, rate)
-    if args.json:
-        found = [
-            {"t": round(o.t, 6), "sample": o.sample, "band": o.band, "db": round(o.strength_db, 1)}
-            for o in onsets
-        ]
-        json.dump({"sample_rate": rate, "onsets": found}, sys.stdout)
-        print()
-        return 0
-    print(f"{path}: {len(samples) / rate:.3f} s at {rate} Hz, {len(onsets)} voice onset(s)")
-    for o in onsets:
-        print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+    with WavFile(path) as wav:  # AudioFileError: one line, before anything is printed
+        rate = wav.format.rate
+        finder = OnsetFinder(rate)
+
+        def onsets() -> Iterator[Onset]:
+            """A piece at a time, each onset printed once found: a file of any length
+            is read in the memory of a piece of it and the detector's block."""
+            for piece in mono_pieces(wav):
+                yield from finder.feed(piece)
+            yield from finder.end()
+
+        found = onsets()
+        if args.json:  # as json.dump writes {"sample_rate": N, "onsets": [...]}
+            print(f'{{"sample_rate": {rate}, "onsets": [', end="")
+            for n, o in enumerate(found):
+                item = {"t": round(o.t, 6), "sample": o.sample, "band": o.band}
+                item["db"] = round(o.strength_db, 1)
+                print(", " * bool(n) + json.dumps(item), end="")
+            print("]}")
+            return 0
+        print(f"{path}: {wav.format.frames / rate:.3f} s at {rate} Hz")
+        count = 0
+        for o in found:
+            print(f"{o.t:10.4f} s  sample {o.sample:>9}  {o.band:<8}  +{o.strength_db:.1f} dB")
+            count += 1
+        print(f"{count} voice onset(s)")
     return 0
 
 
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
-    from .audio.clips import ClipStore, clips_folder
+    from .audio.clips import ClipStore, Damaged, clips_folder
 
     folder = clips_folder(_store_of(args))
     clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
@@ -318,7 +332,13 @@ def _clips(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:  # a folder beside the store, not one the user named: it may be out of their reach
         if args.delete:
-            gone = clips.delete(args.game)
+            try:
+                gone = clips.delete(args.game)
+            except OSError as err:  # a clip that would not go: every other one is gone
+                if err.filename is None:
+                    raise
+                print(f"{err.filename}: not deleted: {err.strerror or err}", file=sys.stderr)
+                return 1
             print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
             return 0
         kept = clips.clips(args.game)
@@ -329,6 +349,11 @@ def _clips(args: argparse.Namespace) -> int:
         print(f"{folder}: no clips" + (f" of game {args.game}" if args.game is not None else ""))
         return 0
     for k in kept:
+        if isinstance(k, Damaged):
+            minutes, seconds = divmod(k.call_ns / 1e9, 60)
+            call = f"call at {minutes:.0f}:{seconds:04.1f}"
+            print(f"game {k.game}, {call}: {k.name}: damaged, {k.why}")
+            continue
         clip = k.clip
         minutes, seconds = divmod(clip.call_ns / 1e9, 60)
         first = clip.presses[0].sample if clip.presses else 0
@@ -542,7 +567,8 @@ def parser() -> argparse.ArgumentParser:
         "listen",
         help="print the voice onsets in a recording (a WAV file)",
         description='Print the voice onsets ("Set!" shouts) the box\'s detector finds in a'
-        " WAV file (PCM, 8 to 32 bits, mono or stereo): to check where the microphone hears"
+        " WAV file (PCM, 8 to 32 bits, 1 to 64 channels, 1 to 768 kHz; read a piece at a time,"
+        " whatever its length): to check where the microphone hears"
         " the table best. Each onset: its time in seconds from the file's start, its sample,"
         " the band it rose in (sibilant 5-10 kHz, voiced 150-1000 Hz) and by how much.",
     )

@@ -11,7 +11,7 @@ import os
 import queue
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -134,6 +134,14 @@ class ClipsRequest:
     reply: Reply
 
 
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """Work done off the main loop (a call's clip read for REPLAY), for the loop to take
+    up: `take(now_ns)` runs on the loop and says what to tell the table, if anything."""
+
+    take: Callable[[int], str | None]
+
+
 InboxItem = (
     Edge
     | LostTrack
@@ -145,6 +153,7 @@ InboxItem = (
     | RulesRequest
     | NewGameRequest
     | ClipsRequest
+    | Finished
 )
 
 

@@ -3,7 +3,10 @@ while the game goes on; the microphone's mark on the screen while it listens."""
 
 import io
 import os
+import select
+import threading
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from referee.audio.clips import ClipStore, clips_folder
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
+from referee.rules import Phase
 
 from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
 from .test_app import KEY_OF, Clock
@@ -57,6 +61,17 @@ class Box:
         self.at(read_at)
         self.at(self.clock.now + 40 * MS)  # past the tie and debounce windows
         return read_at
+
+    def replay(self) -> str:
+        """REPLAY tapped, and the call's clip it has read off the loop taken up by the loop
+        (through its inbox, as it runs): what the table is told."""
+        self.tap("REPLAY")
+        replays = self.app._replays
+        while replays is not None and replays.loading:
+            if not select.select([self.app.inbox], [], [], 10)[0]:
+                pytest.fail("the clip was not read within 10 s")
+            self.at(self.clock.now)
+        return self.app.view().messages[-1]
 
     def close(self) -> None:
         self.app.close()
@@ -173,8 +188,7 @@ def test_replay_shows_the_call_and_a_second_replay_stops_it(box):
     pressed = box.tap("P2", shout=True)
     box.tap("VALID")
     box.at(pressed + 500 * MS)
-    box.tap("REPLAY")
-    said = box.app.view().messages[-1]
+    said = box.replay()
     assert said.startswith("replay: P2's call at ") and ", 4x slower" in said
     # No sound card here: seen, not heard, and said so.
     assert "not heard: playback device 'default'" in said
@@ -210,9 +224,7 @@ def test_replay_plays_the_call_under_way_however_long_ago_it_was_made(tmp_path, 
         assert box.app.clips is not None and box.app.clips.wait_cut(10)
         box.at(pressed + 41 * NS_PER_S)
         assert box.app.session.state.pending is not None
-        box.tap("REPLAY")
-        assert box.app.view().messages[-1].startswith("replay: P2's call at ")
-        assert box.app.view().replay is not None
+        assert box.replay().startswith("replay: P2's call at ")
     finally:
         box.close()
 
@@ -253,3 +265,141 @@ def test_a_call_from_before_the_microphone_listened_keeps_its_clip(tmp_path, mon
     assert (kept.clip, kept.sound.read_bytes()) == (heard.clip, sound)
     assert [m.player for m in taken_back.clip.presses] == [1]
     assert again.app.clips.saved == 1
+
+
+def called_and_cut(box: Box, player: str = "P2") -> int:
+    """A game started (once), a call by `player` judged VALID, and its clip cut: when it
+    was pressed."""
+    if box.app.session.state.phase is Phase.LOBBY:
+        for button in ("P1", "P2", "SUPER"):
+            box.tap(button)
+    pressed = box.tap(player, shout=True)
+    box.tap("VALID")
+    box.at(pressed + 2 * NS_PER_S + 100 * MS)  # the clip's window is in the ring
+    assert box.app.clips is not None and box.app.clips.wait_cut(10)
+    return pressed
+
+
+def the_clip(box: Box) -> Path:
+    """The sound of the game's last call's clip."""
+    return ClipStore(clips_folder(box.store), max_bytes=10**9).clips()[-1].sound
+
+
+def damage_the_fmt_chunks_size(sound: Path) -> None:
+    """One flipped bit (the size's 20th): `wave` raised RuntimeError (issue 29)."""
+    data = bytearray(sound.read_bytes())
+    data[18] ^= 0x08
+    sound.write_bytes(bytes(data))
+
+
+def still_refereeing(box: Box) -> None:
+    """A call and its verdict are played as ever after the REPLAY."""
+    points = box.app.session.state.players[0].points
+    box.tap("P1")
+    box.tap("VALID")
+    assert box.app.session.state.players[0].points == points + 1
+
+
+@pytest.mark.parametrize("damage", ["wav", "json"])
+def test_a_damaged_clip_never_stops_the_box_at_replay(box, damage, caplog):
+    """REPLAY read a damaged clip on the main loop: RuntimeError (a flipped bit of the WAV)
+    or RecursionError (a JSON nested too deep) ended the daemon, and again after every
+    restart. Skipped and said once, the ring plays the call while it holds it."""
+    called_and_cut(box)
+    sound = the_clip(box)
+    if damage == "wav":
+        damage_the_fmt_chunks_size(sound)
+    else:
+        sound.with_suffix(".json").write_text("[" * 100_000)
+    assert box.replay().startswith("replay: P2's call at ")  # from the ring
+    box.tap("REPLAY")  # stopped
+    still_refereeing(box)
+    assert caplog.text.count("a damaged clip, skipped") == 1
+
+
+def test_after_a_restart_a_damaged_clip_is_said_and_the_box_goes_on(tmp_path, monkeypatch):
+    """The call under way (no point-out limit), its clip damaged, the box restarted: its
+    new ring never heard the call, so only the clip has it."""
+    config = default_config()
+    config = replace(config, game=replace(config.game, pointout_ns=0))
+    first = Box(tmp_path, monkeypatch, config)
+    try:
+        for button in ("P1", "P2", "SUPER"):
+            first.tap(button)
+        pressed = first.tap("P2", shout=True)
+        first.at(pressed + 2 * NS_PER_S + 100 * MS)
+        assert first.app.clips is not None and first.app.clips.wait_cut(10)
+        damage_the_fmt_chunks_size(the_clip(first))
+    finally:
+        first.close()
+    again = Box(tmp_path, monkeypatch, config)
+    try:
+        again.at(again.clock.now + 35 * NS_PER_S)  # past what this ring holds
+        assert again.app.session.state.pending is not None
+        for _ in range(3):  # three REPLAYs crashed it three times, and systemd gave up
+            assert again.replay() == "the clip of call 1 is damaged: see `referee clips`"
+        again.tap("VALID")
+        assert again.app.session.state.players[1].points == 1
+        still_refereeing(again)
+    finally:
+        again.close()
+
+
+def test_a_fifo_named_like_the_calls_clip_never_holds_the_loop(box):
+    """A FIFO opened to read waits for a writer: REPLAY froze refereeing for 63 s."""
+    called_and_cut(box)
+    sound = the_clip(box)
+    meta = sound.with_suffix(".json")
+    meta.unlink()
+    os.mkfifo(meta)
+    said: list[str] = []
+    replaying = threading.Thread(target=lambda: said.append(box.replay()))
+    replaying.start()
+    replaying.join(10)
+    if replaying.is_alive():
+        os.close(os.open(meta, os.O_WRONLY | os.O_NONBLOCK))  # let the loop go
+        replaying.join()
+        pytest.fail("REPLAY waited on a FIFO")
+    assert said[0].startswith("replay: P2's call at ")  # from the ring
+    still_refereeing(box)
+
+
+def test_replay_reads_the_disk_off_the_main_loop_and_its_clip_by_name(box, monkeypatch):
+    """docs/design.md: the main loop never waits for the disk. REPLAY listed and read every
+    clip of the game on it (1.3 s with 20,000 files in the folder)."""
+    called_and_cut(box)
+    read_on: list[str] = []
+    for method in ("clips", "read", "load"):
+        original = getattr(ClipStore, method, None)
+        if original is not None:
+
+            def recorded(self, *args, _original=original, **kwargs):
+                read_on.append(threading.current_thread().name)
+                return _original(self, *args, **kwargs)
+
+            monkeypatch.setattr(ClipStore, method, recorded)
+    for n in range(50):  # junk, and other calls' clips: none of them is looked at
+        (clips_folder(box.store) / f"game00001-call{n:015d}.json").write_text("{")
+    assert box.replay().startswith("replay: P2's call at ")
+    assert read_on == ["replay clips"]  # one clip read, on the replay's own thread
+
+
+def test_replay_again_while_the_clip_is_read_stops_it_and_steps_back(box, monkeypatch):
+    called_and_cut(box, "P1")
+    called_and_cut(box, "P2")
+    gate = threading.Event()
+    load = getattr(ClipStore, "load", None)
+    if load is not None:  # held until the test lets it go: a slow disk
+        monkeypatch.setattr(
+            ClipStore, "load", lambda self, name: gate.wait(10) and load(self, name)
+        )
+    box.tap("REPLAY")
+    assert box.app.view().messages[-1].startswith("replay: loading P2's call at ")  # at once
+    box.tap("REPLAY")
+    assert box.app.view().messages[-1] == "replay stopped: REPLAY again for the call before"
+    gate.set()
+    said = box.replay()  # within 5 s of the stop: the call before
+    assert said.startswith("replay: P1's call at ")
+    assert box.app.view().replay is not None
+    assert [seat for seat, _ in box.app.view().replay.presses] == [1]
+    assert "replay: P2's call at " not in " ".join(box.app.view().messages)  # dropped

@@ -4,6 +4,7 @@ through the daemon with the PIN; every hostile name, range and query refused wit
 in JSON, and nothing outside the clips' folder ever served. Real clips, real files."""
 
 import asyncio
+import contextlib
 import functools
 import http.client
 import json
@@ -269,8 +270,12 @@ def planted(store, tmp_path):
 
 
 def test_a_link_in_the_clips_folder_is_no_clip_and_never_followed(client, planted):
-    assert [c["name"] for c in client.get("/api/games/1/clips").json()["clips"]] == [
-        "game00001-call000001000000000"
+    listed = client.get("/api/games/1/clips").json()["clips"]
+    assert [c["name"] for c in listed] == ["game00001-call000001000000000", *planted]
+    assert "damaged" not in listed[0]
+    assert [c["damaged"] for c in listed[1:]] == [
+        "its sound: a link, not a file the box wrote",
+        "its JSON: a link, not a file the box wrote",
     ]
     for name in planted:
         for path in (f"/api/clips/{name}.wav", f"/api/clips/{name}/envelope"):
@@ -322,6 +327,47 @@ def test_a_hundred_downloads_of_a_sound_leave_the_history_to_the_other_phones(st
             assert answer.status == 200 and answer.read() == kept.sound.read_bytes()
             sock.close()
     finally:
+        stop()
+
+
+def test_a_damaged_clip_is_listed_as_such_and_has_nothing_to_play(client, kept):
+    """A flipped bit of its fmt chunk's size: `wave` raised RuntimeError, and the game's
+    list of clips was a 500 (issue 29)."""
+    data = bytearray(kept.sound.read_bytes())
+    data[19] ^= 0x80
+    kept.sound.write_bytes(bytes(data))
+    answer = client.get("/api/games/1/clips")
+    assert answer.status_code == 200
+    [listed] = answer.json()["clips"]
+    assert listed["name"] == kept.clip.name and listed["call_ms"] == 1000
+    assert listed["damaged"].startswith("its sound: not a PCM WAV file that can be read (")
+    for path in (f"/api/clips/{kept.clip.name}.wav", f"/api/clips/{kept.clip.name}/envelope"):
+        assert client.get(path).status_code == 404
+
+
+def test_a_fifo_named_like_a_clip_never_holds_the_pages_reader(store, kept):
+    """It froze the page's history, stats and clips for good: its one reading thread
+    waited on the FIFO for a writer that never came."""
+    folder = clips_folder(store)
+    os.mkfifo(folder / "game00001-call000002000000000.json")
+    kept.sound.unlink()
+    os.mkfifo(kept.sound)
+    address, stop = served(store)
+    get = b"GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    try:
+        for path in (b"/api/games/1/clips", b"/api/clips/%s.wav" % kept.clip.name.encode()):
+            raw(address, get % path)  # within raw's 5 s, or a timeout
+        status, _, body = raw(address, get % b"/api/games/1/clips")
+        assert status == 200
+        assert [c["damaged"] for c in json.loads(body)["clips"]] == [
+            "its sound: not a regular file (a FIFO)",
+            "its JSON: not a regular file (a FIFO)",
+        ]
+        assert raw(address, get % b"/api/games")[0] == 200  # the history still answers
+    finally:
+        for fifo in (kept.sound, folder / "game00001-call000002000000000.json"):
+            with contextlib.suppress(OSError):  # ENXIO: nobody waits on it
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # let a reader go
         stop()
 
 

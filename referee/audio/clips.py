@@ -2,8 +2,9 @@
 
     clips = ClipStore(clips_folder(store_path), max_bytes=200 * 2**20)
     clips.save(clip, samples)     # a WAV and its JSON, whole or not at all; oldest go first
-    clips.clips(game=3)           # what is kept, oldest first
-    clips.delete(game=3)          # or every game's
+    clips.clips(game=3)           # what is kept, oldest first: each Kept, or Damaged
+    clips.load(clip_name(3, t))   # one call's clip and its samples, found by its name
+    clips.delete(game=3)          # or every game's, the damaged ones too
 
 A clip is two files named after its call (`game00003-call000000012300000`): a mono 16-bit
 WAV, and a JSON file of what the clip shows: the game, the call (the game time of its
@@ -12,6 +13,12 @@ of the clip's first sample, each press as a marker (its player and its sample), 
 voice onsets found in it and the gaps an overrun left. The JSON is written last: a clip
 without one was cut short (a full disk, a power cut) and is not a clip. Nothing else is
 ever written here, and nothing of the ledger is: a full disk loses clips, never an input.
+
+Nothing read here is trusted (a worn card flips bits; anyone who may write the folder may
+put anything there): a clip is read by its name, its files opened only if they are
+regular files (never waiting on a FIFO), refused unread if larger than a clip can be, its
+JSON checked key by key and its WAV by wavfile.py. A clip that cannot be read is Damaged,
+said once in the log, listed as such and deleted like any other: never an exception.
 """
 
 import contextlib
@@ -20,12 +27,15 @@ import logging
 import os
 import re
 import wave
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from referee.units import NS_PER_S
+from referee.errors import AudioFileError
+from referee.units import ID_MAX, MAX_SEATS, NS_PER_S
+
+from .wavfile import MAX_RATE, MIN_RATE, Missing, WavFile, opened
 
 # The page's server lists and serves clips without numpy (15 MB); the settings bring
 # gpiozero, which the clips' cutter (cutter.py) needs not either.
@@ -44,6 +54,14 @@ SOUND = ".wav"
 PART = ".part"  # a file being written; one left behind by a cut is deleted
 # Clip.name's: a game's id and a game time in ns, at most SQLite's 19 digits each.
 _NAME = re.compile(r"game([0-9]{5,19})-call([0-9]{15,19})")
+# The longest clip the settings make: clip_before_s and clip_after_s are 10 s at most
+# (config/schema.py; tests/test_clips.py checks), and a window may round a sample over.
+LONGEST_S = 20.0
+# A clip's JSON: 8 presses, a voice onset every 50 ms at most, the gaps of overruns: some
+# 20 kB for the longest clip. A larger file is refused before it is read.
+META_MAX = 256 * 1024
+_HEADER_MAX = 4096  # the box's WAV header is 44 bytes
+_I64 = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +94,53 @@ class Clip:
         return json.dumps(asdict(self), indent=1)
 
     @classmethod
-    def from_json(cls, text: str) -> "Clip":
-        raw = json.loads(text)
+    def from_json(cls, text: str | bytes) -> "Clip":
+        """The clip a JSON file keeps; ValueError says what is wrong with it."""
+        try:
+            raw = json.loads(text)
+        except RecursionError:  # nested deeper than the parser goes
+            raise ValueError("nested too deep") from None
+        if not isinstance(raw, dict):
+            raise ValueError("not an object")
+        presses = _listed(raw.get("presses"), "presses")
+        gaps = _listed(raw.get("gaps"), "gaps")
+        if not all(isinstance(m, dict) for m in presses):
+            raise ValueError("presses: not a list of objects")
+        if not all(isinstance(gap, list) and len(gap) == 2 for gap in gaps):
+            raise ValueError("gaps: not a list of pairs")
         return cls(
-            game=int(raw["game"]),
-            call_ns=int(raw["call_ns"]),
-            sample_rate=int(raw["sample_rate"]),
-            first_ns=int(raw["first_ns"]),
-            presses=tuple(Marker(int(m["player"]), int(m["sample"])) for m in raw["presses"]),
-            onsets=tuple(int(n) for n in raw["onsets"]),
+            game=_whole(raw.get("game"), "game", 1, ID_MAX),
+            call_ns=_whole(raw.get("call_ns"), "call_ns", 0),
+            sample_rate=_whole(raw.get("sample_rate"), "sample_rate", MIN_RATE, MAX_RATE),
+            first_ns=_whole(raw.get("first_ns"), "first_ns"),
+            presses=tuple(
+                Marker(
+                    _whole(m.get("player"), "a press's player", 1, MAX_SEATS),
+                    _whole(m.get("sample"), "a press's sample"),
+                )
+                for m in presses
+            ),
+            onsets=tuple(_whole(n, "an onset") for n in _listed(raw.get("onsets"), "onsets")),
             # A clip saved before onsets were marked soft has none marked.
-            soft=tuple(int(n) for n in raw.get("soft", ())),
-            gaps=tuple((int(at), int(lost)) for at, lost in raw["gaps"]),
+            soft=tuple(_whole(n, "a soft onset") for n in _listed(raw.get("soft", []), "soft")),
+            gaps=tuple(
+                (_whole(at, "a gap's sample", 0), _whole(lost, "a gap's length", 0))
+                for at, lost in gaps
+            ),
         )
+
+
+def _whole(value: object, what: str, lo: int = -_I64, hi: int = _I64) -> int:
+    """value, if it is a whole number from lo to hi (not a float, nor true or false)."""
+    if type(value) is not int or not lo <= value <= hi:
+        raise ValueError(f"{what}: not a whole number from {lo} to {hi}")
+    return value
+
+
+def _listed(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{what}: not a list")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +151,16 @@ class Kept:
     sound: Path
     bytes: int
     samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class Damaged:
+    """A clip that cannot be read: what its name says, and why."""
+
+    name: str
+    game: int
+    call_ns: int
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +226,8 @@ class ClipStore:
     def __init__(self, folder: Path, max_bytes: int) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
+        self._said: set[str] = set()  # the damaged clips the log was told of
+        self._unlisted = False  # the log was told that the folder cannot be listed
 
     def save(self, clip: Clip, samples: "np.ndarray") -> Path:
         """Write the clip (samples at full scale +-1, or 16-bit ones, written as they
@@ -185,62 +249,104 @@ class ClipStore:
         self.prune()
         return sound
 
-    def clips(self, game: int | None = None) -> list[Kept]:
-        """The clips kept, oldest first; those of one game with `game`. A clip whose JSON
-        cannot be read is left out, and said in the log."""
-        kept = []
-        for meta in sorted(self._metas(game)):
-            read = self._read(meta)
-            if read is not None and (game is None or read.clip.game == game):
-                kept.append(read)
-        return kept
+    def clips(self, game: int | None = None) -> list[Kept | Damaged]:
+        """The clips kept, oldest first; those of one game with `game`. One that cannot be
+        read is Damaged (and said in the log, once)."""
+        return [read for name in self._names(game) if (read := self.read(name)) is not None]
+
+    def read(self, name: str) -> Kept | Damaged | None:
+        """The clip of that name, or why it cannot be read; None if there is none (and for
+        a name no clip can have, which is never made into a path)."""
+        read = self._read(name, samples=False)
+        return read[0] if isinstance(read, tuple) else read
 
     def kept(self, name: str) -> Kept | None:
-        """The clip of that name, if it is kept and can be read; None for a name no clip
-        can have, which is never made into a path."""
+        """The clip of that name, if it is kept and can be read."""
+        read = self.read(name)
+        return read if isinstance(read, Kept) else None
+
+    def load(self, name: str) -> tuple[Kept, bytes] | Damaged | None:
+        """read(), and the clip's samples (16-bit, little-endian) with it."""
+        return self._read(name, samples=True)
+
+    def _read(self, name: str, *, samples: bool) -> tuple[Kept, bytes] | Damaged | None:
         if not is_clip_name(name):
             return None
-        meta = self._paths(name)[1]
-        return self._read(meta) if meta.exists() else None
-
-    def _read(self, meta: Path) -> Kept | None:
-        """The clip of that JSON file, or None (said in the log)."""
-        sound = meta.with_suffix(SOUND)
+        sound, meta = self._paths(name)
         try:
-            if meta.is_symlink() or sound.is_symlink():
-                raise ValueError("a link: the box writes its clips as files")
-            clip = Clip.from_json(meta.read_text(encoding="utf-8"))
-            size = sound.stat().st_size + meta.stat().st_size
-            with wave.open(str(sound), "rb") as wav:
-                frames = wav.getnframes()
-        except (OSError, ValueError, KeyError, TypeError, EOFError, wave.Error) as err:
-            log.warning("%s: not a clip that can be read: %s", meta, err)
+            fd = opened(meta, os.O_RDONLY | os.O_NOFOLLOW)
+        except Missing:
             return None
-        if clip.name != meta.stem:
-            log.warning("%s: not a clip that can be read: it says it is %s", meta, clip.name)
-            return None
-        return Kept(clip, sound, size, frames)
+        except AudioFileError as err:
+            return self._damaged(name, f"its JSON: {_why(err, meta)}")
+        try:
+            with os.fdopen(fd, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > META_MAX:
+                    raise ValueError(f"{size} bytes, more than a clip's can be ({META_MAX})")
+                text = file.read(META_MAX + 1)
+            clip = Clip.from_json(text)
+        except (ValueError, OSError) as err:
+            return self._damaged(name, f"its JSON: {_why(err, meta)}")
+        if clip.name != name:
+            return self._damaged(name, f"its JSON says it is {clip.name}")
+        most = round((LONGEST_S + 1) * clip.sample_rate)
+        try:
+            with WavFile(sound, max_bytes=_HEADER_MAX + 2 * most, follow_links=False) as wav:
+                fmt = wav.format
+                if (fmt.channels, fmt.width, fmt.rate) != (1, 2, clip.sample_rate):
+                    raise ValueError(
+                        f"{fmt.channels} channel(s) of {8 * fmt.width} bits at {fmt.rate} Hz,"
+                        f" not the box's mono 16 bits at {clip.sample_rate} Hz"
+                    )
+                if fmt.frames > most:
+                    raise ValueError(f"{fmt.frames} samples, more than a clip can have")
+                pcm = wav.read(0, fmt.frames) if samples else b""
+                kept = Kept(clip, sound, wav.size + len(text), fmt.frames)
+        except (AudioFileError, ValueError) as err:
+            return self._damaged(name, f"its sound: {_why(err, sound)}")
+        return kept, pcm
+
+    def _damaged(self, name: str, why: str) -> Damaged:
+        """A clip that cannot be read, said in the log the first time it is met."""
+        if name not in self._said:
+            self._said.add(name)
+            log.warning("%s: a damaged clip, skipped: %s", self.folder / name, why)
+        found = _NAME.fullmatch(name)
+        assert found is not None  # a clip's name: _read checked it
+        return Damaged(name, int(found[1]), int(found[2]), why)
 
     def delete(self, game: int | None = None) -> int:
-        """Delete the clips of a game, or every clip: how many went."""
-        gone = 0
-        for kept in self.clips(game):
-            self._remove(kept.clip.name)
-            gone += 1
+        """Delete the clips of a game, or every clip, damaged or not: how many went. One
+        that cannot be deleted does not stop the others: the first such OSError is raised
+        once every other is gone."""
+        gone, refused = 0, None
+        for name in self._names(game):
+            try:
+                self._remove(name)
+            except OSError as err:
+                log.warning("clip %s: not deleted: %s", name, err)
+                refused = refused or err
+            else:
+                gone += 1
+        if refused is not None:
+            raise refused
         return gone
 
     def prune(self) -> None:
         """The oldest clips go until the rest fit in max_bytes; so do parts a cut left.
+        What cannot be deleted (a folder named like a clip) is passed over, said in the
+        log: the clip just saved is kept all the same.
 
         By the files' names and sizes alone: reading every clip's JSON and WAV header took
         0.1 s here at every save with 700 clips kept (the default 200 MB)."""
         sizes = {}
         for entry in os.scandir(self.folder):
-            if entry.name.endswith(PART):
-                Path(entry.path).unlink(missing_ok=True)
-            elif entry.name.startswith("game"):
-                with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
-                    sizes[entry.name] = entry.stat().st_size
+            with contextlib.suppress(FileNotFoundError):  # deleted since (`referee clips`)
+                if entry.name.endswith(PART):
+                    self._unlink(Path(entry.path))
+                elif entry.name.startswith("game"):
+                    sizes[entry.name] = entry.stat(follow_symlinks=False).st_size
         # A clip is its JSON; its name sorts as the calls came.
         kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
         bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
@@ -248,19 +354,42 @@ class ClipStore:
         for oldest in kept:
             if total <= self.max_bytes:
                 break
-            self._remove(oldest)
-            total -= bytes_of[oldest]
-            log.info(
-                "clip %s deleted: the clips may take %d bytes",
-                self._paths(oldest)[0],
-                self.max_bytes,
-            )
+            sound, meta = self._paths(oldest)
+            if self._unlink(meta) and self._unlink(sound):  # the JSON first, as _remove
+                total -= bytes_of[oldest]
+                log.info("clip %s deleted: the clips may take %d bytes", sound, self.max_bytes)
 
-    def _metas(self, game: int | None = None) -> Iterator[Path]:
-        """The clips' JSON files; of one game's calls only, by their names, with `game`."""
-        if self.folder.is_dir():
-            prefix = "game" if game is None else clip_name(game, 0).partition("call")[0]
-            yield from self.folder.glob(f"{prefix}*{META}")
+    def _unlink(self, path: Path) -> bool:
+        """Whether the path is gone (or was not there); what cannot go is said in the log."""
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as err:
+            if path.name not in self._said:
+                self._said.add(path.name)
+                log.warning("%s: cannot be deleted: %s", path, err.strerror or err)
+            return False
+        return True
+
+    def _names(self, game: int | None = None) -> list[str]:
+        """The clips' names (their JSON files'), oldest first; of one game's calls only
+        with `game`. Whatever else the folder holds is passed over unread."""
+        prefix = "game" if game is None else clip_name(game, 0).partition("call")[0]
+        try:
+            with os.scandir(self.folder) as entries:
+                names = [
+                    name
+                    for entry in entries
+                    if entry.name.startswith(prefix) and entry.name.endswith(META)
+                    if is_clip_name(name := entry.name.removesuffix(META))
+                ]
+        except FileNotFoundError:
+            return []
+        except OSError as err:
+            if not self._unlisted:
+                self._unlisted = True
+                log.warning("%s: the clips cannot be listed: %s", self.folder, err.strerror or err)
+            return []
+        return sorted(names)
 
     def _paths(self, name: str) -> tuple[Path, Path]:
         return self.folder / f"{name}{SOUND}", self.folder / f"{name}{META}"
@@ -269,6 +398,13 @@ class ClipStore:
         sound, meta = self._paths(name)
         meta.unlink(missing_ok=True)  # first: without it the sound is no clip
         sound.unlink(missing_ok=True)
+
+
+def _why(err: Exception, path: Path) -> str:
+    """What is wrong, without the path the error names (the clip's is said)."""
+    if isinstance(err, OSError):
+        return err.strerror or str(err)
+    return str(err).removeprefix(f"{path}: ")
 
 
 def _write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> None:

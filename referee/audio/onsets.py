@@ -31,8 +31,11 @@ How (docs/design.md, "Voice onsets", says why):
    another sound, is marked soft. On real voices in real room noise such an onset may be
    the noise, or tens of ms off (docs/rules.md, "Replay", says what the screen shows).
 
-Incremental use later (a clip's ring buffer): the reference levels look back only, 0.5 s
-at most, so a caller can run it over the last seconds with that much history before.
+A recording of any length is taken a piece at a time by OnsetFinder (`referee listen`):
+the levels look back 0.6 s at most and ahead 0.2 s, so it decides BLOCK_SAMPLES at a time
+from those and that much around them, carrying what the frames before left (the
+last onset, the last silence), in the memory of a block whatever the recording's length.
+Its onsets are find_onsets' on the whole (tests/test_onsets.py).
 
 A signal that is empty or shorter than a frame has no onsets. One that is not one-
 dimensional, or holds NaN or infinity, raises ValueError, as does a sample rate <= 0.
@@ -120,22 +123,145 @@ def find_onsets(
     """The voice onsets in a mono signal (floats, full scale +-1; or 16-bit samples, full
     scale 32768), sorted by time."""
     x, scale = _checked(signal, sample_rate)
-    frame = round(settings.frame_s * sample_rate)
-    hop = max(1, round(settings.hop_s * sample_rate))
-    bands = [b for b in settings.bands if _bins(b, frame, sample_rate).any()]
-    if len(x) < frame or frame < 2 or not bands:
+    scan = _Scan(sample_rate, settings)
+    if len(x) < scan.frame or not scan.works:
         return []
-    levels = band_levels(x, sample_rate, frame, hop, bands, scale)
-    triggers = _triggers(levels, bands, settings)
-    onsets: list[Onset] = []
-    for index, strength, active, over_sound in triggers:
-        active_bands = [bands[b] for b in active]
-        start = _refined(x, scale, sample_rate, index * hop + frame, active_bands, settings)
-        if onsets and start <= onsets[-1].sample:
-            start = index * hop + frame // 2  # the refinement went back past the last one
-        soft = over_sound or strength < SURE_DB
-        onsets.append(Onset(start / sample_rate, start, strength, bands[active[0]].name, soft))
-    return onsets
+    count = (len(x) - scan.frame) // scan.hop + 1
+    return scan.onsets(x, scale, 0, 0, count, count, _Since())
+
+
+# Samples OnsetFinder decides on at a time (and their margins, 0.8 s more): 10 s at
+# 48 kHz, 4 MB of floats; at least a block's margins at the highest rates.
+BLOCK_SAMPLES = 480_000
+
+
+class OnsetFinder:
+    """find_onsets over a recording given a piece at a time (floats at full scale +-1),
+    in the memory of a block of BLOCK_SAMPLES and its margins whatever its length: `feed`
+    each piece, then `end`; each returns the onsets it decided, in order."""
+
+    def __init__(
+        self, sample_rate: float, settings: Settings = DEFAULT, block_frames: int | None = None
+    ) -> None:
+        _checked(np.zeros(0), sample_rate)
+        self._scan = scan = _Scan(sample_rate, settings)
+        least = scan.before + scan.first  # a block's margin, and the first noise
+        if block_frames is None:
+            block_frames = max(least, BLOCK_SAMPLES // scan.hop)
+        if block_frames < least:
+            raise ValueError(f"a block of {block_frames} frames is shorter than its margin")
+        self._block = block_frames
+        self._x = np.zeros(0)
+        self._x0 = 0  # the recording's sample that self._x begins with
+        self._decided = 0  # the frames decided (from the first)
+        self._since = _Since()
+
+    def feed(self, piece: np.ndarray) -> list[Onset]:
+        x, _ = _checked(np.asarray(piece, dtype=np.float64), 1.0)
+        self._x = np.concatenate((self._x, x))
+        scan, found = self._scan, []
+        while scan.works:
+            a, b = self._decided, self._decided + self._block
+            needed = (b + scan.after - 1) * scan.hop + scan.frame  # a sample past the last
+            if self._x0 + len(self._x) < needed:
+                break
+            start = max(0, a - scan.before)
+            x = self._x[start * scan.hop - self._x0 : needed - self._x0]
+            found += scan.onsets(x, 1.0, start, a, b, None, self._since)
+            self._decided = b
+            # What the next block looks back to is kept, the rest let go (a copy: a view
+            # would keep the whole buffer).
+            keep = (b - scan.before) * scan.hop
+            self._x, self._x0 = self._x[keep - self._x0 :].copy(), keep
+        return found
+
+    def end(self) -> list[Onset]:
+        """The onsets of the frames not decided yet, once the recording has ended."""
+        scan = self._scan
+        samples = self._x0 + len(self._x)
+        if samples < scan.frame or not scan.works:
+            return []
+        count = (samples - scan.frame) // scan.hop + 1
+        if count <= self._decided:
+            return []
+        start = max(0, self._decided - scan.before)
+        x = self._x[start * scan.hop - self._x0 :]
+        return scan.onsets(x, 1.0, start, self._decided, count, count, self._since)
+
+
+@dataclass
+class _Since:
+    """What the frames decided so far leave the next ones."""
+
+    last: int | None = None  # the frame of the last trigger
+    ended: int | None = None  # the last frame where quiet ended a sound
+    sample: int | None = None  # the last onset's sample
+
+
+class _Scan:
+    """The detector at one rate: frames, bands, and how far its levels look around."""
+
+    def __init__(self, sample_rate: float, settings: Settings) -> None:
+        self.rate, self.settings = sample_rate, settings
+        self.frame = round(settings.frame_s * sample_rate)
+        self.hop = max(1, round(settings.hop_s * sample_rate))
+        # A rate so low that a frame is no sample has no band (rfftfreq of 0 divides by 0).
+        self.bands = [
+            b for b in settings.bands if self.frame and _bins(b, self.frame, sample_rate).any()
+        ]
+        self.works = self.frame >= 2 and bool(self.bands)
+        floor, silence, recent, sustained, loud, hold = (
+            math.ceil(seconds / settings.hop_s)
+            for seconds in (
+                settings.floor_s + settings.floor_step_s,
+                settings.silence_s,
+                settings.recent_s[0],
+                settings.sustained_s,
+                settings.loud_first_s,
+                settings.hold_s,
+            )
+        )
+        # The refinement's piece is in samples, a hop a frame rounded from hop_s.
+        refine_before, refine_after = (
+            math.ceil(seconds * sample_rate / self.hop)
+            for seconds in (settings.refine_before_s, settings.refine_after_s)
+        )
+        # Frames of levels a block needs before its first and after its last: the floor
+        # (its median over the last floor_s), the recent level, the quiet that ended a
+        # sound and the refinement look back; the holds, the quiet up to silence_s after
+        # a trigger and the refinement look ahead.
+        self.before = floor + silence + recent + refine_before + 2
+        self.after = silence + sustained + loud + hold + refine_after + 2
+        self.first = math.ceil(settings.first_noise_s / settings.hop_s)
+
+    def onsets(
+        self,
+        x: np.ndarray,
+        scale: float,
+        start: int,
+        a: int,
+        b: int,
+        total: int | None,
+        since: _Since,
+    ) -> list[Onset]:
+        """The onsets that trigger in frames a to b, x the samples of frames from `start`
+        on (those before a and after b are the margins; total: the recording's frames,
+        None if it goes on past x); since is carried on to the next block."""
+        frame, hop, rate = self.frame, self.hop, self.rate
+        levels = band_levels(x, rate, frame, hop, self.bands, scale)
+        onsets: list[Onset] = []
+        for index, strength, active, over_sound in _triggers(
+            levels, self.bands, self.settings, start, a, b, total, since
+        ):
+            active_bands = [self.bands[i] for i in active]
+            begin = (index - start) * hop + frame
+            at = _refined(x, scale, rate, begin, active_bands, self.settings) + start * hop
+            if since.sample is not None and at <= since.sample:
+                at = index * hop + frame // 2  # the refinement went back past the last one
+            soft = over_sound or strength < SURE_DB
+            onsets.append(Onset(at / rate, at, strength, self.bands[active[0]].name, soft))
+            since.sample = at
+        return onsets
 
 
 def _checked(signal: np.ndarray, sample_rate: float) -> tuple[np.ndarray, float]:
@@ -187,12 +313,22 @@ def band_levels(
 
 
 def _triggers(
-    levels: np.ndarray, bands: list[Band], settings: Settings
+    levels: np.ndarray,
+    bands: list[Band],
+    settings: Settings,
+    start: int = 0,
+    a: int = 0,
+    b: int | None = None,
+    total: int | None = None,
+    since: _Since | None = None,
 ) -> list[tuple[int, float, list[int], bool]]:
     """(frame, strength dB, the bands active in it, whether it started over another
-    sound) where each onset triggers."""
+    sound) where each onset triggers, among the frames from a to b (all, by default);
+    levels' first column is frame `start`'s."""
+    since = since or _Since()
+    b = start + levels.shape[1] if b is None else b
     hop_s = settings.hop_s
-    floor = _floor(levels, settings)
+    floor = _floor(levels, settings, start, total)
     threshold = np.array([[b.threshold_db] for b in bands])
     back, until = (round(s / hop_s) for s in settings.recent_s)
     recent = _recent(levels, back, until)
@@ -202,6 +338,7 @@ def _triggers(
     quiet = (recent - floor < threshold).all(axis=0)
     silence = max(1, round(settings.silence_s / hop_s))
     ended = np.flatnonzero(_means(quiet[None, ::-1].astype(np.float64), silence)[0, ::-1] == 1)
+    ended = ended[ended >= a - start] + start  # those before a: the blocks before's
     over_floor = levels - floor
     over_sound = np.where(
         np.array([[b.starts_over_sound] for b in bands]),
@@ -217,18 +354,28 @@ def _triggers(
     held_floor = _held(over_floor, mean_floor, threshold, bands, settings)
     held_sound = mean_sound >= threshold
     triggers: list[tuple[int, float, list[int], bool]] = []
-    last = -refractory
-    for frame in np.flatnonzero((held_floor | held_sound).any(axis=0)):
-        if frame - last < refractory:
+    active = np.asarray((held_floor | held_sound).any(axis=0))[a - start : b - start]
+    for frame in np.flatnonzero(active) + a:
+        if since.last is not None and frame - since.last < refractory:
             continue
-        # Still in the last onset's sound while no silence_s of quiet came after it.
-        since = np.searchsorted(ended, last + silence, side="right")
-        in_sound = bool(triggers) and since == np.searchsorted(ended, frame, side="right")
+        # Still in the last onset's sound while no silence_s of quiet came between it
+        # and this frame (or this frame and silence_s after the last onset).
+        in_sound = False
+        if since.last is not None:
+            lo, hi = sorted((int(frame), since.last + silence))
+            quiet_between = np.searchsorted(ended, hi, side="right") > np.searchsorted(
+                ended, lo, side="right"
+            )
+            in_sound = not quiet_between and not (since.ended is not None and since.ended > lo)
         rise, held = (mean_sound, held_sound) if in_sound else (mean_floor, held_floor)
-        which = [int(b) for b in np.flatnonzero(held[:, frame])]
+        which = [int(i) for i in np.flatnonzero(held[:, frame - start])]
         if which:
-            triggers.append((int(frame), float(rise[which, frame].max()), which, bool(in_sound)))
-            last = int(frame)
+            strength = float(rise[which, frame - start].max())
+            triggers.append((int(frame), strength, which, bool(in_sound)))
+            since.last = int(frame)
+    decided = ended[ended < b]
+    if len(decided):
+        since.ended = int(decided[-1])
     return triggers
 
 
@@ -271,16 +418,24 @@ def _means(values: np.ndarray, width: int) -> np.ndarray:
     return means
 
 
-def _floor(levels: np.ndarray, settings: Settings) -> np.ndarray:
-    """Each band's running median over the last floor_s, moved every floor_step_s."""
+def _floor(
+    levels: np.ndarray, settings: Settings, start: int = 0, total: int | None = None
+) -> np.ndarray:
+    """Each band's running median over the last floor_s, moved every floor_step_s, from
+    the recording's first frame: levels' first column is frame `start`'s, of `total`
+    (None: no fewer than levels hold). A column whose floor_s begins before `start` takes
+    the levels there are: a block's margin, which is never decided on."""
     count = levels.shape[1]
+    total = start + count if total is None else total
     span = max(1, round(settings.floor_s / settings.hop_s))
     step = max(1, round(settings.floor_step_s / settings.hop_s))
     first = max(1, round(settings.first_noise_s / settings.hop_s))
     floor = np.empty_like(levels)
-    for at in range(0, count, step):
-        history = levels[:, max(0, at - span) : max(at, min(first, count))]
-        floor[:, at : at + step] = _medians(history)
+    for at in range(start - start % step, start + count, step):
+        lo = max(0, at - span, start)
+        hi = max(at, min(first, total), lo + 1)
+        history = levels[:, lo - start : hi - start]
+        floor[:, max(at, start) - start : at + step - start] = _medians(history)
     return floor
 
 

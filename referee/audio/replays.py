@@ -9,27 +9,30 @@
 
 A call's sound comes from its clip when it has been cut (with the voice onsets found in
 it), else from the ring. Nothing here is an input of the rules, nor goes into the ledger.
+
+The main loop never waits for the disk (docs/design.md, "The microphone"): a clip is read
+by a thread of its own (ClipReader), found by its name, and what it read comes back to
+the loop through its inbox (`hand`), where `loaded` starts the replay. Meanwhile the
+table is told at once that it is loading, and REPLAY again stops it as it stops a replay.
 """
 
-import logging
-from collections.abc import Sequence
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from referee.errors import AudioFileError
 from referee.rules import Call
 from referee.units import NS_PER_S
 from referee.view import ReplayView
 
 from .capture import Capture
-from .clips import Clip, ClipStore, ClipWindow, clip_of
+from .clips import Clip, ClipStore, ClipWindow, Damaged, clip_name, clip_of
 from .replay import Replay, waveform
 from .replay_player import ReplayPlayer
 from .samples import Sound
-from .wav import read_mono
-
-log = logging.getLogger(__name__)
 
 NO_CALL_NS = 3 * NS_PER_S
 BACK_NS = 5 * NS_PER_S
@@ -40,11 +43,64 @@ SPAN_BEFORE_S = 0.15
 SPAN_AFTER_S = 0.35
 
 
+# What the clips' reader found for a call: its clip and samples (full scale +-1), why it
+# cannot be read, or None (not kept).
+Read = tuple[Clip, np.ndarray] | Damaged | None
+# Something for the main loop to take up (edges.Finished's): run there with the time,
+# it says what to tell the table, if anything.
+Take = Callable[[int], str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Playing:
     replay: Replay
     index: int | None  # the call's, in the game's calls; None: the seconds before a press
     view: ReplayView  # with the cursor at 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Loading:
+    """A call's clip asked of the reader: what the replay needs once it comes."""
+
+    token: int
+    index: int
+    game: int
+    origin_ns: int
+    call: Call
+    title: str
+
+
+class ClipReader:
+    """Reads calls' clips on a thread of its own, one at a time, in the order asked; each
+    result is handed to `done` from that thread. At normal priority: a thread the loop
+    starts is not real-time (realtime.py, SCHED_RESET_ON_FORK)."""
+
+    def __init__(self, clips: ClipStore, done: Callable[[int, Read], None]) -> None:
+        self._clips = clips
+        self._done = done
+        self._asked: queue.SimpleQueue[tuple[int, str] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def read(self, token: int, name: str) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="replay clips", daemon=True)
+            self._thread.start()
+        self._asked.put((token, name))
+
+    def close(self) -> None:
+        """Once what it reads now is read: not waited for (a disk may hang for ever)."""
+        self._asked.put(None)
+
+    def _run(self) -> None:
+        while (asked := self._asked.get()) is not None:
+            token, name = asked
+            found = self._clips.load(name)  # never raises: a bad clip is Damaged
+            if isinstance(found, tuple):
+                kept, pcm = found
+                samples = np.frombuffer(pcm, "<i2").astype(np.float64) / 32768
+                self._done(token, (kept.clip, samples))
+            else:
+                self._done(token, found)
 
 
 class Replays:
@@ -56,15 +112,33 @@ class Replays:
         *,
         window: ClipWindow,
         slowdown: float,
+        hand: Callable[[Take], None],
     ) -> None:
+        """hand(take): give the main loop something to take up (App: its inbox), from
+        the clips' reader's thread."""
         self._capture = capture
-        self._clips = clips
         self._player = player
         self._window = window
         self._slowdown = slowdown
         self._playing: _Playing | None = None
+        self._loading: _Loading | None = None  # a clip being read for a replay
+        self._tokens = itertools.count(1)
         self._last_index: int | None = None  # the call heard last
         self._ended_ns = 0  # when that replay stopped or ended
+        self._reader = None
+        if clips is not None:
+            self._reader = ClipReader(
+                clips, lambda token, read: hand(lambda now_ns: self.loaded(token, read, now_ns))
+            )
+
+    @property
+    def loading(self) -> bool:
+        """A call's clip is being read for a replay."""
+        return self._loading is not None
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
 
     def pressed(
         self,
@@ -76,6 +150,10 @@ class Replays:
         under_way: bool = False,
     ) -> str:
         """REPLAY at t_ns (monotonic): start, stop or step back; what to tell the table."""
+        if (loading := self._loading) is not None:  # stopped before it was heard
+            self._loading = None
+            self._last_index, self._ended_ns = loading.index, now_ns
+            return "replay stopped: REPLAY again for the call before"
         playing = self._playing
         if playing is not None and not playing.replay.over(now_ns):
             self.stop(now_ns)
@@ -128,29 +206,48 @@ class Replays:
         return len(calls) - 1 if in_ring else None
 
     def _start_call(self, index: int, game: int, origin_ns: int, call: Call, now_ns: int) -> str:
-        first_ns = origin_ns + call.first_ns
-        kept = self._kept(game, call.first_ns)
-        if kept is not None:
-            clip, samples = kept
-        else:
-            sound = self._from_ring(*self._window.around(first_ns))
-            if sound is None or self._capture is None or not sound.heard(first_ns):
-                if self._deaf_at(first_ns, now_ns):
-                    return f"the microphone was not listening at call {index + 1}"
-                return f"the sound of call {index + 1} is not kept"
-            samples = sound.floats()
-            clip = clip_of(
-                sound,
-                game=game,
-                call_ns=call.first_ns,
-                origin_ns=origin_ns,
-                sample_rate=self._capture.sample_rate,
-                presses=[(player, origin_ns + t) for player, t in call.presses],
-            )
         caller = call.presses[0][0]
         minutes, seconds = divmod(call.first_ns / NS_PER_S, 60)
         title = f"P{caller}'s call at {minutes:.0f}:{seconds:04.1f}"
-        return self._start(clip, samples, index, title, now_ns)
+        loading = _Loading(next(self._tokens), index, game, origin_ns, call, title)
+        if self._reader is None:
+            return self._from_ring_or_not(loading, None, now_ns)
+        self._loading = loading
+        self._reader.read(loading.token, clip_name(game, call.first_ns))
+        return f"replay: loading {title}"
+
+    def loaded(self, token: int, read: Read, now_ns: int) -> str | None:
+        """The reader's answer for a clip asked (on the main loop): the replay starts, from
+        the clip, else from the ring; None if it was stopped meanwhile."""
+        loading = self._loading
+        if loading is None or loading.token != token:
+            return None
+        self._loading = None
+        if isinstance(read, tuple):
+            clip, samples = read
+            return self._start(clip, samples, loading.index, loading.title, now_ns)
+        return self._from_ring_or_not(loading, read, now_ns)
+
+    def _from_ring_or_not(self, loading: _Loading, damaged: Damaged | None, now_ns: int) -> str:
+        """The call's sound from the ring, while it holds it; else why it is not heard."""
+        call, origin_ns = loading.call, loading.origin_ns
+        first_ns = origin_ns + call.first_ns
+        sound = self._from_ring(*self._window.around(first_ns))
+        if sound is None or self._capture is None or not sound.heard(first_ns):
+            if damaged is not None:
+                return f"the clip of call {loading.index + 1} is damaged: see `referee clips`"
+            if self._deaf_at(first_ns, now_ns):
+                return f"the microphone was not listening at call {loading.index + 1}"
+            return f"the sound of call {loading.index + 1} is not kept"
+        clip = clip_of(
+            sound,
+            game=loading.game,
+            call_ns=call.first_ns,
+            origin_ns=origin_ns,
+            sample_rate=self._capture.sample_rate,
+            presses=[(player, origin_ns + t) for player, t in call.presses],
+        )
+        return self._start(clip, sound.floats(), loading.index, loading.title, now_ns)
 
     def _start_seconds_before(self, t_ns: int, now_ns: int) -> str:
         sound = self._from_ring(t_ns - NO_CALL_NS, t_ns)
@@ -192,20 +289,6 @@ class Replays:
         self._playing = _Playing(replay, index, view)
         said = f"replay: {title}, {slower}"
         return said if problem is None else f"{said}, not heard: {problem}"
-
-    def _kept(self, game: int, call_ns: int) -> tuple[Clip, np.ndarray] | None:
-        """The call's clip, if it has been cut and is still kept."""
-        if self._clips is None:
-            return None
-        for kept in self._clips.clips(game):
-            if kept.clip.call_ns == call_ns:
-                try:
-                    samples, _ = read_mono(kept.sound)
-                except AudioFileError as err:  # damaged: the ring may hold it still
-                    log.warning("%s", err)
-                    return None
-                return kept.clip, samples
-        return None
 
     def _deaf_at(self, t_ns: int, now_ns: int) -> bool:
         """A moment the ring would still hold, had the microphone heard it (it was lost,

@@ -1,68 +1,42 @@
-"""A WAV file's sound as one mono float signal, with the standard library's `wave`."""
+"""A WAV file's sound as one mono float signal, read by wavfile.py (which trusts no header).
 
-import struct
-import wave
+samples, rate = read_mono(path)             # the whole file
+for piece in mono_pieces(wav):              # or a piece at a time, in bounded memory
+"""
+
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from referee.errors import AudioFileError
+from .wavfile import WavFile
 
-_WIDTHS = {1: "8", 2: "16", 3: "24", 4: "32"}
-_EXTENSIBLE = 0xFFFE
-_PCM = 1
+# Bytes of the file read and decoded at a time: 1 MB, 8 MB of floats at most (8-bit).
+PIECE_BYTES = 1 << 20
 
 
-def read_mono(path: Path) -> tuple[np.ndarray, int]:
+def read_mono(path: Path, *, max_bytes: int | None = None) -> tuple[np.ndarray, int]:
     """(samples at full scale +-1, the channels' mean; the sample rate). PCM of 8, 16, 24
     or 32 bits, any number of channels. AudioFileError names the file and what is wrong."""
-    try:
-        try:
-            with wave.open(str(path), "rb") as wav:
-                width = wav.getsampwidth()
-                channels = wav.getnchannels()
-                rate = wav.getframerate()
-                raw = wav.readframes(wav.getnframes())
-        except wave.Error as err:
-            if str(err) != f"unknown format: {_EXTENSIBLE}":
-                raise
-            width, channels, rate, raw = _extensible(path)
-    except FileNotFoundError:
-        raise AudioFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise AudioFileError(f"{path}: a folder, not a WAV file") from None
-    except OSError as err:
-        raise AudioFileError(f"{path}: cannot read it ({err.strerror or err})") from None
-    except (wave.Error, EOFError) as err:
-        # wave names the format it cannot read: "unknown format: 3" is floating point.
-        raise AudioFileError(f"{path}: not a PCM WAV file that can be read ({err})") from None
-    if width not in _WIDTHS or channels < 1 or rate <= 0:
-        raise AudioFileError(f"{path}: {width * 8}-bit samples; 8, 16, 24 or 32-bit PCM only")
-    frames = len(raw) // (width * channels)
-    data = np.frombuffer(raw[: frames * width * channels], dtype=np.uint8)
-    samples = _decoded(data, width).reshape(frames, channels)
-    mono: np.ndarray = samples.mean(axis=1)
-    return mono, rate
+    with WavFile(path, max_bytes=max_bytes) as wav:
+        mono = np.empty(wav.format.frames)
+        at = 0
+        for piece in mono_pieces(wav):
+            mono[at : at + len(piece)] = piece
+            at += len(piece)
+        return mono, wav.format.rate
 
 
-def _extensible(path: Path) -> tuple[int, int, int, bytes]:
-    """(width, channels, rate, data) of a WAVE_FORMAT_EXTENSIBLE file of PCM samples, as
-    sox writes 24 and 32 bits and more than two channels: Python 3.11's wave refuses it."""
-    with path.open("rb") as file:
-        riff = file.read(12)
-        fmt: tuple[int, ...] = ()
-        while header := file.read(8):
-            if len(header) < 8:
-                break
-            name, size = struct.unpack("<4sI", header)
-            body = file.read(size + size % 2)
-            if name == b"fmt " and size >= 26:
-                fmt = struct.unpack("<HHIIHHHHIH", body[:26])
-            elif name == b"data" and fmt and riff[8:12] == b"WAVE":
-                if fmt[9] != _PCM:
-                    raise wave.Error(f"sub-format {fmt[9]} is not PCM")
-                return fmt[5] // 8, fmt[1], fmt[2], body[:size]
-    raise wave.Error("no PCM format and data chunk")
+def mono_pieces(wav: WavFile) -> Iterator[np.ndarray]:
+    """The file's samples, PIECE_BYTES of the file at a time: each piece at full scale
+    +-1, the channels' mean (float64), so that a file of any length is read in the memory
+    of one piece."""
+    fmt = wav.format
+    frames = max(1, PIECE_BYTES // fmt.block)
+    for first in range(0, fmt.frames, frames):
+        data = np.frombuffer(wav.read(first, frames), dtype=np.uint8)
+        samples = _decoded(data, fmt.width).reshape(-1, fmt.channels)
+        yield samples[:, 0] if fmt.channels == 1 else samples.mean(axis=1)
 
 
 def _decoded(data: np.ndarray, width: int) -> np.ndarray:

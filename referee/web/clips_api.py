@@ -14,9 +14,7 @@ own stat, following links. Nor numpy for the envelope: it would be 15 MB of the 
 
 import os
 import re
-import stat
 import sys
-import wave
 from array import array
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from referee.audio.clips import ClipStore, Kept, clips_folder
+from referee.audio.clips import ClipStore, Damaged, Kept, clips_folder
+from referee.audio.wavfile import WavFile, opened
+from referee.errors import AudioFileError
 from referee.rules.report import milliseconds
 from referee.units import ID_MAX
 
@@ -88,7 +88,7 @@ class ClipsApi:
             end = whole(given["to"], "to (a sample)", start + 1, end)
         try:
             lows, highs = await self._run(envelope, kept.sound, start, end, columns)
-        except (OSError, EOFError, wave.Error):
+        except AudioFileError:  # damaged or gone since it was found
             raise HTTPException(404, f"no clip {shown(kept.clip.name)}") from None
         return JSONResponse(
             {"from": start, "to": end, "columns": columns, "low": lows, "high": highs}
@@ -109,7 +109,9 @@ def _game_id(text: str) -> int:
     return whole(text, "a game's id", 1, ID_MAX)
 
 
-def _clip_json(kept: Kept) -> dict[str, Any]:
+def _clip_json(kept: Kept | Damaged) -> dict[str, Any]:
+    if isinstance(kept, Damaged):  # listed, to be seen and deleted; nothing of it to play
+        return {"name": kept.name, "call_ms": milliseconds(kept.call_ns), "damaged": kept.why}
     clip = kept.clip
     return {
         "name": clip.name,
@@ -134,17 +136,16 @@ def envelope(path: Path, start: int, end: int, columns: int) -> tuple[list[float
     lows, highs = [], []
     span = end - start
     buf, at = array("h"), start  # samples read, the first of them at `at`
-    with wave.open(str(path), "rb") as wav:
-        if (wav.getnchannels(), wav.getsampwidth()) != (1, 2):
-            raise wave.Error("not the box's mono 16-bit sound")
+    with WavFile(path, follow_links=False) as wav:
+        if (wav.format.channels, wav.format.width) != (1, 2):
+            raise AudioFileError(f"{path}: not the box's mono 16-bit sound")
         for i in range(columns):
             first = start + i * span // columns
             last = min(max(start + (i + 1) * span // columns, first + 1), end)
             low, high, pos = FULL_SCALE, -FULL_SCALE, first
             while pos < last:
                 if not at <= pos < at + len(buf):
-                    wav.setpos(pos)
-                    buf, at = array("h", wav.readframes(min(CHUNK, end - pos))), pos
+                    buf, at = array("h", wav.read(pos, min(CHUNK, end - pos))), pos
                     if sys.byteorder == "big":
                         buf.byteswap()  # a WAV's samples are little-endian
                     if not buf:
@@ -182,7 +183,7 @@ class _Sound(Response):
         name = self._kept.clip.name
         try:
             fd = await self._run(_open_sound, self._kept.sound, bounded=False)
-        except OSError:
+        except AudioFileError:
             raise HTTPException(404, f"no clip {shown(name)}") from None
         try:
             size = os.fstat(fd).st_size
@@ -217,13 +218,9 @@ class _Sound(Response):
 
 
 def _open_sound(path: Path) -> int:
-    """The sound's file, opened for reading; OSError if it is a link (O_NOFOLLOW: ELOOP),
-    not a plain file, or gone."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{path}: not a file")
-    return fd
+    """The sound's file, opened for reading at once; AudioFileError if it is a link, not a
+    plain file (a FIFO would hold the reading thread), or gone."""
+    return opened(path, os.O_RDONLY | os.O_NOFOLLOW)
 
 
 def _byte_range(asked: str | None, size: int) -> tuple[int, int] | None:
