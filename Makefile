@@ -55,7 +55,7 @@ wiring: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-# The benchmarks behind docs/PERFORMANCE.md: each prints its tables (about 90 minutes).
+# The benchmarks behind docs/performance.md: each prints its tables (about 90 minutes).
 bench: $(STAMP)
 	$(BIN)/python bench/fairness.py
 	$(BIN)/python bench/latency.py
