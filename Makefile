@@ -40,7 +40,7 @@ install:
 uninstall:
 	DESTDIR='$(DESTDIR)' sh systemd/uninstall.sh
 
-# Every screen drawn headless to docs/screens/, for the README and for review.
+# Every screen drawn headless to docs/screens/, for docs/screens.md and for review.
 screens: $(STAMP)
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m referee.outputs.gallery docs/screens
 	REFEREE_SCREENS=docs/screens $(BIN)/pytest -q tests/test_web.py tests/test_web_history.py \
