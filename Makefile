@@ -40,7 +40,7 @@ install:
 uninstall:
 	DESTDIR='$(DESTDIR)' sh systemd/uninstall.sh
 
-# Every screen drawn headless to docs/screens/, for the README and for review.
+# Every screen drawn headless to docs/screens/, for docs/screens.md and for review.
 screens: $(STAMP)
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m referee.outputs.gallery docs/screens
 	REFEREE_SCREENS=docs/screens $(BIN)/pytest -q tests/test_web.py tests/test_web_history.py \
@@ -55,7 +55,7 @@ wiring: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-# The benchmarks behind docs/PERFORMANCE.md: each prints its tables (about 90 minutes).
+# The benchmarks behind docs/performance.md: each prints its tables (about 90 minutes).
 bench: $(STAMP)
 	$(BIN)/python bench/fairness.py
 	$(BIN)/python bench/latency.py

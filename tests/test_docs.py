@@ -1,6 +1,7 @@
 """The README and the docs stand alone: their links stay in the repository, and what they
 tell a new user to type works after `make run`."""
 
+import os
 import re
 from pathlib import Path
 
@@ -8,43 +9,98 @@ import pytest
 
 from .conftest import ROOT
 
-DOCS = sorted(
-    p
-    for p in [
-        ROOT / "README.md",
-        ROOT / "wiring.md",
-        *ROOT.glob("docs/*.md"),
-        *ROOT.glob("hardware/**/*.md"),
-    ]
-    if p.is_file()
-)
+SKIPPED = {"build", "__pycache__", "node_modules"}
+
+
+def _markdown_files() -> list[Path]:
+    """Every markdown file of the repository: not the hidden folders (.git, .venv), the
+    build's, nor a cache's."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [s for s in subfolders if not s.startswith(".") and s not in SKIPPED]
+        found += [Path(folder, name) for name in files if name.endswith(".md")]
+    return sorted(found)
+
+
+DOCS = _markdown_files()
+# The most a newcomer, a developer and a reader of the figures are asked to read.
+LINES_AT_MOST = {"README.md": 220, "docs/design.md": 420, "docs/performance.md": 160}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 OUTSIDE = re.compile(r"\.\./shared|\bRULES\.md|\bDESIGN\.md")
-# Written on other branches of issue 8, until they are merged: what each doc waits for.
-COMING = {
-    "README.md": ("docs/rules.md", "the rules and every decision the box takes"),
-    "hardware/pico/README.md": ("docs/protocol.md", "the serial board's protocol"),
-}
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+ATX = re.compile(r"^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
 
 
-def _doc_param(doc: Path):
-    name = str(doc.relative_to(ROOT))
-    waits = COMING.get(name)
-    missing = waits is not None and not (ROOT / waits[0]).exists()
-    reason = f"{waits[0]} ({waits[1]}) is not merged yet" if waits else ""
-    return pytest.param(doc, id=name, marks=pytest.mark.xfail(missing, reason=reason))
+def _prose(text: str) -> str:
+    """The text outside fenced code blocks, where a `#` or a `](` is only text."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return "\n".join(lines)
 
 
-@pytest.mark.parametrize("doc", [_doc_param(doc) for doc in DOCS])
+def github_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a file's headings: the heading's text as shown (a link's
+    words, a code span's letters), lower case, every character but a letter, a digit,
+    `_`, `-` and a space dropped, spaces made `-`; a repeated one gets -1, -2, ..."""
+    anchors: set[str] = set()
+    for line in _prose(text).splitlines():
+        heading = ATX.match(line)
+        if heading is None:
+            continue
+        shown = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading[1]).replace("`", "")
+        slug = re.sub(r"[^\w\- ]", "", shown.lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in anchors:
+            n += 1
+            anchor = f"{slug}-{n}"
+        anchors.add(anchor)
+    return anchors
+
+
+def test_github_anchors_are_made_as_github_makes_them():
+    text = "# The page\n## The console's screen in the guest\n## `tie_ms` (the tie)\n"
+    text += "```\n# not a heading\n```\n## The page\n### Voice onsets (issue 17's detector)\n"
+    assert github_anchors(text) == {
+        "the-page",
+        "the-consoles-screen-in-the-guest",
+        "tie_ms-the-tie",
+        "the-page-1",
+        "voice-onsets-issue-17s-detector",
+    }
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_stay_in_the_repository_and_lead_somewhere(doc):
     text = doc.read_text()
-    for target in LINK.findall(text):
-        if re.match(r"[a-z]+:", target) or target.startswith("#"):
-            continue  # a web address, or a place on the page
-        path = (doc.parent / target.split("#")[0]).resolve()
+    for target in LINK.findall(_prose(text)):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        name, _, anchor = target.partition("#")
+        path = (doc.parent / name).resolve() if name else doc
         assert path.is_relative_to(ROOT), f"{target} leaves the repository"
         assert path.exists(), f"{target} does not exist"
+        if anchor and path.suffix == ".md":
+            assert anchor in github_anchors(path.read_text()), f"{target}: no such heading"
     assert not OUTSIDE.findall(text), f"{doc.name} names what is outside the repository"
+
+
+@pytest.mark.parametrize(("name", "most"), LINES_AT_MOST.items())
+def test_the_docs_stay_short_enough_to_be_read(name, most):
+    lines = len((ROOT / name).read_text().splitlines())
+    assert lines <= most, f"{name} has {lines} lines, {most} at most"
+
+
+def test_no_doc_is_a_dated_log():
+    """Dates belong to the figures' table (docs/performance.md), whose every row says when
+    it was measured, and to what a benchmark printed (bench/results/)."""
+    for doc in DOCS:
+        if doc != ROOT / "docs" / "performance.md":
+            dates = re.findall(r"\b20\d\d-[01]\d-[0-3]\d\b", doc.read_text())
+            assert not dates, f"{doc.relative_to(ROOT)} is dated: {dates[:3]}"
 
 
 def code_lines(text: str) -> list[str]:

@@ -44,7 +44,7 @@ from .samples import Gap, Sound
 
 WARM_S = 0.25  # of sound with a click in it: every path of the detector runs once
 # Added to the daemon's niceness: a main loop woken on a CPU the cutter holds waited up to
-# 4 ms for it without (docs/PERFORMANCE.md, "The clips cut in a process of their own").
+# 4 ms for it without (bench/results/latency-2026-11-26-cutter.txt).
 NICE = 10
 SAMPLE = np.dtype("<i2")
 

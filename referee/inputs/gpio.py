@@ -45,7 +45,7 @@ PI_CHIP_LABELS = ("pinctrl-bcm2835", "pinctrl-bcm2711", "pinctrl-rp1")
 DEV = Path("/dev")
 CONSUMER = "referee"
 # How long after its hard interrupt stamps an edge the interrupt's thread may take to
-# queue it for us; the rig measured it (docs/PERFORMANCE.md, "The interrupt thread").
+# queue it for us: a choice, which a Pi's own chip can measure (docs/performance.md).
 IRQ_BOUND_NS = 1_000_000
 # The kernel's queue for the request: a bouncing button makes a dozen edges a press.
 EVENT_BUFFER = 1024

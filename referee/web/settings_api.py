@@ -13,8 +13,8 @@ from referee.config import NextRules, with_phone
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_values
 from referee.store import Store
 
-# Each key in words, for a judge who has never read the settings file (README.md, "Rule
-# settings", says the same).
+# Each key in words, for a judge who has never read the settings file (docs/rules.md,
+# "Settings", says the same).
 WORDS = {
     "rules": "Rule set",
     "players": "Seats at the table",

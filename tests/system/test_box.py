@@ -83,7 +83,7 @@ def service(vm: Machine, *properties: str, unit: str = "referee") -> dict[str, s
 
 
 def state(vm: Machine) -> dict:
-    """`referee state`, as the README says to read the game on the box."""
+    """`referee state`, as docs/operating.md says to read the game on the box."""
     return json.loads(vm.run(f"sudo -u referee {REFEREE} state").stdout)
 
 
