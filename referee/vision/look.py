@@ -1,0 +1,48 @@
+"""`referee look PHOTO...`: each photo's cards and SETs, for a person or as JSON."""
+
+import json
+import sys
+from pathlib import Path
+
+from referee.errors import EXIT_BAD_INPUT, PhotoFileError
+
+from .decode import read_photo
+from .layout import Layout, read_frame
+
+
+def look(photos: list[Path], as_json: bool = False) -> int:
+    """Read each photo; one that cannot be read is named on stderr, the rest are read. The
+    exit status: 0, or EXIT_BAD_INPUT when a photo could not be read."""
+    status = 0
+    for path in photos:
+        try:
+            layout = read_frame(read_photo(path))
+        except PhotoFileError as err:
+            print(err, file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        if as_json:
+            print(json.dumps(layout.as_json()))
+        else:
+            print(describe(path, layout))
+        sys.stdout.flush()
+    return status
+
+
+def describe(path: Path, layout: Layout) -> str:
+    sure = sum(c.sure for c in layout.cards)
+    count = len(layout.cards)
+    sets = len(layout.sets)
+    lines = [
+        f"{path}: {count} card{'' if count == 1 else 's'}, {sure} read surely;"
+        f" {sets} SET{'' if sets == 1 else 's'}"
+        + ("" if sets or sure < 3 else " (deal three more)")
+    ]
+    for i, card in enumerate(layout.cards):
+        x, y, w, h = card.box
+        mark = " " if card.sure else "?"
+        note = "" if card.sure else f"  ({card.why})"
+        lines.append(f"{i:>4} {mark} {card.face!s:<28} at {x},{y} {w}x{h}{note}")
+    for s in layout.sets:
+        lines.append("  SET: " + ", ".join(f"{i} ({layout.cards[i].face})" for i in s))
+    return "\n".join(lines)
