@@ -33,7 +33,7 @@ MIN_CARD_SHARE = 1 / 25
 # A whole card fills this much of its quadrilateral (its rounded corners, eroded), and of
 # its convex hull: a hand over its edge leaves a dent.
 RECTANGULAR = 0.8
-SOLID = 0.93
+SOLID = 0.95
 EDGE_MARGIN = 4  # px at WORK_PX: a region this close to the frame's edge is cut by it
 
 
@@ -121,8 +121,13 @@ def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
     otsu, _ = cv2.threshold(blurred, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     edges = cv2.Canny(blurred, 30, 90)
     edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    # On a light table the cards are the lighter part of what is light: Otsu again, above.
+    upper = blurred[blurred > otsu]
+    above = (
+        cv2.threshold(upper, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0] if upper.size else otsu
+    )
     regions: list[tuple[np.ndarray, float]] = []
-    for level in (otsu, otsu * 0.8):
+    for level in (otsu, otsu * 0.8, above):
         bright = (blurred > level).astype(np.uint8) * 255
         bright[edges > 0] = 0
         # Eroded once a little, once more: a card joined to a glare on the table by a
@@ -260,19 +265,41 @@ def paper_balanced(flat: np.ndarray) -> np.ndarray:
 PAPER = 235.0
 
 
+def lit_evenly(flat: np.ndarray) -> np.ndarray:
+    """The flat card with its paper made white point by point: the light over the card
+    taken as a plane in each channel (a lamp on one side, a window's blue on the other),
+    fitted to its margin's paper, and divided out."""
+    h, w = flat.shape[:2]
+    ring = np.zeros((h, w), bool)
+    ring[3 : h // 7] = ring[-h // 7 : -3] = True
+    ring[:, 3 : w // 12] = ring[:, -w // 12 : -3] = True
+    ring[:3] = ring[-3:] = False
+    ring[:, :3] = ring[:, -3:] = False
+    ys, xs = np.nonzero(ring)
+    pixels = flat[ys, xs].astype(np.float32)
+    grey = pixels.mean(axis=1)
+    paper = grey >= 0.8 * np.median(grey)  # not the table's edge nor a symbol's tip
+    design = np.stack([np.ones(paper.sum()), xs[paper] / w, ys[paper] / h], axis=1)
+    coef, *_ = np.linalg.lstsq(design, pixels[paper], rcond=None)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    light = coef[0] + coef[1] * (xx / w)[..., None] + coef[2] * (yy / h)[..., None]
+    even = flat.astype(np.float32) * (PAPER / np.maximum(light, 8.0))
+    return np.clip(even, 0, 255).astype(np.uint8)
+
+
 def ink_mask(balanced: np.ndarray) -> np.ndarray:
     """The ink on a paper-balanced flat card: what is darker or more coloured than paper."""
     f = balanced.astype(np.int16)
     darkness = PAPER - f.max(axis=2)
     chroma = f.max(axis=2) - f.min(axis=2)
-    ink: np.ndarray = ((darkness > 45) | (chroma > 45)).astype(np.uint8) * 255
+    ink: np.ndarray = ((darkness > 35) | (chroma > 35)).astype(np.uint8) * 255
     return ink
 
 
 def looks_like_a_card(flat: np.ndarray) -> bool:
     """A paper margin all round (bright, even), and ink inside in one to three blobs side by
     side, each most of the card's height and taller than wide."""
-    balanced = paper_balanced(flat)
+    balanced = lit_evenly(flat)
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
     mh, mw = h // 8, w // 14
@@ -284,19 +311,20 @@ def looks_like_a_card(flat: np.ndarray) -> bool:
             ink[mh:-mh, -mw:-2].ravel(),
         ]
     )
-    if margin.mean() / 255 > 0.04:
+    if margin.mean() / 255 > 0.025:
         return False
     grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
     if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
         return False
     inner = ink[mh:-mh, mw:-mw]
-    closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     _, _, stats, _ = cv2.connectedComponentsWithStats(closed)
     blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 0.006 * h * w]
     if not blobs or len(blobs) > 3:
         return False
-    # Symbols stand tall across a landscape card: taller than wide, and most of its height.
+    # Symbols stand tall across a landscape card, most of its height; three squiggles
+    # that touch (ink bleeding, a blur) are still taller than half their width.
     return all(
-        s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 1.1 * s[cv2.CC_STAT_WIDTH]
+        s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 0.5 * s[cv2.CC_STAT_WIDTH]
         for s in blobs
     )
