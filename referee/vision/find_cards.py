@@ -284,7 +284,8 @@ def lit_evenly(flat: np.ndarray) -> np.ndarray:
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     light = coef[0] + coef[1] * (xx / w)[..., None] + coef[2] * (yy / h)[..., None]
     even = flat.astype(np.float32) * (PAPER / np.maximum(light, 8.0))
-    return np.clip(even, 0, 255).astype(np.uint8)
+    out: np.ndarray = np.clip(even, 0, 255).astype(np.uint8)
+    return out
 
 
 def ink_mask(balanced: np.ndarray) -> np.ndarray:
