@@ -24,6 +24,7 @@ INPUT_W, INPUT_H = 128, 80
 # prints the trade-off): a probability under it leaves the card unsure.
 SURE = 0.9
 IS_A_CARD = 0.5
+BATCH = 8
 
 
 def network_input(flats: list[np.ndarray]) -> np.ndarray:
@@ -66,15 +67,20 @@ def probabilities(flats: list[np.ndarray]) -> list[np.ndarray]:
     probability is the lower of the two."""
     if not flats:
         return [np.zeros((0, 3), np.float32)] * 4 + [np.zeros((0, 2), np.float32)]
-    both = network_input(flats)
-    both = np.concatenate([both, both[:, :, ::-1, ::-1]])
-    net = _network()
-    net.setInput(np.ascontiguousarray(both))
-    outs = net.forward(list(OUTPUTS))
     n = len(flats)
+    upright = network_input(flats)
+    turned = np.ascontiguousarray(upright[:, :, ::-1, ::-1])
+    net = _network()
+    outs: list[list[np.ndarray]] = [[] for _ in OUTPUTS]
+    # A few cards at a time: the network's working memory grows with its batch.
+    for batch in (upright, turned):
+        for i in range(0, n, BATCH):
+            net.setInput(batch[i : i + BATCH])
+            for k, logits in enumerate(net.forward(list(OUTPUTS))):
+                outs[k].append(np.asarray(logits, np.float32).reshape(-1, logits.shape[-1]))
     heads = []
-    for logits in outs:
-        p = _softmax(np.asarray(logits, np.float32).reshape(2 * n, -1))
+    for chunks in outs:
+        p = _softmax(np.concatenate(chunks))
         a, b = p[:n], p[n:]
         mean = (a + b) / 2
         agree = a.argmax(axis=1) == b.argmax(axis=1)

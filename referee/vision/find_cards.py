@@ -17,6 +17,7 @@ hand fails one of these.
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 import cv2
 import numpy as np
@@ -121,13 +122,13 @@ def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
     otsu, _ = cv2.threshold(blurred, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     edges = cv2.Canny(blurred, 30, 90)
     edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
-    # On a light table the cards are the lighter part of what is light: Otsu again, above.
+    levels = [otsu, otsu * 0.8]
     upper = blurred[blurred > otsu]
-    above = (
-        cv2.threshold(upper, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0] if upper.size else otsu
-    )
+    if upper.size > 0.4 * blurred.size:
+        # A light table: the cards are the lighter part of what is light, Otsu's again.
+        levels.append(cv2.threshold(upper, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0])
     regions: list[tuple[np.ndarray, float]] = []
-    for level in (otsu, otsu * 0.8, above):
+    for level in levels:
         bright = (blurred > level).astype(np.uint8) * 255
         bright[edges > 0] = 0
         # Eroded once a little, once more: a card joined to a glare on the table by a
@@ -150,6 +151,7 @@ def _shapes(
     short = min(height, width) * MIN_CARD_SHARE
     min_area = short * short * CARD_RATIO
     whole: list[np.ndarray] = []
+    seen: list[tuple[np.ndarray, float]] = []  # each whole card's middle, a quarter its side
     partial: list[tuple[np.ndarray, str]] = []
     for contour, shrunk in regions:
         area = cv2.contourArea(contour)
@@ -168,8 +170,10 @@ def _shapes(
             solid = area / max(cv2.contourArea(cv2.convexHull(contour)), 1.0)
             if fill >= RECTANGULAR and solid >= SOLID and MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
                 quad = _grown(quad, shrunk)
-                if not any(_same(quad, q) for q in whole):
+                centre = quad.mean(axis=0)
+                if not any(_near(centre, c, s) for c, s in seen):
                     whole.append(quad)
+                    seen.append((centre, 0.25 * float(np.hypot(*(quad[0] - quad[1])))))
                 continue
         why = "cut by the edge of the frame" if at_edge else "partly hidden"
         partial.append((contour, why))
@@ -212,10 +216,9 @@ def _grown(quad: np.ndarray, px: float) -> np.ndarray:
     return grown
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(
-        np.linalg.norm(a.mean(axis=0) - b.mean(axis=0)) < 0.25 * np.linalg.norm(a[0] - a[1])
-    )
+def _near(a: np.ndarray, b: np.ndarray, within: float) -> bool:
+    """The same card found again (at another threshold, another erosion)."""
+    return bool(abs(a[0] - b[0]) < within and abs(a[1] - b[1]) < within)
 
 
 def _inside(contour: np.ndarray, quad: np.ndarray) -> bool:
@@ -265,24 +268,33 @@ def paper_balanced(flat: np.ndarray) -> np.ndarray:
 PAPER = 235.0
 
 
+@cache
+def _margin(h: int, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A flat card's margin, every other pixel of it (rows, columns), the plane's terms
+    there (1, x, y), and over the whole card (h x w x 3)."""
+    ring = np.zeros((h, w), bool)
+    ring[3 : h // 7 : 2, 3:-3:2] = ring[-h // 7 : -3 : 2, 3:-3:2] = True
+    ring[h // 7 : -h // 7 : 2, 3 : w // 12 : 2] = ring[h // 7 : -h // 7 : 2, -w // 12 : -3 : 2] = (
+        True
+    )
+    ys, xs = np.nonzero(ring)
+    terms = np.stack([np.ones(len(xs)), xs / w, ys / h], axis=1)
+    yy, xx = np.mgrid[0:h, 0:w]
+    grid = np.stack([np.ones((h, w)), xx / w, yy / h], axis=2).astype(np.float32)
+    return np.stack([ys, xs]), terms, grid
+
+
 def lit_evenly(flat: np.ndarray) -> np.ndarray:
     """The flat card with its paper made white point by point: the light over the card
     taken as a plane in each channel (a lamp on one side, a window's blue on the other),
     fitted to its margin's paper, and divided out."""
     h, w = flat.shape[:2]
-    ring = np.zeros((h, w), bool)
-    ring[3 : h // 7] = ring[-h // 7 : -3] = True
-    ring[:, 3 : w // 12] = ring[:, -w // 12 : -3] = True
-    ring[:3] = ring[-3:] = False
-    ring[:, :3] = ring[:, -3:] = False
-    ys, xs = np.nonzero(ring)
+    (ys, xs), terms, grid = _margin(h, w)
     pixels = flat[ys, xs].astype(np.float32)
     grey = pixels.mean(axis=1)
     paper = grey >= 0.8 * np.median(grey)  # not the table's edge nor a symbol's tip
-    design = np.stack([np.ones(paper.sum()), xs[paper] / w, ys[paper] / h], axis=1)
-    coef, *_ = np.linalg.lstsq(design, pixels[paper], rcond=None)
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    light = coef[0] + coef[1] * (xx / w)[..., None] + coef[2] * (yy / h)[..., None]
+    coef, *_ = np.linalg.lstsq(terms[paper], pixels[paper], rcond=None)
+    light = grid @ coef.astype(np.float32)
     even = flat.astype(np.float32) * (PAPER / np.maximum(light, 8.0))
     out: np.ndarray = np.clip(even, 0, 255).astype(np.uint8)
     return out
