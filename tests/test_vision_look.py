@@ -4,6 +4,8 @@ header's promise."""
 
 import os
 import struct
+import subprocess
+import sys
 import zlib
 
 import cv2
@@ -14,6 +16,8 @@ from hypothesis import strategies as st
 
 from referee.cli import main
 from referee.vision import decode
+
+from .conftest import ROOT
 
 
 def _jpeg() -> bytes:
@@ -97,7 +101,7 @@ def test_a_huge_jpeg_is_decoded_already_shrunk():
     picture = np.full((4000, 6000, 3), 200, np.uint8)
     _, data = cv2.imencode(".jpg", picture)
     image = decode.decode_photo(data.tobytes(), "phone")
-    assert max(image.shape[:2]) == decode.DECODE_PX
+    assert decode.REDUCED_PX <= max(image.shape[:2]) <= decode.DECODE_PX
 
 
 @settings(
@@ -130,3 +134,23 @@ def test_a_jpeg_with_a_damaged_byte_is_read_or_refused_in_one_line(tmp_path, cap
     captured = capsys.readouterr()
     assert code in (0, 2)
     assert len((captured.out + captured.err).splitlines()) == 1
+
+
+def test_a_reader_that_stops_reading_ends_it_quietly(tmp_path):
+    """`referee look *.jpg | head -1`: once the pipe's reader is gone, no traceback."""
+    picture = cv2.imread(str(ROOT / "tests" / "photos" / "20170529_184024.jpg"))
+    photos = []
+    for i in range(30):
+        photos.append(str(tmp_path / f"{i}.jpg"))
+        cv2.imwrite(photos[-1], picture)
+    look = subprocess.Popen(
+        [sys.executable, "-m", "referee", "look", *photos],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert look.stdout is not None and look.stderr is not None
+    assert look.stdout.readline().startswith(photos[0].encode())
+    look.stdout.close()  # as head does after its line
+    err = look.stderr.read().decode()
+    assert look.wait(timeout=120) == 0
+    assert err == ""

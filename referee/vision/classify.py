@@ -54,7 +54,6 @@ class Reading:
 def _network() -> "cv2.dnn.Net":
     net = cv2.dnn.readNetFromONNX(str(MODEL))
     net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
-    net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
     return net
 
 

@@ -24,8 +24,11 @@ MAX_FILE_BYTES = 64 << 20
 MAX_PIXELS = 250_000_000  # past any camera's photo: a header that says more is a trap
 MAX_PNG_PIXELS = 16_000_000  # decoded whole: 48 MB
 # The decoded image's long side is brought within this (a card then some 200 px across in
-# a layout of 21): enough for the stripes, and the cards' warp reads from it.
+# a layout of 21): enough for the stripes, and the cards' warp reads from it. A JPEG is
+# decoded shrunk as far as leaves its long side at least REDUCED_PX: libjpeg then
+# decodes a quarter of the pixels or fewer, several times faster.
 DECODE_PX = 2048
+REDUCED_PX = 1280
 JPEG_SOI = b"\xff\xd8"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # JPEG markers with no length: TEM, RST0-7, SOI, EOI.
@@ -63,7 +66,7 @@ def decode_photo(data: bytes, name: str) -> np.ndarray:
             (4, cv2.IMREAD_REDUCED_COLOR_4),
             (2, cv2.IMREAD_REDUCED_COLOR_2),
         ):
-            if max(width, height) / factor >= DECODE_PX:
+            if max(width, height) / factor >= REDUCED_PX:
                 flag = reduced
                 break
     image = cv2.imdecode(np.frombuffer(data, np.uint8), flag)

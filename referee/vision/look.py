@@ -1,6 +1,7 @@
 """`referee look PHOTO...`: each photo's cards and SETs, for a person or as JSON."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,11 +22,16 @@ def look(photos: list[Path], as_json: bool = False) -> int:
             print(err, file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
-        if as_json:
-            print(json.dumps(layout.as_json()))
-        else:
-            print(describe(path, layout))
-        sys.stdout.flush()
+        try:
+            print(json.dumps(layout.as_json()) if as_json else describe(path, layout))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader has gone (`| head`): what is left would go nowhere. Python would
+            # flush stdout again at exit and fail again: it goes to /dev/null instead.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            break
     return status
 
 
