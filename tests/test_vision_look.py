@@ -105,7 +105,7 @@ def test_a_huge_jpeg_is_decoded_already_shrunk():
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.integers(0, len(JPEG) - 1))
 def test_a_jpeg_cut_anywhere_is_refused(tmp_path, capsys, cut):
@@ -115,7 +115,7 @@ def test_a_jpeg_cut_anywhere_is_refused(tmp_path, capsys, cut):
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.binary(max_size=2000), st.sampled_from([b"", b"\xff\xd8", decode.PNG_SIGNATURE]))
 def test_random_bytes_are_refused(tmp_path, capsys, noise, start):

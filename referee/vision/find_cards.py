@@ -315,13 +315,18 @@ def looks_like_a_card(flat: np.ndarray) -> bool:
     balanced = lit_evenly(flat)
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
+    # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
+    # and a window) leaves a tint on the paper that a plane does not take away, but a
+    # finger, a box's print or the table is far from paper.
+    tint = balanced.max(axis=2).astype(np.int16) - balanced.min(axis=2)
+    foreign = np.where((ink > 0) & ((balanced.max(axis=2) < PAPER - 35) | (tint > 80)), 255, 0)
     mh, mw = h // 8, w // 14
     margin = np.concatenate(
         [
-            ink[2:mh, 2:-2].ravel(),
-            ink[-mh:-2, 2:-2].ravel(),
-            ink[mh:-mh, 2:mw].ravel(),
-            ink[mh:-mh, -mw:-2].ravel(),
+            foreign[2:mh, 2:-2].ravel(),
+            foreign[-mh:-2, 2:-2].ravel(),
+            foreign[mh:-mh, 2:mw].ravel(),
+            foreign[mh:-mh, -mw:-2].ravel(),
         ]
     )
     if margin.mean() / 255 > 0.025:
