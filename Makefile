@@ -51,7 +51,7 @@ screens: $(STAMP)
 wiring: $(STAMP)
 	$(BIN)/python -m referee.wiring
 
-# The card classifier, referee/vision/cards.onnx, trained again on a CPU (some 20 minutes):
+# The card classifier, referee/vision/cards.onnx, trained again on a CPU (some 40 minutes):
 # the real photos first prepared by tools/vision/set_photos.py into build/set-photos.
 model: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[train]'
