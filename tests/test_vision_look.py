@@ -19,17 +19,8 @@ from referee.vision import decode
 
 from .conftest import ROOT
 
-
-def _jpeg() -> bytes:
-    """A real JPEG (libjpeg's), of a noisy picture: many entropy-coded bytes to cut."""
-    rng = np.random.default_rng(5)
-    picture = cv2.GaussianBlur(rng.integers(0, 255, (240, 320, 3), dtype=np.uint8), (0, 0), 2)
-    ok, data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, 85])
-    assert ok
-    return data.tobytes()
-
-
-JPEG = _jpeg()
+# A real photo (tests/photos/README.md says whose): 12 cards, a webcam, 960 x 720.
+JPEG = (ROOT / "tests" / "photos" / "20170529_184024.jpg").read_bytes()
 
 
 def _png_chunk(kind: bytes, body: bytes) -> bytes:
@@ -94,7 +85,7 @@ def test_a_file_larger_than_any_photo(tmp_path, capsys, monkeypatch):
 
 def test_the_whole_jpeg_is_read(tmp_path):
     (tmp_path / "table.jpg").write_bytes(JPEG)
-    assert decode.read_photo(tmp_path / "table.jpg").shape == (240, 320, 3)
+    assert decode.read_photo(tmp_path / "table.jpg").shape == (720, 960, 3)
 
 
 def test_a_huge_jpeg_is_decoded_already_shrunk():
@@ -124,7 +115,7 @@ def test_random_bytes_are_refused(tmp_path, capsys, noise, start):
     _refused(path, capsys)
 
 
-@pytest.mark.parametrize("at", [1000, 3000, 6000])
+@pytest.mark.parametrize("at", [1000, 10000, 30000])
 def test_a_jpeg_with_a_damaged_byte_is_read_or_refused_in_one_line(tmp_path, capsys, at):
     damaged = bytearray(JPEG)
     damaged[at] ^= 0xFF
@@ -154,3 +145,18 @@ def test_a_reader_that_stops_reading_ends_it_quietly(tmp_path):
     err = look.stderr.read().decode()
     assert look.wait(timeout=120) == 0
     assert err == ""
+
+
+def test_a_jpeg_whose_data_is_damaged_is_refused_in_one_line(tmp_path, capfd):
+    """Whole to its last marker, but its coded data damaged: libjpeg decodes what it can
+    and complains on the process's stderr, past Python; the complaint becomes the line."""
+    damaged = bytearray(JPEG)
+    at = JPEG.index(b"\xff\xda") + 2000  # inside the scan's coded data
+    damaged[at : at + 4] = b"\xff\xd0\xff\xd1"  # restart markers where none belong
+    path = tmp_path / "damaged.jpg"
+    path.write_bytes(bytes(damaged))
+    assert main(["look", str(path)]) == 2
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert str(path) in err and "damaged" in err

@@ -3,7 +3,10 @@
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from referee.errors import EXIT_BAD_INPUT, PhotoFileError
 
@@ -17,7 +20,7 @@ def look(photos: list[Path], as_json: bool = False) -> int:
     status = 0
     for path in photos:
         try:
-            layout = read_frame(read_photo(path))
+            layout = read_frame(_read_photo(path))
         except PhotoFileError as err:
             print(err, file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -33,6 +36,32 @@ def look(photos: list[Path], as_json: bool = False) -> int:
             os.close(devnull)
             break
     return status
+
+
+# What libjpeg says of coded data it could not decode (it decodes the rest, grey).
+_DAMAGED = ("Corrupt JPEG data", "Premature end of JPEG file")
+
+
+def _read_photo(path: Path) -> np.ndarray:
+    """read_photo, with what the C libraries under OpenCV write on the process's stderr
+    (libjpeg's complaints, printed past Python) taken: a complaint of damaged data makes
+    the photo refused in one line, the rest is dropped, so that the command's output is
+    its own."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as said:
+        os.dup2(said.fileno(), 2)
+        try:
+            image = read_photo(path)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        said.seek(0)
+        lines = said.read(4096).decode(errors="replace").splitlines()
+    damage = next((line for line in lines if line.startswith(_DAMAGED)), None)
+    if damage is not None:
+        raise PhotoFileError(f"{path}: a damaged JPEG ({damage.strip()})")
+    return image
 
 
 def describe(path: Path, layout: Layout) -> str:
