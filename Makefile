@@ -4,12 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench
+.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench model
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,camera]'
 	touch $@
 
 run: $(STAMP)
@@ -51,6 +51,12 @@ screens: $(STAMP)
 # drilling templates, hardware/enclosure/.
 wiring: $(STAMP)
 	$(BIN)/python -m referee.wiring
+
+# The card classifier, referee/vision/cards.onnx, trained again on a CPU (some 40 minutes):
+# the real photos first prepared by tools/vision/set_photos.py into build/set-photos.
+model: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[train]'
+	$(BIN)/python -m tools.vision.train
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

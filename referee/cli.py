@@ -321,6 +321,19 @@ def _listen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _look(args: argparse.Namespace) -> int:
+    # Imported here: OpenCV and the classifier are for this command alone.
+    try:
+        from .vision.look import look
+    except ImportError as err:
+        print(
+            f"referee look: OpenCV is not installed ({err.name}): install referee[camera]",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    return look(args.photos, as_json=args.json)
+
+
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
     from .audio.clips import ClipStore, Damaged, clips_folder
@@ -579,6 +592,22 @@ def parser() -> argparse.ArgumentParser:
         help='print {"sample_rate": N, "onsets": [{"t": SECONDS, ...}, ...]}, sorted by t',
     )
     lis.set_defaults(func=_listen)
+    loo = commands.add_parser(
+        "look",
+        help="read the SET cards in photos: each card, how sure, and the SETs",
+        description="Find and read the SET cards in each photo (JPEG or PNG), as the box's"
+        " camera reads the table: to place and aim the camera, or to check a layout from a"
+        " phone's photo. A card read unsurely (marked ?) is in no SET. A photo that cannot"
+        " be read is named with what is wrong, and the exit status is 2.",
+    )
+    loo.add_argument("photos", type=_absolute, nargs="+", metavar="PHOTO", help="a photo")
+    loo.add_argument(
+        "--json",
+        action="store_true",
+        help='one line a photo: {"cards": [{"number": 1, "color": "red", "shading": "solid",'
+        ' "shape": "oval", "box": [x, y, w, h], "sure": true}, ...], "sets": [[i, j, k], ...]}',
+    )
+    loo.set_defaults(func=_look)
     cli = commands.add_parser(
         "clips",
         help="list the calls' clips (the microphone's), or delete them",

@@ -10,6 +10,7 @@ that line and exits with it: never a traceback for something the user can fix.
      │    └── StoreInUse   another referee (or program) has the ledger locked
      ├── ScriptFileError   a replay or rescue script that cannot be read or used
      ├── AudioFileError    a recording `referee listen` cannot read
+     ├── PhotoFileError    a photo `referee look` cannot read
      ├── PinError          the page's PIN file cannot be made or read
      ├── StartError        the box cannot start as asked (a device, an input, a display)
      │    ├── GpioError          GPIO cannot be used: the pin, its button, what to do
@@ -92,6 +93,10 @@ class ScriptFileError(RefereeError):
 
 class AudioFileError(RefereeError):
     """A recording that cannot be read as a WAV file: `FILE: what`."""
+
+
+class PhotoFileError(RefereeError):
+    """A photo that cannot be read as a JPEG or PNG image: `FILE: what`."""
 
 
 class PinError(RefereeError):

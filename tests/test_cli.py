@@ -12,7 +12,7 @@ from referee.errors import ConfigError, RefereeError, ScriptFileError, StoreErro
 from referee.rules import Press, Settings
 from referee.store import Store
 
-COMMANDS = ("run", "replay", "state", "recover", "check-buttons", "config", "listen")
+COMMANDS = ("run", "replay", "state", "recover", "check-buttons", "config", "listen", "look")
 # A reader of the help has the program, not the repository's neighbours.
 OUTSIDE = re.compile(r"\.\./shared|RULES\.md|DESIGN\.md")
 

@@ -1,0 +1,104 @@
+"""What each flat card shows: the classifier, a small network run by OpenCV's dnn module.
+
+The network (cards.onnx beside this file, made by tools/vision/train.py) takes the flat
+card with its paper made white (find_cards.paper_balanced), 128 x 80, and gives five
+heads: number, colour, shading, shape (three ways each) and whether it is a card at all.
+An attribute is *sure* when its probability is at least SURE; a card is read surely when
+it is a card, whole, and every attribute is sure. The network sees each card twice, as it
+is and turned half a turn (the same card to a player), and the two readings must agree.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .card import Face
+from .find_cards import paper_balanced
+
+MODEL = Path(__file__).with_name("cards.onnx")
+INPUT_W, INPUT_H = 128, 80
+# Set from the held-out photos of the training's own decks (tools/vision/train.py, which
+# prints the trade-off): a probability under it leaves the card unsure.
+SURE = 0.9
+IS_A_CARD = 0.5
+BATCH = 8
+
+
+def network_input(flats: list[np.ndarray]) -> np.ndarray:
+    """The batch the network takes: N x 3 x INPUT_H x INPUT_W, float32, about 0 +- 1."""
+    batch = np.empty((len(flats), 3, INPUT_H, INPUT_W), np.float32)
+    for i, flat in enumerate(flats):
+        small = cv2.resize(paper_balanced(flat), (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
+        batch[i] = small.transpose(2, 0, 1)
+    return (batch - 128.0) / 64.0
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A flat card read: the likeliest face, each attribute's probability, whether it is a
+    card at all (probability)."""
+
+    face: Face
+    confidence: tuple[float, float, float, float]
+    card: float
+
+    @property
+    def sure(self) -> bool:
+        return self.card >= IS_A_CARD and min(self.confidence) >= SURE
+
+
+@cache
+def _network() -> "cv2.dnn.Net":
+    net = cv2.dnn.readNetFromONNX(str(MODEL))
+    net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+    return net
+
+
+OUTPUTS = ("number", "color", "shading", "shape", "card")
+
+
+def probabilities(flats: list[np.ndarray]) -> list[np.ndarray]:
+    """Each head's softmax for each flat card (N x 3, and N x 2 for "card"), averaged over
+    the card as it is and turned half a turn; where the two disagree on an attribute, its
+    probability is the lower of the two."""
+    if not flats:
+        return [np.zeros((0, 3), np.float32)] * 4 + [np.zeros((0, 2), np.float32)]
+    n = len(flats)
+    upright = network_input(flats)
+    turned = np.ascontiguousarray(upright[:, :, ::-1, ::-1])
+    net = _network()
+    outs: list[list[np.ndarray]] = [[] for _ in OUTPUTS]
+    # A few cards at a time: the network's working memory grows with its batch.
+    for batch in (upright, turned):
+        for i in range(0, n, BATCH):
+            net.setInput(batch[i : i + BATCH])
+            for k, logits in enumerate(net.forward(list(OUTPUTS))):
+                outs[k].append(np.asarray(logits, np.float32).reshape(-1, logits.shape[-1]))
+    heads = []
+    for chunks in outs:
+        p = _softmax(np.concatenate(chunks))
+        a, b = p[:n], p[n:]
+        mean = (a + b) / 2
+        agree = a.argmax(axis=1) == b.argmax(axis=1)
+        mean[~agree] = np.minimum(a[~agree], b[~agree])
+        heads.append(mean)
+    return heads
+
+
+def read(flats: list[np.ndarray]) -> list[Reading]:
+    heads = probabilities(flats)
+    readings = []
+    for i in range(len(flats)):
+        values = tuple(int(h[i].argmax()) for h in heads[:4])
+        confidence = tuple(float(h[i].max()) for h in heads[:4])
+        readings.append(Reading(Face.of(values), confidence, float(heads[4][i][1])))  # type: ignore[arg-type]
+    return readings
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    p: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return p

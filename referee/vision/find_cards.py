@@ -1,0 +1,348 @@
+"""Where the cards lie in a frame: white quadrilaterals of a card's shape, each warped flat.
+
+The frame is looked at shrunk to WORK_PX on its long side. The cards are the bright
+regions the frame's edges close off: a brightness threshold (Otsu's, on the blurred grey
+image, and one a little lower for a white-ish table) keeps what is lighter than the table,
+and the edges (Canny, thickened) are cut out of it, which separates cards that touch and a
+card from a table as light as it. Each region's outline must be a convex quadrilateral
+(four corners once its rounded corners are smoothed), filled by the region, its sides in a
+card's proportion (89 x 57 mm, 1.56; seen at an angle, 1.2 to 3.2), its size like the
+other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
+quadrilateral (a hand over it), is kept as a card *partly seen* only when it holds a
+symbol's ink, and is never read surely.
+
+What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
+ink inside, in one to three blobs side by side. A sheet of paper, a phone, a box or a
+hand fails one of these.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+
+import cv2
+import numpy as np
+
+WORK_PX = 960
+# The flat card: landscape, its symbols side by side, width x height.
+CARD_W, CARD_H = 132, 84
+CARD_RATIO = 89 / 57
+# Seen from a chair, not from above, a far card is foreshortened to twice its ratio.
+MIN_RATIO, MAX_RATIO = 1.2, 3.2
+# A card is at least this share of the frame's short side across its short side: 21 cards
+# in a frame are some 1/6 of it each; 1/25 still leaves a symbol 3 px wide at WORK_PX.
+MIN_CARD_SHARE = 1 / 25
+# A whole card fills this much of its quadrilateral (its rounded corners, eroded), and of
+# its convex hull: a hand over its edge leaves a dent.
+RECTANGULAR = 0.8
+SOLID = 0.95
+EDGE_MARGIN = 4  # px at WORK_PX: a region this close to the frame's edge is cut by it
+
+
+@dataclass
+class Found:
+    """A card-shaped region: its corners in the frame (x, y, clockwise, the first at the
+    end of a long side so that the flat card is landscape), the flat card, and whether it
+    is whole (False: cut by the frame's edge, or partly hidden)."""
+
+    corners: np.ndarray
+    flat: np.ndarray
+    whole: bool
+    why: str = ""
+
+
+def find_cards(image: np.ndarray) -> list[Found]:
+    """Every card-shaped region of `image` (BGR), flat; not yet read."""
+    height, width = image.shape[:2]
+    scale = min(1.0, WORK_PX / max(height, width))
+    small = (
+        image
+        if scale == 1.0
+        else cv2.resize(
+            image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA
+        )
+    )
+    regions = _regions(small)
+    whole, partial = _shapes(regions, small.shape[:2])
+    found: list[Found] = []
+    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    typical = float(np.median(areas)) if areas else 0.0
+    for quad, area in zip(whole, areas, strict=True):
+        # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
+        if len(areas) >= 3 and not 0.4 * typical <= area <= 2.5 * typical:
+            continue
+        corners = quad / scale
+        found.append(Found(corners, warp(image, corners), True))
+    found = [f for f in found if looks_like_a_card(f.flat)]
+    if found:
+        sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
+        card = np.median(sizes, axis=0)  # short side, long side
+        for contour, why in partial:
+            if _partly_a_card(contour, card, small):
+                corners = _box_of(contour) / scale
+                found.append(Found(corners, warp(image, corners), False, why))
+    return found
+
+
+def _sides(quad: np.ndarray) -> tuple[float, float]:
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    return float((sides[1] + sides[3]) / 2), float((sides[0] + sides[2]) / 2)
+
+
+def _partly_a_card(contour: np.ndarray, card: np.ndarray, small: np.ndarray) -> bool:
+    """A region that is what shows of a card: within a card's size (the cards' median,
+    `card`: short and long side), a good part of one, mostly paper, and with a symbol's
+    ink inside (a hole in the bright region, as tall as a symbol)."""
+    (_, _), (w, h), _ = cv2.minAreaRect(contour)
+    short, long_ = sorted((w, h))
+    if short > 1.2 * card[0] or long_ > 1.2 * card[1]:
+        return False  # larger than a card: a box, a sheet of paper
+    area = cv2.contourArea(contour)
+    if area < 0.3 * card[0] * card[1]:
+        return False
+    x, y, bw, bh = cv2.boundingRect(contour)
+    filled = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(filled, [contour - (x, y)], -1, 255, -1)
+    grey = cv2.cvtColor(small[y : y + bh, x : x + bw], cv2.COLOR_BGR2GRAY)
+    inside = grey[filled > 0]
+    paper = np.percentile(inside, 90)
+    holes = ((filled > 0) & (grey < paper - 40)).astype(np.uint8)
+    if holes.mean() > 0.35 * (filled > 0).mean():
+        return False  # more ink than paper: a printed box, a screen
+    _, _, stats, _ = cv2.connectedComponentsWithStats(holes)
+    return any(
+        max(s[cv2.CC_STAT_WIDTH], s[cv2.CC_STAT_HEIGHT]) > 0.4 * card[0]
+        and s[cv2.CC_STAT_AREA] > 0.01 * card[0] * card[1]
+        for s in stats[1:]
+    )
+
+
+def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    blurred = cv2.GaussianBlur(grey, (5, 5), 0)
+    otsu, _ = cv2.threshold(blurred, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    edges = cv2.Canny(blurred, 30, 90)
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    levels = [otsu, otsu * 0.8]
+    upper = blurred[blurred > otsu]
+    if upper.size > 0.4 * blurred.size:
+        # A light table: the cards are the lighter part of what is light, Otsu's again.
+        levels.append(cv2.threshold(upper, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0])
+    regions: list[tuple[np.ndarray, float]] = []
+    for level in levels:
+        bright = (blurred > level).astype(np.uint8) * 255
+        bright[edges > 0] = 0
+        # Eroded once a little, once more: a card joined to a glare on the table by a
+        # thread comes apart in the second, a small card's paper around a big symbol
+        # holds in the first. The edges cut out took 1.5 px off every side too.
+        for erosion in (1, 2):
+            size = 2 * erosion + 1
+            eroded = cv2.erode(bright, np.ones((size, size), np.uint8))
+            found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            regions.extend((c, erosion + 1.5) for c in found)
+    return regions
+
+
+def _shapes(
+    regions: list[tuple[np.ndarray, float]], shape: tuple[int, int]
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, str]]]:
+    """The whole cards' quadrilaterals (each once), and the regions that may be cards
+    partly seen, with why."""
+    height, width = shape
+    short = min(height, width) * MIN_CARD_SHARE
+    min_area = short * short * CARD_RATIO
+    whole: list[np.ndarray] = []
+    seen: list[tuple[np.ndarray, float]] = []  # each whole card's middle, a quarter its side
+    partial: list[tuple[np.ndarray, str]] = []
+    for contour, shrunk in regions:
+        area = cv2.contourArea(contour)
+        if area < min_area or area > 0.5 * height * width:
+            continue
+        x, y, w, h = cv2.boundingRect(contour)
+        at_edge = (
+            x <= EDGE_MARGIN
+            or y <= EDGE_MARGIN
+            or x + w >= width - EDGE_MARGIN
+            or (y + h >= height - EDGE_MARGIN)
+        )
+        quad = _quadrilateral(contour)
+        if quad is not None and not at_edge:
+            fill = area / max(cv2.contourArea(quad.astype(np.float32)), 1.0)
+            solid = area / max(cv2.contourArea(cv2.convexHull(contour)), 1.0)
+            if fill >= RECTANGULAR and solid >= SOLID and MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
+                quad = _grown(quad, shrunk)
+                centre = quad.mean(axis=0)
+                if not any(_near(centre, c, s) for c, s in seen):
+                    whole.append(quad)
+                    seen.append((centre, 0.25 * float(np.hypot(*(quad[0] - quad[1])))))
+                continue
+        why = "cut by the edge of the frame" if at_edge else "partly hidden"
+        partial.append((contour, why))
+    partial = [(c, why) for c, why in partial if not any(_inside(c, q) for q in whole)]
+    return whole, _distinct(partial)
+
+
+def _quadrilateral(contour: np.ndarray) -> np.ndarray | None:
+    hull = cv2.convexHull(contour)
+    perimeter = cv2.arcLength(hull, True)
+    for epsilon in (0.02, 0.035, 0.05):
+        approx = cv2.approxPolyDP(hull, epsilon * perimeter, True)
+        if len(approx) == 4:
+            return _clockwise(approx.reshape(4, 2).astype(np.float64))
+    return None
+
+
+def _clockwise(quad: np.ndarray) -> np.ndarray:
+    """The corners clockwise (in image coordinates, y down), the first at the start of a
+    long side."""
+    centre = quad.mean(axis=0)
+    angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
+    quad = quad[np.argsort(angles)]
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    if sides[0] + sides[2] < sides[1] + sides[3]:
+        quad = np.roll(quad, -1, axis=0)
+    return quad
+
+
+def _ratio(quad: np.ndarray) -> float:
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    return float((sides[0] + sides[2]) / max(sides[1] + sides[3], 1e-6))
+
+
+def _grown(quad: np.ndarray, px: float) -> np.ndarray:
+    centre = quad.mean(axis=0)
+    out = quad - centre
+    lengths = np.linalg.norm(out, axis=1, keepdims=True)
+    grown: np.ndarray = centre + out * (1 + px / np.maximum(lengths, 1e-6))
+    return grown
+
+
+def _near(a: np.ndarray, b: np.ndarray, within: float) -> bool:
+    """The same card found again (at another threshold, another erosion)."""
+    return bool(abs(a[0] - b[0]) < within and abs(a[1] - b[1]) < within)
+
+
+def _inside(contour: np.ndarray, quad: np.ndarray) -> bool:
+    m = contour.reshape(-1, 2).mean(axis=0)
+    return cv2.pointPolygonTest(quad.astype(np.float32), (float(m[0]), float(m[1])), False) >= 0
+
+
+def _distinct(partial: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray, str]]:
+    out: list[tuple[np.ndarray, str]] = []
+    for contour, why in sorted(partial, key=lambda p: -cv2.contourArea(p[0])):
+        if not any(_inside(contour, _box_of(c)) for c, _ in out):
+            out.append((contour, why))
+    return out
+
+
+def _box_of(contour: np.ndarray) -> np.ndarray:
+    return _clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
+
+
+def warp(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The card at `corners` flat, CARD_W x CARD_H, landscape."""
+    target = np.array([(0, 0), (CARD_W, 0), (CARD_W, CARD_H), (0, CARD_H)], np.float32)
+    m = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+    return cv2.warpPerspective(
+        image, m, (CARD_W, CARD_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
+def paper_balanced(flat: np.ndarray) -> np.ndarray:
+    """The flat card with its paper made neutral white: each channel scaled so that the
+    card's own margin (its paper, whatever the light's colour) reads PAPER. Ink is then
+    seen as it would be under white light: the colour is learnt, not hue thresholds."""
+    h, w = flat.shape[:2]
+    band = np.concatenate(
+        [
+            flat[3 : h // 7, 3:-3].reshape(-1, 3),
+            flat[-h // 7 : -3, 3:-3].reshape(-1, 3),
+            flat[h // 7 : -h // 7, 3 : w // 12].reshape(-1, 3),
+            flat[h // 7 : -h // 7, -w // 12 : -3].reshape(-1, 3),
+        ]
+    ).astype(np.float32)
+    white = np.percentile(band, 75, axis=0)
+    gain = PAPER / np.maximum(white, 8.0)
+    return np.clip(flat.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+
+
+PAPER = 235.0
+
+
+@cache
+def _margin(h: int, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A flat card's margin, every other pixel of it (rows, columns), the plane's terms
+    there (1, x, y), and over the whole card (h x w x 3)."""
+    ring = np.zeros((h, w), bool)
+    ring[3 : h // 7 : 2, 3:-3:2] = ring[-h // 7 : -3 : 2, 3:-3:2] = True
+    ring[h // 7 : -h // 7 : 2, 3 : w // 12 : 2] = ring[h // 7 : -h // 7 : 2, -w // 12 : -3 : 2] = (
+        True
+    )
+    ys, xs = np.nonzero(ring)
+    terms = np.stack([np.ones(len(xs)), xs / w, ys / h], axis=1)
+    yy, xx = np.mgrid[0:h, 0:w]
+    grid = np.stack([np.ones((h, w)), xx / w, yy / h], axis=2).astype(np.float32)
+    return np.stack([ys, xs]), terms, grid
+
+
+def lit_evenly(flat: np.ndarray) -> np.ndarray:
+    """The flat card with its paper made white point by point: the light over the card
+    taken as a plane in each channel (a lamp on one side, a window's blue on the other),
+    fitted to its margin's paper, and divided out."""
+    h, w = flat.shape[:2]
+    (ys, xs), terms, grid = _margin(h, w)
+    pixels = flat[ys, xs].astype(np.float32)
+    grey = pixels.mean(axis=1)
+    paper = grey >= 0.8 * np.median(grey)  # not the table's edge nor a symbol's tip
+    coef, *_ = np.linalg.lstsq(terms[paper], pixels[paper], rcond=None)
+    light = grid @ coef.astype(np.float32)
+    even = flat.astype(np.float32) * (PAPER / np.maximum(light, 8.0))
+    out: np.ndarray = np.clip(even, 0, 255).astype(np.uint8)
+    return out
+
+
+def ink_mask(balanced: np.ndarray) -> np.ndarray:
+    """The ink on a paper-balanced flat card: what is darker or more coloured than paper."""
+    f = balanced.astype(np.int16)
+    darkness = PAPER - f.max(axis=2)
+    chroma = f.max(axis=2) - f.min(axis=2)
+    ink: np.ndarray = ((darkness > 35) | (chroma > 35)).astype(np.uint8) * 255
+    return ink
+
+
+def looks_like_a_card(flat: np.ndarray) -> bool:
+    """A paper margin all round (bright, even), and ink inside in one to three blobs side by
+    side, each most of the card's height and taller than wide."""
+    balanced = lit_evenly(flat)
+    h, w = balanced.shape[:2]
+    ink = ink_mask(balanced)
+    # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
+    # and a window) leaves a tint on the paper that a plane does not take away, but a
+    # finger, a box's print or the table is far from paper.
+    tint = balanced.max(axis=2).astype(np.int16) - balanced.min(axis=2)
+    foreign = np.where((ink > 0) & ((balanced.max(axis=2) < PAPER - 35) | (tint > 80)), 255, 0)
+    mh, mw = h // 8, w // 14
+    margin = np.concatenate(
+        [
+            foreign[2:mh, 2:-2].ravel(),
+            foreign[-mh:-2, 2:-2].ravel(),
+            foreign[mh:-mh, 2:mw].ravel(),
+            foreign[mh:-mh, -mw:-2].ravel(),
+        ]
+    )
+    if margin.mean() / 255 > 0.025:
+        return False
+    grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
+    if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
+        return False
+    inner = ink[mh:-mh, mw:-mw]
+    closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    _, _, stats, _ = cv2.connectedComponentsWithStats(closed)
+    blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 0.006 * h * w]
+    if not blobs or len(blobs) > 3:
+        return False
+    # Symbols stand tall across a landscape card, most of its height; three squiggles
+    # that touch (ink bleeding, a blur) are still taller than half their width.
+    return all(
+        s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 0.5 * s[cv2.CC_STAT_WIDTH]
+        for s in blobs
+    )

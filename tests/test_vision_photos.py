@@ -1,0 +1,49 @@
+"""The camera's eyes on real photos the classifier was not trained on: tests/photos/
+(committed, three boards), and every labelled board tools/vision/set_photos.py prepares
+($REFEREE_SET_PHOTOS, else build/set-photos; skipped without them). Each card's middle
+and face are in tools/vision/labels/, written by hand."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from referee.vision.decode import read_photo
+from tools.vision.evaluate import LABELS, Tally, evaluate, labels, photo_of
+
+from .conftest import ROOT
+
+COMMITTED = ROOT / "tests" / "photos"
+PREPARED = Path(os.environ.get("REFEREE_SET_PHOTOS", ROOT / "build" / "set-photos"))
+
+
+def _boards(folder: Path) -> list[tuple[str, Path, Path]]:
+    found = []
+    for label in sorted(LABELS.glob("*/*.txt")):
+        photo = photo_of(folder, label.parent.name, label.stem)
+        if photo is not None and photo.parent.is_relative_to(folder):
+            found.append((f"{label.parent.name}/{label.stem}", photo, label))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "photo", "label"), _boards(COMMITTED), ids=[b[0] for b in _boards(COMMITTED)]
+)
+def test_a_real_board_is_read_with_no_card_invented_and_none_wrong_and_sure(name, photo, label):
+    tally = evaluate(read_photo(photo), labels(label), None)
+    assert tally.invented == 0
+    assert tally.sure_wrong == 0
+    assert tally.sure_right >= 0.75 * tally.cards, "\n".join(tally.lines(name))
+
+
+@pytest.mark.vision_photos
+def test_the_held_out_boards_meet_the_targets():
+    boards = _boards(PREPARED)
+    if not boards:
+        pytest.skip(f"no prepared photos in {PREPARED} (tools/vision/set_photos.py)")
+    total = Tally()
+    for _, photo, label in boards:
+        total.add(evaluate(read_photo(photo), labels(label), None))
+    report = "\n".join(total.lines("held-out boards"))
+    assert total.invented == 0, report
+    assert total.sure_wrong <= 0.01 * total.cards, report

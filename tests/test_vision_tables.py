@@ -1,0 +1,119 @@
+"""Rendered tables whose every card is known (tools/vision/render.py): the cards found
+and read, none invented, a card partly hidden or cut by the frame's edge never read
+surely, and nothing on a table of things that are not cards.
+
+The readings come from the trained model (referee/vision/cards.onnx): the properties run
+derandomized, the same examples every run."""
+
+import json
+
+import cv2
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.cli import main
+from referee.vision.card import all_faces
+from referee.vision.layout import Layout, read_frame
+from tools.vision.render import Placed, Table, render_table
+
+DECK = all_faces()
+DISTRACTORS = ("hand", "cable", "box", "phone", "paper")
+SOME = settings(max_examples=3, deadline=None, derandomize=True)
+
+
+def _table(seed: int, count: int, **options) -> Table:
+    rng = np.random.default_rng(seed)
+    faces = [DECK[i] for i in rng.choice(81, count, replace=False)]
+    return render_table(faces, rng, size=(960, 720), **options)
+
+
+def _under(table: Table, layout: Layout) -> list[Placed | None]:
+    """The true card under each card read (the one whose corners hold its middle)."""
+    out: list[Placed | None] = []
+    for card in layout.cards:
+        middle = np.mean(card.corners, axis=0)
+        under = [
+            p
+            for p in table.cards
+            if cv2.pointPolygonTest(p.corners.astype(np.float32), tuple(map(float, middle)), False)
+            >= 0
+        ]
+        out.append(under[0] if under else None)
+    return out
+
+
+def test_a_table_of_twelve_is_read_whole_and_right():
+    table = _table(12, 12, top="cloth", light="day")
+    layout = read_frame(table.image)
+    under = _under(table, layout)
+    assert len(layout.cards) == 12
+    assert all(u is not None for u in under)
+    assert [c.face for c in layout.cards if c.sure] == [
+        u.face for c, u in zip(layout.cards, under, strict=True) if c.sure
+    ]
+    assert sum(c.sure for c in layout.cards) >= 11
+
+
+@SOME
+@given(
+    st.integers(0, 2**31), st.integers(3, 21), st.lists(st.sampled_from(DISTRACTORS), max_size=3)
+)
+def test_no_card_is_invented_and_none_read_surely_is_wrong(seed, count, distractors):
+    table = _table(seed, count, distractors=tuple(distractors))
+    layout = read_frame(table.image)
+    for card, under in zip(layout.cards, _under(table, layout), strict=True):
+        assert under is not None, f"a card invented at {card.box}"
+        if card.sure:
+            assert card.face == under.face
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(6, 15))
+def test_a_card_under_a_hand_is_never_read_surely(seed, count):
+    table = _table(seed, count, over_cards=("hand",))
+    layout = read_frame(table.image)
+    for card, under in zip(layout.cards, _under(table, layout), strict=True):
+        assert under is not None
+        if under.visible < 0.9:
+            assert not card.sure, f"{under.face}, {under.visible:.0%} of it showing, read surely"
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(6, 15))
+def test_a_card_cut_by_the_frames_edge_is_never_read_surely(seed, count):
+    table = _table(seed, count, cut_edge=True)
+    assert any(p.cut for p in table.cards)
+    layout = read_frame(table.image)
+    for card, under in zip(layout.cards, _under(table, layout), strict=True):
+        assert under is not None
+        if under.cut:
+            assert not card.sure
+
+
+@SOME
+@given(st.integers(0, 2**31), st.lists(st.sampled_from(DISTRACTORS), min_size=1, max_size=5))
+def test_no_card_on_a_table_of_things_that_are_not_cards(seed, distractors):
+    rng = np.random.default_rng(seed)
+    table = render_table(
+        [], rng, size=(960, 720), distractors=tuple(distractors), card_px=rng.uniform(120, 260)
+    )
+    assert read_frame(table.image).cards == ()
+
+
+def test_look_prints_each_photo_as_one_json_object(tmp_path, capsys):
+    paths = []
+    for seed in (1, 2):
+        table = _table(seed, 12)
+        paths.append(tmp_path / f"table{seed}.jpg")
+        cv2.imwrite(str(paths[-1]), table.image)
+    assert main(["look", "--json", *map(str, paths)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        body = json.loads(line)
+        for card in body["cards"]:
+            assert {"number", "color", "shading", "shape", "box", "sure"} <= card.keys()
+            assert card["number"] in (1, 2, 3) and len(card["box"]) == 4
+        for s in body["sets"]:
+            assert len(s) == 3 and all(body["cards"][i]["sure"] for i in s)

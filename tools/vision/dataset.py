@@ -1,0 +1,149 @@
+"""The classifier's examples: flat cards as find_cards makes them, with their truth.
+
+- rendered: every card drawn (render.draw_card) on a table, lit, blurred, noisy,
+  JPEG-compressed, then warped flat from corners a little off, as the finder's are;
+- real: the labelled crops of real cards (tools/vision/set_photos.py prepares them), each
+  warped flat from corners a little off, its light's colour changed;
+- not cards: what else lies on a table (paper, a phone, a box, a hand, the table itself)
+  cut out as a card would be.
+
+Each set is an array of flat cards (N x CARD_H x CARD_W x 3, uint8), their faces' values
+(N x 4: number, colour, shading, shape as 0-2; -1 for a non-card) and where they came from.
+"""
+
+import math
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.vision.card import COLORS, NUMBERS, SHADINGS, SHAPES, Face, all_faces
+from referee.vision.find_cards import warp
+
+from . import render
+
+NOT_A_CARD = (-1, -1, -1, -1)
+
+
+def _jittered(corners: np.ndarray, rng: np.random.Generator, share: float) -> np.ndarray:
+    size = np.linalg.norm(corners[0] - corners[1])
+    return corners + rng.normal(0, share * size, corners.shape)
+
+
+def rendered(
+    faces: list[Face], per_face: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """`per_face` flat renderings of each face."""
+    flats, values = [], []
+    for face in faces:
+        for _ in range(per_face):
+            flats.append(_rendered_flat(face, rng))
+            values.append(face.values())
+    return np.array(flats), np.array(values, np.int8)
+
+
+def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
+    size = (220, 140)
+    paper = tuple(int(v) for v in rng.uniform(225, 252, 3))
+    picture = render.draw_card(face, size, rng=rng, paper=paper)
+    mask = render._rounded_card_mask(size, size[0] * 0.04)
+    canvas = render.table_top(rng, (320, 240))
+    long_ = rng.uniform(140, 220)
+    centre = np.array([160, 120]) + rng.normal(0, 6, 2)
+    angle = rng.normal(0, 0.06) + (math.pi if rng.random() < 0.5 else 0)
+    corners = render._quad(
+        centre,
+        (long_, long_ / render.CARD_MM[0] * render.CARD_MM[1]),
+        angle,
+        rng,
+        rng.uniform(-0.3, 0.3),
+    )
+    render._shadow(
+        canvas, render._mask_of(mask, corners, canvas.shape), rng, rng.uniform(0.05, 0.3)
+    )
+    render._paste(canvas, picture, mask, corners)
+    if rng.random() < 0.3:  # a soft shadow across part of the card (a hand, the camera)
+        shade = np.zeros(canvas.shape[:2], np.uint8)
+        p = rng.uniform(0, 1, (3, 2)) * (320, 240)
+        cv2.fillPoly(shade, [p.astype(np.int32)], 255)
+        render._shadow(canvas, shade, rng, rng.uniform(0.1, 0.45))
+    canvas = render.lighting(canvas, rng)
+    canvas = render.camera(canvas, rng)
+    return warp(canvas, _jittered(corners, rng, 0.012))
+
+
+_LABEL = re.compile(r"([123])-(red|green|purple)-(solid|striped|empty)-(diamond|oval|squiggle)s?$")
+
+
+def label_of(folder: str) -> Face | None:
+    """A face from a folder named as tomwhite/set-game's: `2-purple-empty-diamonds`."""
+    m = _LABEL.match(folder)
+    if m is None:
+        return None
+    number, color, shading, shape = m.groups()
+    return Face(int(number), color, "open" if shading == "empty" else shading, shape)
+
+
+def real(
+    paths: list[Path], faces: list[Face], rng: np.random.Generator, copies: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Flat cards from crops of real cards (each a card filling its picture), `copies`
+    each, warped from corners a little off, their light's colour changed."""
+    flats, values = [], []
+    for path, face in zip(paths, faces, strict=True):
+        crop = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if crop is None:
+            continue
+        if crop.shape[0] > crop.shape[1]:
+            crop = np.rot90(crop, 1 if rng.random() < 0.5 else -1).copy()
+        for _ in range(copies):
+            flats.append(real_flat(crop, rng))
+            values.append(face.values())
+    return np.array(flats), np.array(values, np.int8)
+
+
+def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012) -> np.ndarray:
+    h, w = crop.shape[:2]
+    pad = int(max(h, w) * 0.06)
+    table = np.array(rng.uniform(10, 200, 3), np.uint8)
+    framed = cv2.copyMakeBorder(crop, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=table.tolist())
+    corners = np.array([(pad, pad), (pad + w, pad), (pad + w, pad + h), (pad, pad + h)], float)
+    gain = np.array([rng.uniform(0.7, 1.15), rng.uniform(0.85, 1.1), rng.uniform(0.7, 1.15)])
+    framed = np.clip(framed * gain * rng.uniform(0.6, 1.15), 0, 255).astype(np.uint8)
+    if rng.random() < 0.5:
+        framed = render.camera(framed, rng)
+    flat = warp(framed, _jittered(corners, rng, jitter))
+    return flat[::-1, ::-1].copy() if rng.random() < 0.5 else flat
+
+
+def not_cards(count: int, rng: np.random.Generator) -> np.ndarray:
+    """Flat cut-outs of what else is on a table: a card-sized quadrilateral over a sheet of
+    paper, a phone, a box, a hand, a cable or the bare table."""
+    flats: list[np.ndarray] = []
+    while len(flats) < count:
+        kinds = tuple(rng.choice(["paper", "phone", "box", "hand", "cable", "paper"], size=3))
+        table = render.render_table(
+            [], rng, size=(640, 480), distractors=kinds, card_px=rng.uniform(90, 200)
+        )
+        for _ in range(6):
+            long_ = rng.uniform(60, 220)
+            centre = rng.uniform(0.15, 0.85, 2) * (640, 480)
+            corners = render._quad(centre, (long_, long_ / 1.56), rng.uniform(0, math.pi), rng, 0)
+            flats.append(warp(table.image, corners))
+    return np.array(flats[:count])
+
+
+def tomwhite_crops(root: Path) -> list[tuple[Path, Face, str]]:
+    """tomwhite/set-game's labelled crops under `root`: path, face, the photo it was cut
+    from (its name up to the board's number: a photo's cards stay on one side of a split)."""
+    found = []
+    for path in sorted(root.glob("*/*.jpg")):
+        face = label_of(path.parent.name)
+        if face is not None:
+            photo = path.stem.rsplit("_", 2)[0]
+            found.append((path, face, photo))
+    return found
+
+
+__all__ = ["COLORS", "NOT_A_CARD", "NUMBERS", "SHADINGS", "SHAPES", "all_faces"]

@@ -1,0 +1,159 @@
+"""How right the camera's eyes are on real photos held out of the training.
+
+    .venv/bin/python -m tools.vision.evaluate [--photos build/set-photos] [--show DIR]
+
+Each board photo named in tools/vision/labels/SOURCE/NAME.txt (every card's middle and
+face, written by hand) is read as `referee look` reads it, from
+PHOTOS/SOURCE/boards/NAME.{jpg,png} (tools/vision/set_photos.py), or from tests/photos/
+(the committed copies). A card read is matched to the labelled card whose middle is
+nearest its own, within a third of a card; a card read with no labelled card there is
+*invented*. For each attribute: right (read right), wrong and sure (read wrong on a card
+read surely), unsure (the card unsure, or not found); for whole cards the same, and the
+cards missed. --show writes each photo with what was read drawn on it.
+
+The photos, and which deck, camera and person each is, are in set_photos.py.
+"""
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.vision.card import Face
+from referee.vision.decode import read_photo
+from referee.vision.layout import read_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+LABELS = Path(__file__).with_name("labels")
+ATTRIBUTES = ("number", "color", "shading", "shape")
+
+
+def labels(path: Path) -> list[tuple[float, float, Face]]:
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        x, y, n, color, shading, shape = line.split()
+        out.append((float(x), float(y), Face(int(n), color, shading, shape)))
+    return out
+
+
+@dataclass
+class Tally:
+    cards: int = 0
+    missed: int = 0
+    invented: int = 0
+    sure_right: int = 0
+    sure_wrong: int = 0
+    unsure: int = 0
+    right: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ATTRIBUTES, 0))
+    wrong_sure: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ATTRIBUTES, 0))
+
+    def add(self, other: "Tally") -> None:
+        for k in ("cards", "missed", "invented", "sure_right", "sure_wrong", "unsure"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for a in ATTRIBUTES:
+            self.right[a] += other.right[a]
+            self.wrong_sure[a] += other.wrong_sure[a]
+
+    def lines(self, name: str) -> list[str]:
+        n = max(self.cards, 1)
+        out = [
+            f"{name}: {self.cards} cards;"
+            f" right and sure {self.sure_right} ({self.sure_right / n:.1%}),"
+            f" wrong and sure {self.sure_wrong} ({self.sure_wrong / n:.1%}),"
+            f" unsure {self.unsure} ({self.unsure / n:.1%}), of which missed {self.missed};"
+            f" invented {self.invented}"
+        ]
+        for a in ATTRIBUTES:
+            right, wrong = self.right[a] / n, self.wrong_sure[a] / n
+            out.append(
+                f"    {a:<8} right {right:6.1%}   wrong and sure {wrong:5.1%}"
+                f"   unsure {self.unsure / n:5.1%}"
+            )
+        return out
+
+
+def evaluate(image: np.ndarray, truth: list[tuple[float, float, Face]], show: Path | None) -> Tally:
+    layout = read_frame(image)
+    height, width = image.shape[:2]
+    tally = Tally(cards=len(truth))
+    taken: set[int] = set()
+    size = np.median([min(c.box[2], c.box[3]) for c in layout.cards]) if layout.cards else 0
+    for card in layout.cards:
+        middle = np.mean(card.corners, axis=0)
+        distances = [np.hypot(x * width - middle[0], y * height - middle[1]) for x, y, _ in truth]
+        best = int(np.argmin(distances)) if distances else -1
+        if best < 0 or distances[best] > size / 3 or best in taken:
+            tally.invented += 1
+            continue
+        taken.add(best)
+        face = truth[best][2]
+        right = [getattr(card.face, a) == getattr(face, a) for a in ATTRIBUTES]
+        for a, r in zip(ATTRIBUTES, right, strict=True):
+            tally.right[a] += r
+            tally.wrong_sure[a] += card.sure and not r
+        if not card.sure:
+            tally.unsure += 1
+        elif all(right):
+            tally.sure_right += 1
+        else:
+            tally.sure_wrong += 1
+    tally.missed = len(truth) - len(taken)
+    tally.unsure += tally.missed
+    if show is not None:
+        drawn = image.copy()
+        for card in layout.cards:
+            colour = (0, 200, 0) if card.sure else (0, 165, 255)
+            cv2.polylines(drawn, [np.array(card.corners, np.int32)], True, colour, 3)
+            x, y, _, _ = card.box
+            cv2.putText(
+                drawn, str(card.face), (x, y + 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 2
+            )
+        cv2.imwrite(str(show), drawn)
+    return tally
+
+
+def photo_of(photos: Path, source: str, name: str) -> Path | None:
+    for folder in (photos / source / "boards", ROOT / "tests" / "photos"):
+        for ext in (".jpg", ".png"):
+            if (folder / f"{name}{ext}").exists():
+                return folder / f"{name}{ext}"
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--photos", type=Path, default=ROOT / "build" / "set-photos")
+    parser.add_argument("--show", type=Path)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    total = Tally()
+    by_source: dict[str, Tally] = {}
+    for label in sorted(LABELS.glob("*/*.txt")):
+        source, name = label.parent.name, label.stem
+        photo = photo_of(args.photos, source, name)
+        if photo is None:
+            print(f"{source}/{name}: no photo (tools/vision/set_photos.py)")
+            continue
+        show = None
+        if args.show:
+            args.show.mkdir(parents=True, exist_ok=True)
+            show = args.show / f"{source}-{name}.jpg"
+        tally = evaluate(read_photo(photo), labels(label), show)
+        print("\n".join(tally.lines(f"{source}/{name}")))
+        by_source.setdefault(source, Tally()).add(tally)
+        total.add(tally)
+    print()
+    for source, tally in by_source.items():
+        print("\n".join(tally.lines(source)))
+    print("\n".join(total.lines("all")))
+    if args.json:
+        print(json.dumps(total.__dict__))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""Train the card classifier and write it as ONNX (referee/vision/cards.onnx): `make model`.
+
+    .venv/bin/python -m tools.vision.train [--photos build/set-photos] [--epochs 8]
+
+Needs the development extra (`pip install -e '.[train]'`: torch, CPU build) and the real
+photos' crops prepared by tools/vision/set_photos.py (without them it trains on rendered
+cards alone, and says so). The examples (tools/vision/dataset.py): every card rendered
+PER_FACE times, the labelled crops of tomwhite/set-game's deck (its photos split: 85 % to
+train, 15 % held out to check and to set the sureness threshold), and cut-outs of what
+is not a card. 38 minutes on the development machine's two cores, shared (load 7 to
+13); `--cache FILE` keeps the examples (9 of those minutes) for a second run.
+
+The network: four 3x3 convolutions (16, 32, 64, 64 channels, the first three with stride
+2), then the features averaged over each quarter of the card's width (where one, two or
+three symbols stand) and their maximum over the whole card, and five heads: number,
+colour, shading, shape, and card or not. Some 93,000 weights (375 kB), 25 MFLOPs a card.
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch import nn
+
+from referee.vision.card import all_faces
+from referee.vision.classify import INPUT_H, INPUT_W, MODEL, OUTPUTS, network_input
+
+from . import dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+PER_FACE = 120
+NOT_CARDS = 3000
+HEADS = (3, 3, 3, 3, 2)
+
+
+class CardNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+
+        def block(i: int, o: int, stride: int) -> nn.Sequential:
+            return nn.Sequential(
+                nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU()
+            )
+
+        self.features = nn.Sequential(
+            block(3, 16, 2), block(16, 32, 2), block(32, 64, 2), block(64, 64, 1)
+        )
+        h, w = INPUT_H // 8, INPUT_W // 8
+        self.quarters = nn.AvgPool2d((h, w // 4))
+        self.whole = nn.MaxPool2d((h, w))
+        self.hidden = nn.Sequential(nn.Linear(64 * 4 + 64, 96), nn.ReLU(), nn.Dropout(0.2))
+        self.heads = nn.ModuleList(nn.Linear(96, n) for n in HEADS)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        f = self.features(x)
+        pooled = torch.cat([self.quarters(f).flatten(1), self.whole(f).flatten(1)], 1)
+        h = self.hidden(pooled)
+        return tuple(head(h) for head in self.heads)
+
+
+def inputs(flats: np.ndarray) -> np.ndarray:
+    out = np.empty((len(flats), 3, INPUT_H, INPUT_W), np.float16)
+    for i in range(0, len(flats), 512):
+        out[i : i + 512] = network_input(list(flats[i : i + 512]))
+    return out
+
+
+def build(photos: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    faces = all_faces()
+    print(f"rendering {PER_FACE} of each of the 81 cards ...", flush=True)
+    x_r, y_r = dataset.rendered(faces, PER_FACE, rng)
+    print(f"cutting {NOT_CARDS} things that are not cards ...", flush=True)
+    x_n = dataset.not_cards(NOT_CARDS, rng)
+    y_n = np.full((len(x_n), 4), -1, np.int8)
+    crops = dataset.tomwhite_crops(photos / "tomwhite" / "labelled")
+    photos_seen = sorted({c[2] for c in crops})
+    held = (
+        set(rng.choice(photos_seen, size=max(1, len(photos_seen) * 15 // 100), replace=False))
+        if crops
+        else set()
+    )
+    train_c = [c for c in crops if c[2] not in held]
+    val_c = [c for c in crops if c[2] in held]
+    print(
+        f"real crops: {len(train_c)} to train ({len(photos_seen) - len(held)} photos),"
+        f" {len(val_c)} held out ({len(held)} photos)",
+        flush=True,
+    )
+    if not crops:
+        print("no real crops: training on rendered cards alone (tools/vision/set_photos.py)")
+    x_t, y_t = (
+        dataset.real([c[0] for c in train_c], [c[1] for c in train_c], rng)
+        if train_c
+        else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
+    )
+    x_v, y_v = (
+        dataset.real([c[0] for c in val_c], [c[1] for c in val_c], rng)
+        if val_c
+        else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
+    )
+    # A tenth of the rendered cards and of the cut-outs are held out as well.
+    cut_r, cut_n = len(x_r) // 10, len(x_n) // 10
+    order_r, order_n = rng.permutation(len(x_r)), rng.permutation(len(x_n))
+    x_r, y_r, x_n = x_r[order_r], y_r[order_r], x_n[order_n]
+    train_x = np.concatenate([x_r[cut_r:], x_t, x_n[cut_n:]])
+    train_y = np.concatenate([y_r[cut_r:], y_t, y_n[cut_n:]])
+    print("preparing the network's inputs ...", flush=True)
+    return {
+        "train_x": inputs(train_x),
+        "train_y": train_y,
+        "val_real_x": inputs(x_v),
+        "val_real_y": y_v,
+        "val_rendered_x": inputs(x_r[:cut_r]),
+        "val_rendered_y": y_r[:cut_r],
+        "val_not_x": inputs(x_n[:cut_n]),
+        "val_not_y": y_n[:cut_n],
+    }
+
+
+def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    n = x.shape[0]
+    flip_h = torch.rand(n, generator=gen) < 0.5
+    flip_v = torch.rand(n, generator=gen) < 0.5
+    x = torch.where(flip_h[:, None, None, None], x.flip(3), x)
+    x = torch.where(flip_v[:, None, None, None], x.flip(2), x)
+    gain = 1 + 0.08 * torch.randn(n, 3, 1, 1, generator=gen)
+    x = (x * 64 + 128) * gain  # back to pixel levels, each channel off by a few percent
+    x = x + 4 * torch.randn(x.shape, generator=gen)
+    return (x - 128) / 64
+
+
+def loss_of(outputs: tuple[torch.Tensor, ...], y: torch.Tensor) -> torch.Tensor:
+    is_card = (y[:, 0] >= 0).long()
+    total = nn.functional.cross_entropy(outputs[4], is_card)
+    cards = is_card.bool()
+    if cards.any():
+        for k in range(4):
+            total = total + nn.functional.cross_entropy(
+                outputs[k][cards], y[cards, k].long(), label_smoothing=0.02
+            )
+    return total
+
+
+def predict(model: nn.Module, x: np.ndarray) -> list[np.ndarray]:
+    model.eval()
+    outs: list[list[np.ndarray]] = [[] for _ in HEADS]
+    with torch.no_grad():
+        for i in range(0, len(x), 512):
+            batch = torch.from_numpy(x[i : i + 512].astype(np.float32))
+            both = torch.cat([batch, batch.flip(2, 3)])
+            for k, o in enumerate(model(both)):
+                p = torch.softmax(o, 1).numpy()
+                a, b = p[: len(batch)], p[len(batch) :]
+                mean = (a + b) / 2
+                disagree = a.argmax(1) != b.argmax(1)
+                mean[disagree] = np.minimum(a[disagree], b[disagree])
+                outs[k].append(mean)
+    return [np.concatenate(o) if o else np.zeros((0, n)) for o, n in zip(outs, HEADS, strict=True)]
+
+
+def report(name: str, probs: list[np.ndarray], y: np.ndarray, sure: float) -> dict[str, object]:
+    """Per attribute: right, wrong and sure, unsure; and whole cards read surely and right."""
+    if not len(y):
+        return {}
+    out: dict[str, object] = {"cards": len(y)}
+    card_sure = np.ones(len(y), bool)
+    card_right = np.ones(len(y), bool)
+    for k, attr in enumerate(("number", "color", "shading", "shape")):
+        guess = probs[k].argmax(1)
+        conf = probs[k].max(1)
+        right = guess == y[:, k]
+        is_sure = conf >= sure
+        out[attr] = {
+            "right": round(float(right.mean()), 4),
+            "wrong_and_sure": round(float((~right & is_sure).mean()), 4),
+            "unsure": round(float((~is_sure).mean()), 4),
+        }
+        card_sure &= is_sure
+        card_right &= right
+    card_sure &= probs[4][:, 1] >= 0.5
+    out["card_right_and_sure"] = round(float((card_right & card_sure).mean()), 4)
+    out["card_wrong_and_sure"] = round(float((~card_right & card_sure).mean()), 4)
+    out["card_unsure"] = round(float((~card_sure).mean()), 4)
+    print(f"{name}: {json.dumps(out)}", flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--photos", type=Path, default=ROOT / "build" / "set-photos")
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="keep the examples in this .npz and take them from it next time (a second"
+        " training that changes only the network); without it they are made anew",
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    start = time.monotonic()
+    if args.cache is not None and args.cache.exists():
+        data = dict(np.load(args.cache))
+    else:
+        data = build(args.photos, rng)
+        if args.cache is not None:
+            args.cache.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(args.cache, **data)
+    print(
+        f"examples ready in {time.monotonic() - start:.0f} s: {len(data['train_x'])} to train",
+        flush=True,
+    )
+    model = CardNet()
+    print(f"{sum(p.numel() for p in model.parameters())} weights", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    x = torch.from_numpy(data["train_x"])
+    y = torch.from_numpy(data["train_y"])
+    steps = args.epochs * ((len(x) + 127) // 128)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    gen = torch.Generator().manual_seed(args.seed)
+    for epoch in range(args.epochs):
+        model.train()
+        order = torch.randperm(len(x), generator=gen)
+        total = 0.0
+        for i in range(0, len(x), 128):
+            idx = order[i : i + 128]
+            batch = augment(x[idx].float(), gen)
+            loss = loss_of(model(batch), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item() * len(idx)
+        print(
+            f"epoch {epoch + 1}/{args.epochs}: loss {total / len(x):.4f},"
+            f" {time.monotonic() - start:.0f} s",
+            flush=True,
+        )
+        if data["val_real_x"].size:
+            report(
+                "  held-out real crops", predict(model, data["val_real_x"]), data["val_real_y"], 0.9
+            )
+    results = {}
+    for name in ("val_real", "val_rendered"):
+        if data[f"{name}_x"].size:
+            probs = predict(model, data[f"{name}_x"])
+            for sure in (0.8, 0.9, 0.95, 0.98):
+                results[f"{name} sure>={sure}"] = report(
+                    f"{name} sure>={sure}", probs, data[f"{name}_y"], sure
+                )
+    probs = predict(model, data["val_not_x"])
+    taken = float((probs[4][:, 1] >= 0.5).mean())
+    print(f"not cards taken for cards: {taken:.4f} of {len(data['val_not_x'])}")
+    export(model, args.out)
+    print(
+        f"wrote {args.out} ({args.out.stat().st_size / 1000:.0f} kB)"
+        f" in {time.monotonic() - start:.0f} s"
+    )
+
+
+def export(model: nn.Module, path: Path) -> None:
+    model.eval()
+    dummy = torch.zeros(1, 3, INPUT_H, INPUT_W)
+    torch.onnx.export(
+        model,
+        (dummy,),
+        str(path),
+        input_names=["flat"],
+        output_names=list(OUTPUTS),
+        dynamic_axes={"flat": {0: "n"}, **{o: {0: "n"} for o in OUTPUTS}},
+        opset_version=13,
+        dynamo=False,
+    )
+    # OpenCV reads it back, or the box could not.
+    net = cv2.dnn.readNetFromONNX(str(path))
+    net.setInput(np.zeros((2, 3, INPUT_H, INPUT_W), np.float32))
+    shapes = [o.shape for o in net.forward(list(OUTPUTS))]
+    assert shapes == [(2, n) for n in HEADS], shapes
+
+
+if __name__ == "__main__":
+    main()
