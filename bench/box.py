@@ -64,7 +64,7 @@ from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
 from referee.realtime import run_first  # noqa: E402
 from referee.rules import Phase  # noqa: E402
-from referee.store import Stored  # noqa: E402
+from referee.store.store import Stored  # noqa: E402
 from referee.view import View  # noqa: E402
 from tests.fake_capture import RealTimeCard  # noqa: E402
 from tests.fake_gpio import FakeRequest  # noqa: E402

@@ -31,7 +31,7 @@ off (the baseline), and on: the real capture thread and its 30 s ring at 48 kHz,
 fake card at a card's pace (tests/fake_capture.py's RealTimeCard), the real clips' writer
 handing every call's window to the clips' cutter, a process of its own that finds the
 voice onsets and writes the WAV and JSON to the disk, forked before the daemon's first
-thread as `referee run` forks it (referee/children.py). Four players join, and for
+thread as `referee run` forks it (referee/linux/children.py). Four players join, and for
 --listen-s seconds (more than the ring, so it is full) a call every 2 s, judged; then
 REPLAY plays the last call, slowed, to ALSA's null device (libasound, as a speaker); and
 once more on with `replay_pitch = "kept"` (the stretch). Counted for the daemon and every
@@ -164,7 +164,7 @@ import referee.app  # pygame and all that the daemon loads
 from referee.arbiter import Decision
 from referee.rules import Tick, parse_input, parse_script, parse_time, words
 from referee.session import Session
-from referee.store import Store
+from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
     settings = parse_script(script.readline()).settings
@@ -195,7 +195,7 @@ import referee.app
 from pathlib import Path
 from referee.rules import parse_script
 from referee.session import Session
-from referee.store import Store
+from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
     settings = parse_script(script.readline()).settings

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, 
 
 from referee.history.cache import cache_path
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.store import Store
 from tests.tables import table_game
 
 MAX_MB = 40

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from . import rescue
 from .arbiter import Arbiter
 from .config import AudioConfig, Config, ConfigError, NextRules, with_phone
 from .control import open_control, socket_path
@@ -60,14 +59,15 @@ from .outputs.lights import led_modes
 from .outputs.sound import Plan, countdown_plan, sounds_for
 from .rules import Phase, Settings, settings_changes
 from .session import Outcome, Session
-from .store import Change, Store
-from .store_watch import StoreWatch
+from .store import rescue
+from .store.mark import served_at
+from .store.store import Change, Store
+from .store.watch import StoreWatch
 from .systemd import Notifier
 from .units import NS_PER_S
 from .view import Join, Notice, Severity, View
 from .web.child import PAGE
 from .web.join import JoinSign
-from .web.mark import served_at
 from .web.pin import pin_path
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
@@ -207,7 +207,7 @@ class App:
     def page_at(self, listen: str, *, elsewhere: bool = False) -> None:
         """The page is served at listen (HOST:PORT): the lobby shows its address and the
         PIN (web/join.py). elsewhere: by another process, so only while it marks the page
-        served, at the address it serves at (web/mark.py)."""
+        served, at the address it serves at (store/mark.py)."""
         store = self.store.path
         served = (lambda: served_at(store)) if elsewhere else None
         self.join = JoinSign(listen, pin_path(store), self.clock, served=served)

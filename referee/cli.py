@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__, realtime, rescue
+from . import __version__, realtime
 from .config import Config, example_config, load_config, render_config, with_phone
 from .errors import (
     EXIT_BAD_INPUT,
@@ -21,10 +21,11 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
-from .files import looked_at
+from .linux.files import looked_at
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
-from .store import Store, default_store_path
+from .store import rescue
+from .store.store import Store, default_store_path
 from .terminal_log import StderrLog, held_logs, stderr_to_log
 
 SWITCH_INTERVAL_S = 0.001
@@ -89,8 +90,8 @@ def _run(args: argparse.Namespace) -> int:
 def _page_listen(args: argparse.Namespace, config: Config) -> str:
     """Where the page is served: `run --web`'s HOST:PORT (its process beside the daemon's),
     else `[web] listen` (referee-web.service, on a box); "off" for nowhere."""
-    from .pi_header import is_raspberry_pi
-    from .web.listen import resolve_listen
+    from .config.pi_header import is_raspberry_pi
+    from .page_socket import resolve_listen
 
     return resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
 
@@ -255,9 +256,9 @@ def _history(args: argparse.Namespace) -> int:
 
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
-    from .pi_header import is_raspberry_pi
-    from .web.listen import bind, host_port, inherited, resolve_listen
-    from .web.mark import marked
+    from .config.pi_header import is_raspberry_pi
+    from .page_socket import bind, host_port, inherited, resolve_listen
+    from .store.mark import marked
     from .web.pin import ensure_pin, pin_path
     from .web.serve import serve
 

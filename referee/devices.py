@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from gpiozero import GPIOZeroError
 
+from .audio.alsa import alsa_quiet
 from .config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
+from .config.pi_header import is_raspberry_pi
 from .edges import Inbox, in_play
 from .errors import ScreenUnavailable, StartError
 from .inputs import InputSource
@@ -30,14 +32,12 @@ from .inputs.console_keys import NoKeyboard, open_console_keys
 from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
 from .inputs.mux import Inputs
 from .inputs.serial_board import SerialBoard
-from .outputs.alsa import alsa_quiet
 from .outputs.composite import Screen, Screens
 from .outputs.kms import CARDS
 from .outputs.kms import cards as drm_cards
 from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
 from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
 from .outputs.terminal import TerminalScreen
-from .pi_header import is_raspberry_pi
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from .audio.capture import Capture

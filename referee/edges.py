@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import signals
+from .linux import signals
 from .units import MAX_SEATS
 
 PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
@@ -206,7 +206,7 @@ class Inbox:
 @contextmanager
 def signals_to(inbox: Inbox) -> Iterator[None]:
     """Signals become items in the inbox, for the main loop to act on between decisions;
-    those that came while the box started first (referee/signals.py)."""
+    those that came while the box started first (referee/linux/signals.py)."""
 
     def to_inbox(signum: int) -> None:
         if signum == signal.SIGUSR1:

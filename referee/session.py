@@ -45,7 +45,7 @@ from .rules import (
     step,
     words,
 )
-from .store import Ledger, Store, StoreError
+from .store.store import Ledger, Store, StoreError
 
 log = logging.getLogger(__name__)
 

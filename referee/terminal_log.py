@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .rescue import places
+from .store.rescue import places
 
 LOG_NAME = "referee.log"
 KEPT_BYTES = 1_000_000  # a longer log is moved to referee.log.1 (at start, and as it is written)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from . import enclosure
+from .config.pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
 from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
-from .pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
 from .wiring_svg import PinLabel, draw
 
 TABLE_BEGIN = "<!-- pin-table:begin -->"

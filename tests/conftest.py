@@ -81,7 +81,7 @@ SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
 def store(tmp_path: Path) -> Path:
     """A game under way: P2 has called."""
     from referee.rules import Press, Settings
-    from referee.store import Store
+    from referee.store.store import Store
 
     path = tmp_path / "referee.db"
     with Store.open(path) as opened:

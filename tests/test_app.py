@@ -23,7 +23,7 @@ from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
-from referee.store import Store
+from referee.store.store import Store
 from referee.view import Severity
 from referee.web.child import PAGE
 from referee.web.join import CHECK_NS as JOIN_CHECK_NS

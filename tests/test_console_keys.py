@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from referee import inotify
 from referee.edges import Edge, Inbox, LostTrack, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
@@ -29,6 +28,7 @@ from referee.inputs.console_keys import (
 )
 from referee.inputs.mux import Inputs
 from referee.keys import KEYMAP, QUIT_KEY
+from referee.linux import inotify
 
 from .conftest import ROOT
 from .fake_evdev import Devices, key, plug

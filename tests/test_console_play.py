@@ -21,7 +21,7 @@ from referee.outputs.display import render
 from referee.outputs.kms_screen import MASTER_RETRY_NS
 from referee.outputs.sound import call_out
 from referee.outputs.terminal import ALT_SCREEN_OFF
-from referee.store import Store
+from referee.store.store import Store
 
 from .fake_drm import FakeCard
 from .fake_evdev import Devices, key, plug

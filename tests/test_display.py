@@ -19,9 +19,9 @@ from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
 from referee.outputs.display import Window, frame_key, render
 from referee.outputs.screens import draw_screen
-from referee.outputs.seats import SYMBOLS
 from referee.outputs.style import ATTENTION
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
+from referee.seats import SYMBOLS
 from referee.view import Notice, Severity, View
 
 # The smallest, TVs, and portrait and square panels: Touch Display 2 (720x1280), 480x800

@@ -15,7 +15,7 @@ from referee.history.book import History
 from referee.history.cache import cache_path
 from referee.history.export import game_rows
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.store import Store
 from referee.units import NS_PER_S
 from tests.tables import table_game
 from tests.test_history import Replays, write_games

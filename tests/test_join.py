@@ -14,10 +14,10 @@ import pytest
 
 from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.store import mark
+from referee.store.mark import mark_path, marked, served_at
 from referee.view import Join
-from referee.web import mark
 from referee.web.join import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
-from referee.web.mark import mark_path, marked, served_at
 from referee.web.pin import new_pin, pin_path, read_pin
 
 from .test_app import Clock
@@ -154,7 +154,7 @@ def test_a_server_killed_at_once_lets_the_mark_go(tmp_path):
     """SIGKILL: no code of the server's runs, and the kernel lets the lock go."""
     store = tmp_path / "referee.db"
     holding = (
-        "import sys; from pathlib import Path; from referee.web.mark import marked\n"
+        "import sys; from pathlib import Path; from referee.store.mark import marked\n"
         "with marked(Path(sys.argv[1]), '127.0.0.1:8080'):\n"
         "    print('held', flush=True); sys.stdin.read()\n"
     )

@@ -5,7 +5,7 @@ import logging
 from referee.arbiter import Decision
 from referee.rules import NS_PER_MS, Settings
 from referee.session import Session
-from referee.store import Store
+from referee.store.store import Store
 
 KEYBOARD_NS = 8 * NS_PER_MS  # the keyboard's resolution: the tie window's floor with it
 GPIO_NS = 100_000

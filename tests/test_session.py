@@ -5,7 +5,7 @@ import pytest
 from referee.arbiter import Decision
 from referee.rules import Phase, RuleSet, Settings
 from referee.session import LateInput, Session
-from referee.store import Store
+from referee.store.store import Store
 
 MS = 1_000_000
 S = 1_000 * MS

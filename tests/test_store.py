@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee import store as store_module
 from referee.cli import main
 from referee.rules import (
     NS_PER_MS,
@@ -34,7 +33,8 @@ from referee.rules import (
     report,
     settings_values,
 )
-from referee.store import (
+from referee.store import store as store_module
+from referee.store.store import (
     BATCH_MAX,
     SCHEMA_VERSION,
     Ledger,
@@ -296,7 +296,7 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.store import Store
 store = Store.open(Path(sys.argv[1]))
 game = store.new_game(Settings(players=2), lobby=False)
 for t in range(5):
@@ -490,7 +490,7 @@ def test_the_ledger_keeps_order_through_a_full_disk(tmp_path, caplog):
     # exactly as they do on a full disk (SQLITE_FULL).
     writer(store).execute("PRAGMA max_page_count = 1")
     sent = [Press(1, 0)]
-    caplog.set_level(logging.INFO, logger="referee.store")
+    caplog.set_level(logging.INFO, logger="referee.store.store")
     for n in range(1, 2000):
         sent.append(Press(n % 8 + 1, n * 1000))
         if not ledger.append(sent[-1]):

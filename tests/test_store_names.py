@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee import store as store_module
 from referee.cli import main
 from referee.names import kept_name
 from referee.rules import Press, Settings
-from referee.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
+from referee.store import store as store_module
+from referee.store.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
 
 from .test_store import pragma, raw, writer
 

@@ -3,9 +3,9 @@ settings file, written with the game in the lobby that takes them, read back str
 
 import pytest
 
-from referee import store as store_module
 from referee.rules import Press, Settings
-from referee.store import SCHEMA_VERSION, Store, StoreError
+from referee.store import store as store_module
+from referee.store.store import SCHEMA_VERSION, Store, StoreError
 
 from .test_store import pragma, raw
 

@@ -14,11 +14,11 @@ import urllib.request
 import pytest
 
 from referee.edges import SourceStatus
+from referee.page_socket import bind
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.mark import served_at
+from referee.store.store import Store
 from referee.web.child import PAGE, PageProcess
-from referee.web.listen import bind
-from referee.web.mark import served_at
 
 from .processes import Output
 
@@ -43,7 +43,7 @@ def test_the_page_is_served_beside_the_daemon_and_stops_with_it(tmp_path):
         assert address, page.said
         assert state_from(address[1])["calls"][0]["callers"] == [2]
         assert page.process is not None and page.process.poll() is None
-        # Marked served, where it is, as referee-web.service marks it (web/mark.py).
+        # Marked served, where it is, as referee-web.service marks it (store/mark.py).
         assert served_at(store) == page.listening
     assert page.process.poll() is not None  # stopped with the daemon
     assert served_at(store) is None

@@ -5,7 +5,7 @@ known players, and every way a name request is refused."""
 import pytest
 from starlette.testclient import TestClient
 
-from referee.store import Store
+from referee.store.store import Store
 from referee.web.pin import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee import enclosure, wiring
-from referee.pi_header import RESERVED, header, header_pin, load_pinmap
+from referee.config.pi_header import RESERVED, header, header_pin, load_pinmap
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from referee.errors import StoreError
 from referee.rules import Phase, Result
-from referee.store import ListedGame
+from referee.store.store import ListedGame
 
 from .summary import GameSummary, player_of, summary_array
 
@@ -224,7 +224,7 @@ class SummaryCache:
     def _tuned(conn: sqlite3.Connection) -> sqlite3.Connection:
         # WAL: its -wal and -shm are made once, where a rollback journal would be made
         # and deleted at every write, and each would wake whoever watches the store's
-        # folder (store_watch.py: the daemon's loop, the page's follower). A cache needs
+        # folder (store/watch.py: the daemon's loop, the page's follower). A cache needs
         # no fsync: a file a power cut spoilt is found so at the next start.
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = OFF")

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.edges import BUTTONS, Edge, LostTrack, Quit, SourceStatus
-from referee.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
 from referee.inputs import SourceItem
 from referee.inputs.keyboard import KEYBOARD_RESOLUTION_NS
 from referee.keys import KEYMAP, QUIT_KEY
-from referee.linux_ioctl import READ, WRITE, ioc
+from referee.linux.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
+from referee.linux.ioctl import READ, WRITE, ioc
 from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)

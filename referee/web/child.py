@@ -27,11 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from referee.children import parent_env, wait_or_kill
 from referee.edges import SourceStatus
 from referee.errors import StartError
-
-from .listen import SOCKET_FD, address, bind, host_port
+from referee.linux.children import parent_env, wait_or_kill
+from referee.page_socket import SOCKET_FD, address, bind, host_port
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ or change, after the box has started, and `referee pin --new` may change the PIN
 
 A page the daemon does not serve itself (`run` without `--web`: referee-web.service on a
 box, or `referee web` started by hand) is shown only while its server marks it served
-(web/mark.py), at the address it serves at: an address where nothing answers is no way
+(store/mark.py), at the address it serves at: an address where nothing answers is no way
 to join.
 """
 
@@ -101,7 +101,7 @@ class JoinSign:
     """What the lobby shows a phone: the page's address and the PIN, looked at again
     every CHECK_NS (`due_ns`); `clock` is monotonic nanoseconds. served: where another
     process serves the page now (HOST:PORT; "": at `listen`), or None while none does
-    (web/mark.py's served_at); not given, this one serves it at `listen`."""
+    (store/mark.py's served_at); not given, this one serves it at `listen`."""
 
     def __init__(
         self,

@@ -21,7 +21,7 @@ from itertools import count
 from pathlib import Path
 
 from referee.errors import PinError
-from referee.files import NotARegularFile, open_regular
+from referee.linux.files import NotARegularFile, open_regular
 from referee.units import NS_PER_S
 
 DIGITS = 6

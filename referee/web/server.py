@@ -37,8 +37,8 @@ from referee.control import (
     socket_path,
 )
 from referee.errors import ConfigError, PinError, StoreError
-from referee.outputs.seats import colour, symbol
 from referee.rules import Settings
+from referee.seats import colour, symbol
 from referee.units import MAX_SEATS, NS_PER_S
 
 from .clips_api import ClipsApi

@@ -523,7 +523,7 @@ def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
 # --- 5. power cuts -------------------------------------------------------------------------
 
 # One of the ledger's writes on the guest's disk: an INSERT committed in autocommit, WAL,
-# synchronous=FULL, as referee/store.py writes a batch of inputs.
+# synchronous=FULL, as referee/store/store.py writes a batch of inputs.
 WRITES = f"""
 import os, sqlite3, time
 path = "{STORE}-probe"
@@ -544,7 +544,7 @@ print(max(took))
 INPUTS = f"""
 from pathlib import Path
 from referee.rules import words
-from referee.store import Store
+from referee.store.store import Store
 with Store.open_readonly(Path("{STORE}")) as store:
     print("\\n".join(words(inp) for inp in store.latest_game().inputs))
 """

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from .inotify import (
+from referee.linux.inotify import (
     IN_CREATE,
     IN_DELETE,
     IN_DELETE_SELF,
@@ -26,7 +26,7 @@ from .inotify import (
     IN_MOVED_TO,
     Inotify,
 )
-from .units import NS_PER_S
+from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ The colours are Okabe and Ito's palette, chosen to stay distinct for colour-blin
 players; the symbols all exist in the shipped font.
 """
 
-from referee.rules.effects import seat
+from .rules.effects import seat
 
 Colour = tuple[int, int, int]
 

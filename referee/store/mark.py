@@ -5,7 +5,7 @@ shows how to join only a page that is there (web/join.py).
 referee.page), for as long as it serves, the address it serves at written in it
 (HOST:PORT). The kernel lets the lock go when the process ends, however it ends (SIGKILL,
 a crash, the OOM killer), so the daemon asks the lock and never the file's being there:
-a shared lock taken and let go at once (store_lock.held), an open and a read of a few
+a shared lock taken and let go at once (lock.held), an open and a read of a few
 bytes, microseconds; no packet is sent (the daemon's sandbox would drop it) and nothing
 waits. Whoever started the page, referee-web.service or `referee web` by hand, on whatever
 address.
@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from referee.config import listen_address
-from referee.files import open_regular
-from referee.store_lock import held
+from referee.linux.files import open_regular
+
+from .lock import held
 
 log = logging.getLogger(__name__)
 

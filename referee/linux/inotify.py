@@ -2,7 +2,7 @@
 descriptor that a wait sleeps on, readable when a name in a watched folder changes.
 
 Used where a loop must notice a change the moment it happens and do nothing at idle:
-the store's folder (store_watch.py), the input devices' (a keyboard plugged in on the
+the store's folder (store/watch.py), the input devices' (a keyboard plugged in on the
 console, inputs/console_keys.py).
 """
 

@@ -13,8 +13,8 @@ import os
 from itertools import pairwise
 from pathlib import Path
 
-from .errors import StoreInUse
-from .files import open_regular
+from referee.errors import StoreInUse
+from referee.linux.files import open_regular
 
 PROC_LOCKS = Path("/proc/locks")
 

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .errors import ScriptFileError, StoreError, UnsavedInputs
-from .files import read_regular
-from .rules import (
+from referee.errors import ScriptFileError, StoreError, UnsavedInputs
+from referee.linux.files import read_regular
+from referee.rules import (
     NS_PER_S,
     Input,
     ScriptError,
@@ -55,6 +55,7 @@ from .rules import (
     settings_values,
     words,
 )
+
 from .store import GameHead, Ledger, Store, settings_json
 
 log = logging.getLogger(__name__)

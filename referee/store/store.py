@@ -16,7 +16,7 @@ writes at once, in `append`, or, once `write_behind` has started its thread, beh
 main loop: every input waiting when a write begins goes in one transaction (group
 commit). docs/design.md, "The store", says what a power cut may then lose. A store file
 deleted or moved under the daemon is written anew at its path (`Store.follow_path`, which
-the main loop calls when store_watch.py sees its folder change).
+the main loop calls when store/watch.py sees its folder change).
 """
 
 import gc
@@ -40,11 +40,10 @@ from typing import Any, Self
 
 import platformdirs
 
-from . import store_lock
-from .errors import StoreError as StoreError  # re-exported: callers know it from here
-from .files import NotARegularFile, looked_at, open_regular
-from .names import folded, kept_name
-from .rules import (
+from referee.errors import StoreError as StoreError  # re-exported: callers know it from here
+from referee.linux.files import NotARegularFile, looked_at, open_regular
+from referee.names import folded, kept_name
+from referee.rules import (
     Input,
     Settings,
     State,
@@ -56,7 +55,9 @@ from .rules import (
     settings_values,
     words,
 )
-from .units import ID_MAX, MAX_SEATS
+from referee.units import ID_MAX, MAX_SEATS
+
+from . import lock as store_lock
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ class Store:
     ) -> None:
         self.path = path
         self._conn = conn
-        self._lock_fd = lock_fd  # the writer's: see store_lock.py
+        self._lock_fd = lock_fd  # the writer's: see store/lock.py
         self._unwritable = unwritable  # a writer's connection could not be opened: why
         self._lost: str | None = None  # the path no longer names its file: what became of it
         self._copy: tempfile.TemporaryDirectory[str] | None = None  # a reader's, to remove

@@ -7,8 +7,8 @@ import errno
 import os
 import socket
 
-from referee.config import listen_address
-from referee.errors import StartError
+from .config import listen_address
+from .errors import StartError
 
 # The descriptor of a listening socket a parent bound for this process (referee/web/child.py).
 SOCKET_FD = "REFEREE_WEB_FD"
