@@ -113,8 +113,8 @@ from machine import (
 )
 from web import Arrival, following, phone_counts
 
-from referee.arbiter import Decision
 from referee.config import default_config
+from referee.daemon.arbiter import Decision
 from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.outputs import captions
 from referee.outputs.sound import PIP, PLAYER_HZ, TIME_UP

@@ -12,7 +12,7 @@ then an UNDO), so that nothing is left for the engine to skip. Each game then go
 each time in a child process of its own, through:
 
   replay   `python -m referee replay SCRIPT`: peak RSS (the child's ru_maxrss).
-  run      the daemon's own path without its screen: `referee.app` imported (pygame and
+  run      the daemon's own path without its screen: `referee.daemon.app` imported (pygame and
            all), a real store on tmpfs (/dev/shm: the disk's fsync is not what is
            measured here), a Session fed every input as the arbiter's decisions, each
            written to the ledger before the next: peak RSS.
@@ -24,7 +24,7 @@ with main), taken out with `git archive` into a temporary directory and run the 
 in the same run, up to --baseline-max inputs (its memory grows with the square of a
 game's length). Rule sets that the baseline does not know are left out of it.
 
-The microphone (issue 17, "Cost"): the daemon's own loop, `referee.app.App` on GPIO (the
+The microphone (issue 17, "Cost"): the daemon's own loop, `referee.daemon.app.App` on GPIO (the
 tests' fake line request; gpiozero's mock pins for the LEDs and beeper) with no screen, a
 store on tmpfs, in a child process of its own, twice on the same inputs: the microphone
 off (the baseline), and on: the real capture thread and its 30 s ring at 48 kHz, reading a
@@ -160,10 +160,10 @@ print(json.dumps({"peak_mb": peak_mb(), "code": code}), file=sys.stderr)
 """
 # As `referee run` does, without a screen: its imports, a Session, a store, decisions.
 _RUN = """
-import referee.app  # pygame and all that the daemon loads
-from referee.arbiter import Decision
+import referee.daemon.app  # pygame and all that the daemon loads
+from referee.daemon.arbiter import Decision
 from referee.rules import Tick, parse_input, parse_script, parse_time, words
-from referee.session import Session
+from referee.daemon.session import Session
 from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
@@ -191,10 +191,10 @@ print(json.dumps({"start_mb": start_mb, "peak_mb": peak_mb(), "each_us": each_us
 """
 # As `referee run` starts on a store that holds a game: the time to the resumed state.
 _RESUME = """
-import referee.app
+import referee.daemon.app
 from pathlib import Path
 from referee.rules import parse_script
-from referee.session import Session
+from referee.daemon.session import Session
 from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
@@ -225,8 +225,8 @@ if mode != "off":
     cutter = CutterProcess.forked()
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-import referee.app
-from referee.app import App, RunOptions
+import referee.daemon.app
+from referee.daemon.app import App, RunOptions
 from referee.inputs import gpio
 sys.path.insert(0, root)
 from tests.fake_gpio import FakeRequest
@@ -242,7 +242,7 @@ if mode != "off":
         capture = Capture(RealTimeCard())
         capture.start()
         return capture, None
-    referee.app.open_microphone = microphone
+    referee.daemon.app.open_microphone = microphone
     class Speaker(pcm.AlsaPlayback):  # the replay heard on ALSA's null device
         def __init__(self, name="default", *, rate=48_000):
             super().__init__("null", rate=rate)

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__, realtime
+from . import __version__
 from .config import Config, example_config, load_config, render_config, with_phone
+from .daemon import realtime
 from .errors import (
     EXIT_BAD_INPUT,
     RefereeError,
@@ -53,8 +54,8 @@ def _run(args: argparse.Namespace) -> int:
 
     cutter = fork_cutter(config.audio)
     # Imported here: only `run` needs the screens, the inputs and the page's process.
-    from .app import App, RunOptions
-    from .web.child import PageProcess
+    from .daemon.app import App, RunOptions
+    from .daemon.page_process import PageProcess
 
     with contextlib.ExitStack() as running:
         if cutter is not None:  # the clips' writer stops it; if none was made, this does
@@ -430,8 +431,8 @@ def _reset_page(store: Path) -> int:
 
 
 def _check_buttons(args: argparse.Namespace) -> int:
-    from .check_buttons import ButtonCheck
-    from .devices import open_devices, pick_input
+    from .daemon.check_buttons import ButtonCheck
+    from .daemon.devices import open_devices, pick_input
     from .edges import Inbox
     from .units import MAX_SEATS
 

@@ -1,6 +1,7 @@
 """Where the page is served: the address `[web] listen` names, its listening socket, and
 the socket `referee run --web` hands the page's process. No uvicorn here: the daemon binds
-the socket (web/child.py) and shows the address (web/join.py) without the server's imports.
+the socket (daemon/page_process.py) and shows the address (daemon/lobby.py) without the
+server's imports.
 """
 
 import errno
@@ -10,7 +11,8 @@ import socket
 from .config import listen_address
 from .errors import StartError
 
-# The descriptor of a listening socket a parent bound for this process (referee/web/child.py).
+# The descriptor of a listening socket a parent bound for this process
+# (referee/daemon/page_process.py).
 SOCKET_FD = "REFEREE_WEB_FD"
 PI_LISTEN, OTHER_LISTEN = "0.0.0.0:8080", "127.0.0.1:8080"
 
@@ -63,6 +65,6 @@ def host_port(sock: socket.socket) -> str:
 
 
 def inherited() -> socket.socket | None:
-    """The listening socket `referee run` bound and handed down (referee/web/child.py)."""
+    """The listening socket `referee run` bound and handed down (referee/daemon/page_process.py)."""
     fd = os.environ.pop(SOCKET_FD, None)
     return None if fd is None else socket.socket(fileno=int(fd))

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from referee.app import NOT_SERVED, App, RunOptions
 from referee.config import default_config
 from referee.control import ask, socket_path
-from referee.devices import pick_display
+from referee.daemon.app import NOT_SERVED, App, RunOptions
+from referee.daemon.devices import pick_display
+from referee.daemon.lobby import CHECK_NS as JOIN_CHECK_NS
+from referee.daemon.page_process import PAGE
 from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
 from referee.keys import KEYMAP
@@ -25,8 +27,6 @@ from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
 from referee.store.store import Store
 from referee.view import Severity
-from referee.web.child import PAGE
-from referee.web.join import CHECK_NS as JOIN_CHECK_NS
 from referee.web.pin import pin_path, read_pin
 
 from .slow_fsync import writes_held
@@ -745,7 +745,7 @@ def test_a_phones_rules_over_the_files_are_said_at_the_start_and_in_the_lobby(
 ):
     with Store.open(tmp_path / "referee.db") as store:
         store.set_next_rules({"rules": "official"})  # chosen on a phone, the box stopped
-    caplog.set_level(logging.INFO, logger="referee.app")
+    caplog.set_level(logging.INFO, logger="referee.daemon.app")
     table = make_app(rules=RuleSet.SOLO, players=1)  # the file: solo, one player
     app = table.app
     assert app.session.settings.rules is RuleSet.OFFICIAL and app.session.settings.players == 4

@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.app import App, RunOptions
 from referee.audio.capture import RETRY_MAX_NS, Capture
 from referee.audio.clip_writer import STALL_NS
 from referee.audio.clips import ClipStore, clips_folder
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
+from referee.daemon.app import App, RunOptions
 from referee.rules import Phase
 
 from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
@@ -34,7 +34,9 @@ class Box:
         self.card = FakeCard(start_ns=START_NS, seed=4)
         # Opened again by the ring's reader when lost, on the card's clock.
         self.capture = Capture(self.card, reopen=self.card.reopen, clock=lambda: self.card.now_ns)
-        monkeypatch.setattr("referee.app.open_microphone", lambda audio: (self.capture, None))
+        monkeypatch.setattr(
+            "referee.daemon.app.open_microphone", lambda audio: (self.capture, None)
+        )
         self.store = tmp_path / "referee.db"
         self.keys_r, self.keys = os.pipe()
         self.screen = io.StringIO()
@@ -146,7 +148,7 @@ def test_the_microphones_mark_is_shown_while_it_listens(box):
 
 
 def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
-    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, None))
+    monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, None))
     config = default_config()
     read, write = os.pipe()
     screen = io.StringIO()
@@ -167,7 +169,7 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
 
 def test_a_cutter_forked_for_a_microphone_that_did_not_open_is_stopped(tmp_path, monkeypatch):
     """`referee run` forks it before the microphone is opened (tests/test_cutter_fork.py)."""
-    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, "it is gone"))
+    monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, "it is gone"))
     cutter = CutterProcess.spawned()  # as forked, from the App's side
     read, write = os.pipe()
     options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal")

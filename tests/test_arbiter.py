@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.arbiter import Arbiter, Decision
+from referee.daemon.arbiter import Arbiter, Decision
 from referee.edges import PLAYER_BUTTONS, Edge
 
 US = 1_000

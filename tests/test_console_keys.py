@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.daemon.mux import Inputs
 from referee.edges import Edge, Inbox, LostTrack, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
@@ -26,7 +27,6 @@ from referee.inputs.console_keys import (
     NoKeyboard,
     open_console_keys,
 )
-from referee.inputs.mux import Inputs
 from referee.keys import KEYMAP, QUIT_KEY
 from referee.linux import inotify
 

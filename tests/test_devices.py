@@ -1,4 +1,4 @@
-"""devices.py, the one place that opens the box's outputs: several displays joined by `+`
+"""daemon/devices.py, the one place that opens the box's outputs: several displays joined by `+`
 (`--display window+terminal`), each opened as alone, or the box does not start."""
 
 import io
@@ -9,7 +9,7 @@ import pygame
 import pytest
 
 from referee.config import default_config
-from referee.devices import (
+from referee.daemon.devices import (
     check_openable,
     joined_displays,
     keyboard_display,

@@ -73,7 +73,7 @@ class _Loading:
 class ClipReader:
     """Reads calls' clips on a thread of its own, one at a time, in the order asked; each
     result is handed to `done` from that thread. At normal priority: a thread the loop
-    starts is not real-time (realtime.py, SCHED_RESET_ON_FORK)."""
+    starts is not real-time (daemon/realtime.py, SCHED_RESET_ON_FORK)."""
 
     def __init__(self, clips: ClipStore, done: Callable[[int, Read], None]) -> None:
         self._clips = clips

@@ -87,7 +87,7 @@ class Table:
         )
 
 
-# The lobby's page address and PIN, as a box on a home Wi-Fi shows them (web/join.py).
+# The lobby's page address and PIN, as a box on a home Wi-Fi shows them (daemon/lobby.py).
 JOIN = Join("http://192.168.1.23:8080/", "481093")
 # Names from the page: one too long for a 3.5" screen's marks, which shorten it.
 FOUR = {1: "Ann", 2: "Bob", 3: "Cy", 4: "Alexandrina"}

@@ -1,5 +1,5 @@
 """Whether the page of a store is served now, and where: for the daemon's lobby, which
-shows how to join only a page that is there (web/join.py).
+shows how to join only a page that is there (daemon/lobby.py).
 
 `referee web` holds an flock(2) on a file beside the store, named after it (referee.db:
 referee.page), for as long as it serves, the address it serves at written in it

@@ -184,7 +184,9 @@ def test_boots_to_the_lobby(box: Box) -> None:
     assert shown["WatchdogUSec"] == "20s"
     journal = vm.run("journalctl -b -u referee -o cat --no-pager").stdout
     (OUT / "journal-boot.txt").write_text(journal)
-    started = r"referee.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
+    started = (
+        r"referee.daemon.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
+    )
     assert re.search(started, journal), journal
     # Under the unit's sandbox the loop and the sound still get their priority.
     assert "the loop and the sound run first (SCHED_FIFO 10)" in journal, journal
@@ -684,7 +686,7 @@ CLICK_EVERY_MS = 4000
 # click's stamps each take one; the capture's clock smooths its share, the click's is whole.
 MARKER_MS = 6.0
 SAMPLE_MS = 1000 / 48_000  # a marker is placed to the sample
-# The log line that puts a game's clock on CLOCK_MONOTONIC (referee/session.py).
+# The log line that puts a game's clock on CLOCK_MONOTONIC (referee/daemon/session.py).
 CLOCK_LINE = re.compile(r"game \d+'s clock: 0 s at CLOCK_MONOTONIC ([0-9.]+) s")
 
 

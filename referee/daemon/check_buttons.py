@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from referee.config import Config
+from referee.edges import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
+from referee.outputs.lights import LedMode
+from referee.outputs.sound import QueuedSpeaker, call_out
+from referee.units import NS_PER_MS, NS_PER_S
+
 from .arbiter import Arbiter
-from .config import Config
 from .devices import Devices
-from .edges import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
-from .outputs.lights import LedMode
-from .outputs.sound import QueuedSpeaker, call_out
-from .units import NS_PER_MS, NS_PER_S
 
 LED_STEP_S = 0.4
 

@@ -11,7 +11,7 @@ socket, which the daemon keeps: a phone's request waits in its backlog meanwhile
 page that keeps dying is started again less and less often, RESTART_S to RESTART_MAX_S
 apart. On a box, referee-web.service serves the page in its own sandbox instead, and
 referee.service runs without `--web` (its lobby shows the address `[web] listen` names:
-web/join.py).
+daemon/lobby.py).
 """
 
 import logging

@@ -22,26 +22,27 @@ from typing import TYPE_CHECKING, TextIO
 
 from gpiozero import GPIOZeroError
 
-from .audio.alsa import alsa_quiet
-from .config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
-from .config.pi_header import is_raspberry_pi
-from .edges import Inbox, in_play
-from .errors import ScreenUnavailable, StartError
-from .inputs import InputSource
-from .inputs.console_keys import NoKeyboard, open_console_keys
-from .inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
-from .inputs.mux import Inputs
-from .inputs.serial_board import SerialBoard
-from .outputs.composite import Screen, Screens
-from .outputs.kms import CARDS
-from .outputs.kms import cards as drm_cards
-from .outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
-from .outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
-from .outputs.terminal import TerminalScreen
+from referee.audio.alsa import alsa_quiet
+from referee.config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
+from referee.config.pi_header import is_raspberry_pi
+from referee.edges import Inbox, in_play
+from referee.errors import ScreenUnavailable, StartError
+from referee.inputs import InputSource
+from referee.inputs.console_keys import NoKeyboard, open_console_keys
+from referee.inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys
+from referee.inputs.serial_board import SerialBoard
+from referee.outputs.composite import Screen, Screens
+from referee.outputs.kms import CARDS
+from referee.outputs.kms import cards as drm_cards
+from referee.outputs.lights import BoardLeds, Leds, PinLeds, ShiftRegisterLeds
+from referee.outputs.sound import BeeperSpeaker, BoardSpeaker, Silence, SoundCardSpeaker, Speaker
+from referee.outputs.terminal import TerminalScreen
+
+from .mux import Inputs
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
-    from .audio.capture import Capture
-    from .outputs.display import Window
+    from referee.audio.capture import Capture
+    from referee.outputs.display import Window
 
 log = logging.getLogger(__name__)
 
@@ -247,13 +248,13 @@ def _open_screen(
 ) -> OpenScreen:
     kind, _, card = display.partition(":")
     if kind == "window":
-        from .outputs.display import Window  # pygame: for the screens that draw
+        from referee.outputs.display import Window  # pygame: for the screens that draw
 
         window = Window(inbox, size=wanted)
         return OpenScreen(window, kind, f"window ({window.driver})", window)
     if kind == "kms":  # kms:/dev/dri/card1: that card, else the first with a screen
-        from .outputs.kms import find_output
-        from .outputs.kms_screen import KmsScreen
+        from referee.outputs.kms import find_output
+        from referee.outputs.kms_screen import KmsScreen
 
         screen = KmsScreen(find_output(wanted, [card] if card else None), clock)
         return OpenScreen(screen, kind, screen.name)
@@ -336,7 +337,7 @@ def open_input(
             device, baud=config.serial.baud, settle_ns=config.buttons.settle_ns, clock=clock
         )
     if kind == "gpio":
-        from .inputs.gpio import GpioButtons  # Linux's GPIO: gpiod is only there
+        from referee.inputs.gpio import GpioButtons  # Linux's GPIO: gpiod is only there
 
         # Only the seats in play: a pin of an empty seat may belong to something else
         # (a HAT screen's touch controller takes P8's); and REPLAY only with its pin.
@@ -353,8 +354,8 @@ def open_microphone(audio: AudioConfig) -> "tuple[Capture | None, str | None]":
     if audio.microphone == "off":
         return None, None
     # Imported here: numpy and libasound are for the microphone alone.
-    from .audio.capture import Capture
-    from .audio.pcm import AlsaCapture, CaptureError, find_capture_device
+    from referee.audio.capture import Capture
+    from referee.audio.pcm import AlsaCapture, CaptureError, find_capture_device
 
     def device() -> str | None:
         return find_capture_device() if audio.microphone == "auto" else audio.microphone

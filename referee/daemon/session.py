@@ -24,10 +24,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .arbiter import Decision
-from .edges import PLAYER_BUTTONS
-from .names import folded
-from .rules import (
+from referee.edges import PLAYER_BUTTONS
+from referee.names import folded
+from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
     Effect,
@@ -45,7 +44,9 @@ from .rules import (
     step,
     words,
 )
-from .store.store import Ledger, Store, StoreError
+from referee.store.store import Ledger, Store, StoreError
+
+from .arbiter import Decision
 
 log = logging.getLogger(__name__)
 

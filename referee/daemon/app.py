@@ -23,18 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .arbiter import Arbiter
-from .config import AudioConfig, Config, ConfigError, NextRules, with_phone
-from .control import open_control, socket_path
-from .devices import (
-    check_openable,
-    open_devices,
-    open_microphone,
-    open_screen,
-    pick_display,
-    pick_input,
-)
-from .edges import (
+from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
+from referee.control import open_control, socket_path
+from referee.edges import (
     REPLAY,
     ClipsRequest,
     Edge,
@@ -52,29 +43,39 @@ from .edges import (
     Status,
     signals_to,
 )
-from .errors import StoreError, UnsavedInputs
-from .inputs.keyboard import WindowKeys
-from .outputs import captions
-from .outputs.lights import led_modes
-from .outputs.sound import Plan, countdown_plan, sounds_for
-from .rules import Phase, Settings, settings_changes
+from referee.errors import StoreError, UnsavedInputs
+from referee.inputs.keyboard import WindowKeys
+from referee.outputs import captions
+from referee.outputs.lights import led_modes
+from referee.outputs.sound import Plan, countdown_plan, sounds_for
+from referee.rules import Phase, Settings, settings_changes
+from referee.store import rescue
+from referee.store.mark import served_at
+from referee.store.store import Change, Store
+from referee.store.watch import StoreWatch
+from referee.units import NS_PER_S
+from referee.view import Join, Notice, Severity, View
+from referee.web.pin import pin_path
+
+from .arbiter import Arbiter
+from .devices import (
+    check_openable,
+    open_devices,
+    open_microphone,
+    open_screen,
+    pick_display,
+    pick_input,
+)
+from .lobby import JoinSign
+from .page_process import PAGE
 from .session import Outcome, Session
-from .store import rescue
-from .store.mark import served_at
-from .store.store import Change, Store
-from .store.watch import StoreWatch
 from .systemd import Notifier
-from .units import NS_PER_S
-from .view import Join, Notice, Severity, View
-from .web.child import PAGE
-from .web.join import JoinSign
-from .web.pin import pin_path
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
-    from .audio.clip_writer import ClipWriter
-    from .audio.clips import ClipStore
-    from .audio.cutter_process import CutterProcess
-    from .audio.replays import Replays
+    from referee.audio.clip_writer import ClipWriter
+    from referee.audio.clips import ClipStore
+    from referee.audio.cutter_process import CutterProcess
+    from referee.audio.replays import Replays
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +207,7 @@ class App:
 
     def page_at(self, listen: str, *, elsewhere: bool = False) -> None:
         """The page is served at listen (HOST:PORT): the lobby shows its address and the
-        PIN (web/join.py). elsewhere: by another process, so only while it marks the page
+        PIN (daemon/lobby.py). elsewhere: by another process, so only while it marks the page
         served, at the address it serves at (store/mark.py)."""
         store = self.store.path
         served = (lambda: served_at(store)) if elsewhere else None
@@ -218,13 +219,13 @@ class App:
         """Each call's clip, while the microphone listens and clips may be kept."""
         if self.microphone is None or audio.clips_mb <= 0:
             if cutter is not None:  # forked for a microphone that did not open
-                from .audio.clip_writer import STOP_S
+                from referee.audio.clip_writer import STOP_S
 
                 cutter.stop(STOP_S)
             return None
         # Imported here: numpy is for the microphone alone.
-        from .audio.clip_writer import ClipWriter
-        from .audio.clips import ClipWindow
+        from referee.audio.clip_writer import ClipWriter
+        from referee.audio.clips import ClipWindow
 
         return ClipWriter(
             self.microphone,
@@ -310,7 +311,7 @@ class App:
 
     def _clip_store(self, audio: AudioConfig) -> "ClipStore":
         """The clips beside the store: the writer keeps them, REPLAY reads them."""
-        from .audio.clips import ClipStore, clips_folder
+        from referee.audio.clips import ClipStore, clips_folder
 
         return ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20))
 
@@ -318,10 +319,10 @@ class App:
         """REPLAY: a call's sound again, slowed down (audio/replays.py); what to say."""
         if self._replays is None:
             # Imported here: numpy is for the microphone and its clips alone.
-            from .audio.clips import ClipWindow
-            from .audio.pcm import AlsaPlayback
-            from .audio.replay_player import ReplayPlayer
-            from .audio.replays import Replays
+            from referee.audio.clips import ClipWindow
+            from referee.audio.pcm import AlsaPlayback
+            from referee.audio.replay_player import ReplayPlayer
+            from referee.audio.replays import Replays
 
             audio = self.options.config.audio
             player = ReplayPlayer(

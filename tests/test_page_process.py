@@ -1,4 +1,5 @@
-"""`referee run --web`: the page's server as a process beside the daemon (referee/web/child.py)."""
+"""`referee run --web`: the page's server as a process beside the daemon
+(referee/daemon/page_process.py)."""
 
 import contextlib
 import json
@@ -13,12 +14,12 @@ import urllib.request
 
 import pytest
 
+from referee.daemon.page_process import PAGE, PageProcess
 from referee.edges import SourceStatus
 from referee.page_socket import bind
 from referee.rules import Press, Settings
 from referee.store.mark import served_at
 from referee.store.store import Store
-from referee.web.child import PAGE, PageProcess
 
 from .processes import Output
 
@@ -146,7 +147,7 @@ def test_a_page_that_dies_is_started_again_and_still_dies_with_the_daemon(web_da
 
 
 def test_a_page_that_dies_is_told_and_served_again_and_its_stop_is_no_death(tmp_path, monkeypatch):
-    monkeypatch.setattr("referee.web.child.RESTART_S", 0.01)
+    monkeypatch.setattr("referee.daemon.page_process.RESTART_S", 0.01)
     told: queue.SimpleQueue[SourceStatus] = queue.SimpleQueue()
     store = tmp_path / "referee.db"
     with Store.open(store) as opened:

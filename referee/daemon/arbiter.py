@@ -25,8 +25,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .edges import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
-from .units import NS_PER_S
+from referee.edges import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
+from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)
 

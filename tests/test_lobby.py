@@ -1,4 +1,4 @@
-"""How a phone joins the page (web/join.py): the address the lobby shows for `[web]
+"""How a phone joins the page (daemon/lobby.py): the address the lobby shows for `[web]
 listen`, the box's own on the local network for an address of every interface, and the
 PIN, looked at again while the lobby is shown."""
 
@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.daemon.app import App, RunOptions
+from referee.daemon.lobby import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
 from referee.store import mark
 from referee.store.mark import mark_path, marked, served_at
 from referee.view import Join
-from referee.web.join import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
 from referee.web.pin import new_pin, pin_path, read_pin
 
 from .test_app import Clock
