@@ -18,10 +18,10 @@ from referee.daemon.devices import (
 )
 from referee.edges import Inbox
 from referee.errors import ScreenUnavailable, StartError
-from referee.outputs import gallery
 from referee.outputs.composite import Screens
 from referee.outputs.display import Window
 from referee.outputs.terminal import ALT_SCREEN_OFF, ALT_SCREEN_ON, TerminalScreen
+from tools import gallery
 
 SIZE = default_config().display  # 0 by 0: the window's own size
 

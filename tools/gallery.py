@@ -1,4 +1,4 @@
-"""Every screen, drawn headless to PNG files: `python -m referee.outputs.gallery OUTDIR`.
+"""Every screen, drawn headless to PNG files: `python -m tools.gallery OUTDIR`.
 
 Each screen is reached the honest way, by playing inputs through the real rules engine,
 so the pictures show what a table would see. `make screens` fills docs/screens/.
@@ -15,6 +15,7 @@ from pathlib import Path
 import pygame
 
 from referee.config import NextRules
+from referee.outputs.display import render
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
@@ -30,8 +31,6 @@ from referee.rules import (
     step,
 )
 from referee.view import Join, Notice, ReplayView, Severity, View
-
-from .display import render
 
 # A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
 SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
@@ -267,7 +266,7 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m referee.outputs.gallery", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.gallery", description=__doc__)
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--size", type=_size, action="append", help="WIDTHxHEIGHT (repeatable)")
     args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from .config.pi_header import HeaderPin
+from referee.config.pi_header import HeaderPin
 
 WIDTH = 1000
 FONT = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"

@@ -1,6 +1,6 @@
 """The build documents made from the one pin map: the pin table in wiring.md and the
 diagram hardware/wiring.svg; and the enclosure's drilling templates, a page a file in
-hardware/enclosure/ (enclosure.py). `python -m referee.wiring` (or `make wiring`) rewrites
+hardware/enclosure/ (tools/enclosure.py). `python -m tools.wiring` (or `make wiring`) rewrites
 them all.
 """
 
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.config.pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
+from referee.edges import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
+
 from . import enclosure
-from .config.pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
-from .edges import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
 from .wiring_svg import PinLabel, draw
 
 TABLE_BEGIN = "<!-- pin-table:begin -->"
@@ -199,7 +200,7 @@ def with_table(doc: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m referee.wiring", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.wiring", description=__doc__)
     parser.add_argument(
         "--root",
         type=Path,
