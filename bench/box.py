@@ -59,7 +59,7 @@ from referee.config import default_config  # noqa: E402
 from referee.daemon import app as app_module  # noqa: E402
 from referee.daemon.app import App, RunOptions  # noqa: E402
 from referee.daemon.realtime import run_first  # noqa: E402
-from referee.edges import Quit  # noqa: E402
+from referee.inbox import Quit  # noqa: E402
 from referee.inputs import gpio  # noqa: E402
 from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402

@@ -260,7 +260,7 @@ def _web(args: argparse.Namespace) -> int:
     from .config.pi_header import is_raspberry_pi
     from .page_socket import bind, host_port, inherited, resolve_listen
     from .store.mark import marked
-    from .web.pin import ensure_pin, pin_path
+    from .web.login import ensure_pin, pin_path
     from .web.serve import serve
 
     _log_to(StderrLog())
@@ -280,7 +280,7 @@ def _web(args: argparse.Namespace) -> int:
 
 
 def _pin(args: argparse.Namespace) -> int:
-    from .web.pin import ensure_pin, new_pin, pin_path
+    from .web.login import ensure_pin, new_pin, pin_path
 
     path = pin_path(_store_of(args))
     print(new_pin(path) if args.new else ensure_pin(path))
@@ -433,7 +433,7 @@ def _reset_page(store: Path) -> int:
 def _check_buttons(args: argparse.Namespace) -> int:
     from .daemon.check_buttons import ButtonCheck
     from .daemon.devices import open_devices, pick_input
-    from .edges import Inbox
+    from .inbox import Inbox
     from .units import MAX_SEATS
 
     config = load_config(args.config)

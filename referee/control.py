@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .edges import (
+from .inbox import (
     ClipsRequest,
     Inbox,
     InboxItem,
@@ -207,7 +207,7 @@ def _shown(text: str) -> str:
 
 class Answer:
     """One request's answer, from the main loop (and the ledger's writer) to the socket's
-    thread, which waits for it a bounded time (edges.Reply)."""
+    thread, which waits for it a bounded time (inbox.Reply)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

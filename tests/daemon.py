@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
+from referee.buttons import KEYMAP
 from referee.config import default_config
 from referee.daemon.app import App, RunOptions
-from referee.keys import KEYMAP
 
 KEY_OF = {button: key for key, button in KEYMAP.items()}
 

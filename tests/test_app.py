@@ -12,22 +12,22 @@ from pathlib import Path
 
 import pytest
 
+from referee.buttons import KEYMAP
 from referee.config import default_config
 from referee.control import ask, socket_path
 from referee.daemon.app import NOT_SERVED, App, RunOptions
 from referee.daemon.devices import pick_display
 from referee.daemon.lobby import CHECK_NS as JOIN_CHECK_NS
 from referee.daemon.page_process import PAGE
-from referee.edges import Edge, SourceStatus
 from referee.errors import StartError
-from referee.keys import KEYMAP
+from referee.inbox import Edge, SourceStatus
 from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
 from referee.store.store import Store
 from referee.view import Severity
-from referee.web.pin import pin_path, read_pin
+from referee.web.login import pin_path, read_pin
 
 from .slow_fsync import writes_held
 

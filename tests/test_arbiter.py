@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.daemon.arbiter import Arbiter, Decision
-from referee.edges import PLAYER_BUTTONS, Edge
+from referee.inbox import PLAYER_BUTTONS, Edge
 
 US = 1_000
 MS = 1_000_000

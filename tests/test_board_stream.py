@@ -6,7 +6,7 @@ import random
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from referee.edges import BUTTONS, Edge, LostTrack
+from referee.inbox import BUTTONS, Edge, LostTrack
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import (
     CLOCK_MARGIN_NS,

@@ -8,7 +8,7 @@ from referee.config import default_config
 from referee.daemon.check_buttons import ButtonCheck
 from referee.daemon.devices import Devices
 from referee.daemon.mux import Inputs
-from referee.edges import Edge, Inbox, Quit, in_play
+from referee.inbox import Edge, Inbox, Quit, in_play
 from referee.outputs import sound
 from referee.outputs.lights import LedMode
 from referee.rules import RuleSet, Settings

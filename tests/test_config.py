@@ -24,7 +24,7 @@ from referee.config import (
     render_config,
     search_paths,
 )
-from referee.edges import PIN_BUTTONS
+from referee.inbox import PIN_BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.buttons import KEYMAP, QUIT_KEY
 from referee.daemon.mux import Inputs
-from referee.edges import Edge, Inbox, LostTrack, Quit, SourceStatus
+from referee.inbox import Edge, Inbox, LostTrack, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
     EV_KEY,
@@ -27,7 +28,6 @@ from referee.inputs.console_keys import (
     NoKeyboard,
     open_console_keys,
 )
-from referee.keys import KEYMAP, QUIT_KEY
 from referee.linux import inotify
 
 from .conftest import ROOT

@@ -31,7 +31,7 @@ from referee.control import (
     parse_request,
     socket_path,
 )
-from referee.edges import Inbox, NameRequest, NewGameRequest, RulesRequest
+from referee.inbox import Inbox, NameRequest, NewGameRequest, RulesRequest
 from referee.names import check_name
 from referee.units import MAX_SEATS
 

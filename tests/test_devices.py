@@ -16,8 +16,8 @@ from referee.daemon.devices import (
     open_screen,
     pick_display,
 )
-from referee.edges import Inbox
 from referee.errors import ScreenUnavailable, StartError
+from referee.inbox import Inbox
 from referee.outputs.composite import Screens
 from referee.outputs.display import Window
 from referee.outputs.terminal import ALT_SCREEN_OFF, ALT_SCREEN_ON, TerminalScreen

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.config import NextRules
-from referee.edges import Edge, Inbox, Quit
 from referee.errors import ScreenUnavailable
+from referee.inbox import Edge, Inbox, Quit
 from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions, qr
 from referee.outputs.canvas import Canvas, Drawn, font

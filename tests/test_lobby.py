@@ -18,7 +18,7 @@ from referee.daemon.lobby import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed,
 from referee.store import mark
 from referee.store.mark import mark_path, marked, served_at
 from referee.view import Join
-from referee.web.pin import new_pin, pin_path, read_pin
+from referee.web.login import new_pin, pin_path, read_pin
 
 from .test_app import Clock
 
@@ -88,7 +88,7 @@ def test_the_sign_looks_again_only_when_due(tmp_path):
 def test_a_pin_that_cannot_be_read_is_no_pin_and_said_once(tmp_path, caplog):
     pin = pin_path(tmp_path / "referee.db")
     pin.write_text("123456\n")
-    pin.chmod(0o644)  # others may read it: refused (web/pin.py)
+    pin.chmod(0o644)  # others may read it: refused (web/login.py)
     clock = Clock()
     sign = JoinSign("10.0.0.5:8080", pin, clock)
     assert sign.join() == Join("http://10.0.0.5:8080/", None)

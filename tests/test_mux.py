@@ -9,7 +9,7 @@ import time
 import pytest
 
 from referee.daemon.mux import Inputs
-from referee.edges import Inbox, Quit
+from referee.inbox import Inbox, Quit
 from referee.inputs.keyboard import TerminalKeys
 from tests.conftest import ROOT
 from tests.wakeups import wakeups
@@ -30,7 +30,7 @@ def inputs():
 # put this one to sleep for the GIL, which is no sleep of the wait's.
 AWAKE = """
 import os, threading, time
-from referee.edges import Inbox
+from referee.inbox import Inbox
 from referee.inputs.keyboard import TerminalKeys
 from referee.daemon.mux import Inputs
 from tests.wakeups import wakeups

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from referee.daemon.page_process import PAGE, PageProcess
-from referee.edges import SourceStatus
+from referee.inbox import SourceStatus
 from referee.page_socket import bind
 from referee.rules import Press, Settings
 from referee.store.mark import served_at

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.daemon.arbiter import Arbiter
-from referee.edges import BUTTONS, PIN_BUTTONS, REPLAY, UNDO, Edge, LostTrack, SourceStatus
+from referee.inbox import BUTTONS, PIN_BUTTONS, REPLAY, UNDO, Edge, LostTrack, SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_stream import JUMPED

@@ -8,7 +8,7 @@ import sys
 
 from referee.cli import main
 from referee.store.mark import marked
-from referee.web.pin import pin_path, read_pin
+from referee.web.login import pin_path, read_pin
 
 from .processes import OnTerminal, wait_in_file, wait_in_store
 

@@ -29,7 +29,7 @@ from referee.audio.wav import read_mono
 from referee.rules import Press, parse_script
 from referee.store.store import Store
 from referee.web import clips_api
-from referee.web.pin import ensure_pin, pin_path, read_pin
+from referee.web.login import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 from referee.web.worker import Worker
 

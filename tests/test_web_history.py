@@ -25,7 +25,7 @@ from referee.rules import Press, Settings, parse_script
 from referee.store.store import Store
 from referee.units import NS_PER_MS
 from referee.web import history_api
-from referee.web.pin import ensure_pin, pin_path
+from referee.web.login import ensure_pin, pin_path
 from referee.web.server import create_app
 from referee.web.worker import Worker
 from tests.conftest import ROOT

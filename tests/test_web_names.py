@@ -6,7 +6,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from referee.store.store import Store
-from referee.web.pin import ensure_pin, pin_path, read_pin
+from referee.web.login import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 
 from .conftest import SAME

@@ -46,7 +46,7 @@ SPAN_AFTER_S = 0.35
 # What the clips' reader found for a call: its clip and samples (full scale +-1), why it
 # cannot be read, or None (not kept).
 Read = tuple[Clip, np.ndarray] | Damaged | None
-# Something for the main loop to take up (edges.Finished's): run there with the time,
+# Something for the main loop to take up (inbox.Finished's): run there with the time,
 # it says what to tell the table, if anything.
 Take = Callable[[int], str | None]
 

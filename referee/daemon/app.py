@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
 from referee.control import open_control, socket_path
-from referee.edges import (
+from referee.errors import StoreError, UnsavedInputs
+from referee.inbox import (
     REPLAY,
     ClipsRequest,
     Edge,
@@ -43,7 +44,6 @@ from referee.edges import (
     Status,
     signals_to,
 )
-from referee.errors import StoreError, UnsavedInputs
 from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions
 from referee.outputs.lights import led_modes
@@ -55,7 +55,7 @@ from referee.store.store import Change, Store
 from referee.store.watch import StoreWatch
 from referee.units import NS_PER_S
 from referee.view import Join, Notice, Severity, View
-from referee.web.pin import pin_path
+from referee.web.login import pin_path
 
 from .arbiter import Arbiter
 from .devices import (

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from referee.edges import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
+from referee.inbox import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
 from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)

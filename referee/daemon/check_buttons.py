@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from referee.config import Config
-from referee.edges import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
+from referee.inbox import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
 from referee.outputs.lights import LedMode
 from referee.outputs.sound import QueuedSpeaker, call_out
 from referee.units import NS_PER_MS, NS_PER_S

@@ -25,8 +25,8 @@ from gpiozero import GPIOZeroError
 from referee.audio.alsa import alsa_quiet
 from referee.config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
 from referee.config.pi_header import is_raspberry_pi
-from referee.edges import Inbox, in_play
 from referee.errors import ScreenUnavailable, StartError
+from referee.inbox import Inbox, in_play
 from referee.inputs import InputSource
 from referee.inputs.console_keys import NoKeyboard, open_console_keys
 from referee.inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys

@@ -24,7 +24,7 @@ from referee.config import listen_address
 from referee.errors import PinError
 from referee.units import NS_PER_S
 from referee.view import Join
-from referee.web.pin import ensure_pin
+from referee.web.login import ensure_pin
 
 log = logging.getLogger(__name__)
 

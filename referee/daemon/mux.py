@@ -11,7 +11,7 @@ import selectors
 import time
 from collections.abc import Callable, Sequence
 
-from referee.edges import Inbox, InboxItem
+from referee.inbox import Inbox, InboxItem
 from referee.inputs import InputSource
 from referee.units import NS_PER_S
 

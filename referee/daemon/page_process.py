@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from referee.edges import SourceStatus
 from referee.errors import StartError
+from referee.inbox import SourceStatus
 from referee.linux.children import parent_env, wait_or_kill
 from referee.page_socket import SOCKET_FD, address, bind, host_port
 

@@ -34,8 +34,8 @@ import gpiod
 from gpiod.line import Bias, Clock, Direction, Value
 from gpiod.line import Edge as LineEdge
 
-from referee.edges import PIN_BUTTONS, REPLAY, Edge, SourceStatus
 from referee.errors import GpioError
+from referee.inbox import PIN_BUTTONS, REPLAY, Edge, SourceStatus
 from referee.inputs import SourceItem
 
 log = logging.getLogger(__name__)

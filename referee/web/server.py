@@ -45,7 +45,7 @@ from .clips_api import ClipsApi
 from .follow import Follower, Snapshot, read_players
 from .guard import Guard, client_of
 from .history_api import HistoryApi
-from .pin import DIGITS, SESSION_NS, Judges, Turns, Waited
+from .login import DIGITS, SESSION_NS, Judges, Turns, Waited
 from .settings_api import check_change, read_rules
 from .worker import Worker
 
@@ -82,7 +82,7 @@ def create_app(
     """The app; `rules`: the settings file's (the next game's, but for a phone's); `closing`,
     once set, ends every event stream (the server stops); `guard`: the server's bounds
     (its streams' here); `listen`: the address the settings name, whose host it answers
-    to; `turns`: the PIN's (pin.py)."""
+    to; `turns`: the PIN's (login.py)."""
     file_rules = rules or Settings()
     closing = closing or asyncio.Event()
     guard = guard or Guard()

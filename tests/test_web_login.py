@@ -1,4 +1,4 @@
-"""The PIN's turns (referee/web/pin.py, docs/web.md "Who may do what"): about five guesses
+"""The PIN's turns (referee/web/login.py, docs/web.md "Who may do what"): about five guesses
 a minute from everywhere together, with no race around it, and never a judge kept out by
 someone guessing on the Wi-Fi: their right PIN waits its turn, it is not refused."""
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.units import NS_PER_S
-from referee.web.pin import EVERY_NS, TRIES, Turns, pin_path, read_pin
+from referee.web.login import EVERY_NS, TRIES, Turns, pin_path, read_pin
 
 from .test_web import served
 
