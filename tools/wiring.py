@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.config.pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
-from referee.edges import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
+from referee.inbox import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
 
 from . import enclosure
 from .wiring_svg import PinLabel, draw
