@@ -1,9 +1,11 @@
-"""What input sources hand the main loop: button edges in event time, and their conditions.
+"""The main loop's mailbox: what reaches it from outside its input sources, and the pipe
+that wakes it when something does.
 
 The main loop reads every source itself (docs/design.md, "Event time"). The few producers that
 are not sources (signal handlers, the sound thread's troubles, the ledger's writer, the
-control socket's requests) `put` into the `Inbox`, whose pipe wakes the loop's wait like
-any source's file descriptor.
+control socket's requests, the microphone and the page's process) `put` into the `Inbox`,
+whose pipe wakes the loop's wait like any source's file descriptor. Its words are shared by
+every wing that talks to the loop, so it imports none of them.
 """
 
 import contextlib
@@ -17,44 +19,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .linux import signals
-from .units import MAX_SEATS
-
-PLAYER_BUTTONS = tuple(f"P{n}" for n in range(1, MAX_SEATS + 1))
-UNDO = "UNDO"
-JUDGE_BUTTONS = ("VALID", "INVALID", "SUPER", UNDO)
-BUTTONS = PLAYER_BUTTONS + JUDGE_BUTTONS  # the rules' buttons, on every input source
-# No button of the box: UNDO held down (or the keyboard's `e`) ends the game.
-END = "END"
-# No input of the rules: the REPLAY button, UNDO held a while and let go, or the keyboard's
-# `r` replays the last call's sound (docs/rules.md, "Replay").
-REPLAY = "REPLAY"
-# The buttons a pin may read, the Pi's or the serial board's: REPLAY's is optional
-# (`[pins] REPLAY = ""`; on the board, a pin wired or not), as a box without it has UNDO's
-# gesture.
-PIN_BUTTONS = (*BUTTONS, REPLAY)
-
-
-def in_play(players: int) -> tuple[str, ...]:
-    """The buttons a game with this many seats uses: REPLAY whatever the seats."""
-    return (*PLAYER_BUTTONS[:players], *JUDGE_BUTTONS, REPLAY)
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """A button went down or up at t_ns (its event time) on the daemon's CLOCK_MONOTONIC."""
-
-    button: str  # one of BUTTONS
-    t_ns: int
-    down: bool
-
-
-@dataclass(frozen=True, slots=True)
-class LostTrack:
-    """The source can no longer tell the button's level (its board went away or started
-    again): the button counts as up from t_ns, and that made-up release is no input."""
-
-    button: str
-    t_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +107,7 @@ class Finished:
 
 
 InboxItem = (
-    Edge
-    | LostTrack
-    | SourceStatus
+    SourceStatus
     | Quit
     | Status
     | LedgerNews

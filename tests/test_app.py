@@ -20,7 +20,8 @@ from referee.daemon.devices import pick_display
 from referee.daemon.lobby import CHECK_NS as JOIN_CHECK_NS
 from referee.daemon.page_process import PAGE
 from referee.errors import StartError
-from referee.inbox import Edge, SourceStatus
+from referee.inbox import SourceStatus
+from referee.inputs.edges import Edge
 from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.buttons import PIN_BUTTONS
 from referee.cli import main
 from referee.config import (
     ENV_VAR,
@@ -24,7 +25,6 @@ from referee.config import (
     render_config,
     search_paths,
 )
-from referee.inbox import PIN_BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT

@@ -14,7 +14,7 @@ import pytest
 
 from referee.buttons import KEYMAP, QUIT_KEY
 from referee.daemon.mux import Inputs
-from referee.inbox import Edge, Inbox, LostTrack, Quit, SourceStatus
+from referee.inbox import Inbox, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
     EV_KEY,
@@ -28,6 +28,7 @@ from referee.inputs.console_keys import (
     NoKeyboard,
     open_console_keys,
 )
+from referee.inputs.edges import Edge, LostTrack
 from referee.linux import inotify
 
 from .conftest import ROOT

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from referee.config import NextRules
 from referee.errors import ScreenUnavailable
-from referee.inbox import Edge, Inbox, Quit
+from referee.inbox import Inbox, Quit
+from referee.inputs.edges import Edge
 from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions, qr
 from referee.outputs.canvas import Canvas, Drawn, font

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.buttons import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.config.pi_header import RESERVED, HeaderPin, header, header_pin, load_pinmap
-from referee.inbox import JUDGE_BUTTONS, PLAYER_BUTTONS, REPLAY
 
 from . import enclosure
 from .wiring_svg import PinLabel, draw

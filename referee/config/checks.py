@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from referee.buttons import PLAYER_BUTTONS
 from referee.errors import ConfigError
-from referee.inbox import PLAYER_BUTTONS
 from referee.rules.settings import SettingError, Settings, settings_from
 
 from .lines import Source

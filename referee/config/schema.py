@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.inbox import BUTTONS, PLAYER_BUTTONS, REPLAY
+from referee.buttons import BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.rules.settings import RULE_KEYS, Key, Settings
 from referee.units import NS_PER_MS, NS_PER_S, SMALLEST_SCREEN
 

@@ -23,18 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from referee.buttons import REPLAY
 from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
 from referee.control import open_control, socket_path
 from referee.errors import StoreError, UnsavedInputs
 from referee.inbox import (
-    REPLAY,
     ClipsRequest,
-    Edge,
     Finished,
     Inbox,
-    InboxItem,
     LedgerNews,
-    LostTrack,
     NameRequest,
     NewGameRequest,
     Quit,
@@ -44,6 +41,7 @@ from referee.inbox import (
     Status,
     signals_to,
 )
+from referee.inputs.edges import Edge, LostTrack
 from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions
 from referee.outputs.lights import led_modes
@@ -67,6 +65,7 @@ from .devices import (
     pick_input,
 )
 from .lobby import JoinSign
+from .mux import Item
 from .page_process import PAGE
 from .session import Outcome, Session
 from .systemd import Notifier
@@ -381,7 +380,7 @@ class App:
             self.speaker.plan(plan)
             self._plan = plan
 
-    def _take(self, item: InboxItem) -> None:
+    def _take(self, item: Item) -> None:
         match item:
             case Edge():
                 self.arbiter.take(item)

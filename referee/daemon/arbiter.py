@@ -25,7 +25,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from referee.inbox import END, PLAYER_BUTTONS, REPLAY, UNDO, Edge
+from referee.buttons import END, PLAYER_BUTTONS, REPLAY, UNDO
+from referee.inputs.edges import Edge
 from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)

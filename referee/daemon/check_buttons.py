@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from referee.buttons import PLAYER_BUTTONS, REPLAY
 from referee.config import Config
-from referee.inbox import PLAYER_BUTTONS, REPLAY, Edge, LostTrack, Quit, SourceStatus, signals_to
+from referee.inbox import Quit, SourceStatus, signals_to
+from referee.inputs.edges import Edge, LostTrack
 from referee.outputs.lights import LedMode
 from referee.outputs.sound import QueuedSpeaker, call_out
 from referee.units import NS_PER_MS, NS_PER_S

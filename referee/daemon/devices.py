@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, TextIO
 from gpiozero import GPIOZeroError
 
 from referee.audio.alsa import alsa_quiet
+from referee.buttons import in_play
 from referee.config import AudioConfig, Config, DisplayConfig, LedDriver, SoundOutput
 from referee.config.pi_header import is_raspberry_pi
 from referee.errors import ScreenUnavailable, StartError
-from referee.inbox import Inbox, in_play
+from referee.inbox import Inbox
 from referee.inputs import InputSource
 from referee.inputs.console_keys import NoKeyboard, open_console_keys
 from referee.inputs.keyboard import NotATerminal, TerminalKeys, WindowKeys, readable_as_keys

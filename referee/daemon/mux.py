@@ -12,8 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from referee.inbox import Inbox, InboxItem
-from referee.inputs import InputSource
+from referee.inputs import InputSource, SourceItem
 from referee.units import NS_PER_S
+
+# What the wait hands the loop: the sources' items, then the inbox's.
+Item = SourceItem | InboxItem
 
 
 class Inputs:
@@ -65,7 +68,7 @@ class Inputs:
         times = [t for s in self.sources if (t := s.wake_ns(wanted_ns)) is not None]
         return min(times, default=None)
 
-    def wait(self, timeout_s: float | None, *, awake: bool = False) -> list[InboxItem]:
+    def wait(self, timeout_s: float | None, *, awake: bool = False) -> list[Item]:
         """Sleep until a source or the inbox has news or the timeout ends; then return
         everything every source and the inbox hold, sources first, and move the
         watermark to where the sources now stand.
@@ -83,9 +86,9 @@ class Inputs:
             self._selector.select(timeout_s)
         return self.read()
 
-    def read(self) -> list[InboxItem]:
+    def read(self) -> list[Item]:
         """Everything the sources and the inbox hold now, without waiting."""
-        items: list[InboxItem] = []
+        items: list[Item] = []
         for source in self.sources:
             items += source.read()
         items += self.inbox.drain()

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from referee.inbox import PLAYER_BUTTONS
+from referee.buttons import PLAYER_BUTTONS
 from referee.names import folded
 from referee.rules import (
     NS_PER_MS,

@@ -27,13 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.buttons import KEYMAP, QUIT_KEY
-from referee.inbox import BUTTONS, Edge, LostTrack, Quit, SourceStatus
+from referee.buttons import BUTTONS, KEYMAP, QUIT_KEY
+from referee.inbox import Quit, SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.keyboard import KEYBOARD_RESOLUTION_NS
 from referee.linux.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
 from referee.linux.ioctl import READ, WRITE, ioc
 from referee.units import NS_PER_S
+
+from .edges import Edge, LostTrack
 
 log = logging.getLogger(__name__)
 

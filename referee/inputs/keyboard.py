@@ -15,9 +15,11 @@ import tty
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from referee.buttons import KEYMAP, QUIT_KEY
-from referee.inbox import BUTTONS, Edge, Quit
+from referee.buttons import BUTTONS, KEYMAP, QUIT_KEY
+from referee.inbox import Quit
 from referee.inputs import SourceItem
+
+from .edges import Edge
 
 log = logging.getLogger(__name__)
 

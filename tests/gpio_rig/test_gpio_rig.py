@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from referee.errors import GpioError
-from referee.inbox import Edge
+from referee.inputs.edges import Edge
 from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, find_chip
 from tests.processes import Output
 
