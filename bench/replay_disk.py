@@ -64,10 +64,10 @@ def measure(root: Path, replays: int, junk: int) -> dict[str, object]:
 def replays_in(folder: str, replays: int, junk: int) -> list[float]:
     """The REPLAYs' times on the loop with the clips' folder so."""
     from referee.audio.capture import Capture
-    from referee.audio.clips import clips_folder
     from referee.config import default_config
     from referee.daemon import app as app_module
     from referee.daemon.app import App, RunOptions
+    from referee.store.paths import clips_folder
     from tests.fake_capture import FakeCard
     from tests.test_app import KEY_OF, Clock
 

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from referee.audio.clips import Clip, ClipStore, Marker, clips_folder
+from referee.audio.clips import Clip, ClipStore, Marker
 from referee.page_socket import bind
 from referee.rules import Press, Settings, Verdict
+from referee.store.paths import clips_folder
 from referee.store.store import Store
 
 STREAMS = 10

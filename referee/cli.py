@@ -12,7 +12,6 @@ from typing import Any
 
 from . import __version__
 from .config import Config, example_config, load_config, render_config, with_phone
-from .daemon import realtime
 from .errors import (
     EXIT_BAD_INPUT,
     RefereeError,
@@ -26,7 +25,8 @@ from .linux.files import looked_at
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
 from .store import rescue
-from .store.store import Store, default_store_path
+from .store.paths import default_store_path
+from .store.store import Store
 from .terminal_log import StderrLog, held_logs, stderr_to_log
 
 SWITCH_INTERVAL_S = 0.001
@@ -54,6 +54,7 @@ def _run(args: argparse.Namespace) -> int:
 
     cutter = fork_cutter(config.audio)
     # Imported here: only `run` needs the screens, the inputs and the page's process.
+    from .daemon import realtime
     from .daemon.app import App, RunOptions
     from .daemon.page_process import PageProcess
 
@@ -260,7 +261,8 @@ def _web(args: argparse.Namespace) -> int:
     from .config.pi_header import is_raspberry_pi
     from .page_socket import bind, host_port, inherited, resolve_listen
     from .store.mark import marked
-    from .web.login import ensure_pin, pin_path
+    from .store.paths import pin_path
+    from .store.pin import ensure_pin
     from .web.serve import serve
 
     _log_to(StderrLog())
@@ -280,7 +282,8 @@ def _web(args: argparse.Namespace) -> int:
 
 
 def _pin(args: argparse.Namespace) -> int:
-    from .web.login import ensure_pin, new_pin, pin_path
+    from .store.paths import pin_path
+    from .store.pin import ensure_pin, new_pin
 
     path = pin_path(_store_of(args))
     print(new_pin(path) if args.new else ensure_pin(path))
@@ -325,7 +328,8 @@ def _listen(args: argparse.Namespace) -> int:
 
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
-    from .audio.clips import ClipStore, Damaged, clips_folder
+    from .audio.clips import ClipStore, Damaged
+    from .store.paths import clips_folder
 
     folder = clips_folder(_store_of(args))
     clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
@@ -401,7 +405,8 @@ def _reset_page(store: Path) -> int:
     `run` reads at its start."""
     import asyncio
 
-    from .control import ANSWER_S, NotRunning, ask, socket_path
+    from .control import ANSWER_S, NotRunning, ask
+    from .store.paths import socket_path
 
     try:
         answer = asyncio.run(ask(socket_path(store), {"op": "filerules"}, ANSWER_S + 1))

@@ -90,11 +90,6 @@ class NameSeat:
     name: str
 
 
-def socket_path(store: Path) -> Path:
-    """The control socket: beside the store, named after it (referee.db: referee.sock)."""
-    return store.with_suffix(".sock")
-
-
 @dataclass(frozen=True)
 class SetRules:
     """Set these rule keys for the next games: a JSON object, checked by the loop against

@@ -22,9 +22,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .store.paths import LOG_NAME
 from .store.rescue import places
 
-LOG_NAME = "referee.log"
 KEPT_BYTES = 1_000_000  # a longer log is moved to referee.log.1 (at start, and as it is written)
 PIECE = 65536  # bytes copied at a time
 

@@ -14,7 +14,7 @@ import pytest
 
 from referee.buttons import KEYMAP
 from referee.config import default_config
-from referee.control import ask, socket_path
+from referee.control import ask
 from referee.daemon.app import NOT_SERVED, App, RunOptions
 from referee.daemon.devices import pick_display
 from referee.daemon.lobby import CHECK_NS as JOIN_CHECK_NS
@@ -26,9 +26,10 @@ from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
+from referee.store.paths import pin_path, socket_path
+from referee.store.pin import read_pin
 from referee.store.store import Store
 from referee.view import Severity
-from referee.web.login import pin_path, read_pin
 
 from .slow_fsync import writes_held
 

@@ -13,12 +13,13 @@ import pytest
 
 from referee.audio.capture import RETRY_MAX_NS, Capture
 from referee.audio.clip_writer import STALL_NS
-from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.clips import ClipStore
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
 from referee.daemon.app import App, RunOptions
 from referee.rules import Phase
+from referee.store.paths import clips_folder
 
 from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
 from .test_app import KEY_OF, Clock

@@ -29,10 +29,10 @@ from referee.control import (
     ask,
     open_control,
     parse_request,
-    socket_path,
 )
 from referee.inbox import Inbox, NameRequest, NewGameRequest, RulesRequest
 from referee.names import check_name
+from referee.store.paths import socket_path
 from referee.units import MAX_SEATS
 
 WAIT_S = 5.0  # a bound for a thread's answer, never reached when all is well

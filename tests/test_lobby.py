@@ -16,9 +16,10 @@ from referee.config import default_config
 from referee.daemon.app import App, RunOptions
 from referee.daemon.lobby import CHECK_NS, UNSERVED_CHECK_NS, JoinSign, _routed, lan_ipv4, page_url
 from referee.store import mark
-from referee.store.mark import mark_path, marked, served_at
+from referee.store.mark import marked, served_at
+from referee.store.paths import mark_path, pin_path
+from referee.store.pin import new_pin, read_pin
 from referee.view import Join
-from referee.web.login import new_pin, pin_path, read_pin
 
 from .test_app import Clock
 

@@ -34,14 +34,8 @@ from referee.rules import (
     settings_values,
 )
 from referee.store import store as store_module
-from referee.store.store import (
-    BATCH_MAX,
-    SCHEMA_VERSION,
-    Ledger,
-    Store,
-    StoreError,
-    default_store_path,
-)
+from referee.store.paths import default_store_path
+from referee.store.store import BATCH_MAX, SCHEMA_VERSION, Ledger, Store, StoreError
 
 from .conftest import SCENARIOS
 from .slow_fsync import writes_held

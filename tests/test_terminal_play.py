@@ -8,7 +8,8 @@ import sys
 
 from referee.cli import main
 from referee.store.mark import marked
-from referee.web.login import pin_path, read_pin
+from referee.store.paths import pin_path
+from referee.store.pin import read_pin
 
 from .processes import OnTerminal, wait_in_file, wait_in_store
 

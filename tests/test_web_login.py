@@ -12,8 +12,10 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.store.paths import pin_path
+from referee.store.pin import read_pin
 from referee.units import NS_PER_S
-from referee.web.login import EVERY_NS, TRIES, Turns, pin_path, read_pin
+from referee.web.login import EVERY_NS, TRIES, Turns
 
 from .test_web import served
 

@@ -12,7 +12,8 @@ from starlette.testclient import TestClient
 
 from referee.config import ConfigError, default_config, load_config
 from referee.rules import NS_PER_S, Phase, RuleSet, Settings
-from referee.web.login import ensure_pin, pin_path, read_pin
+from referee.store.paths import pin_path
+from referee.store.pin import ensure_pin, read_pin
 from referee.web.server import create_app
 
 from .conftest import ROOT, SAME

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from referee.buttons import REPLAY
 from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
-from referee.control import open_control, socket_path
+from referee.control import open_control
 from referee.errors import StoreError, UnsavedInputs
 from referee.inbox import (
     ClipsRequest,
@@ -49,11 +49,11 @@ from referee.outputs.sound import Plan, countdown_plan, sounds_for
 from referee.rules import Phase, Settings, settings_changes
 from referee.store import rescue
 from referee.store.mark import served_at
+from referee.store.paths import pin_path, socket_path
 from referee.store.store import Change, Store
 from referee.store.watch import StoreWatch
 from referee.units import NS_PER_S
 from referee.view import Join, Notice, Severity, View
-from referee.web.login import pin_path
 
 from .arbiter import Arbiter
 from .devices import (
@@ -310,7 +310,8 @@ class App:
 
     def _clip_store(self, audio: AudioConfig) -> "ClipStore":
         """The clips beside the store: the writer keeps them, REPLAY reads them."""
-        from referee.audio.clips import ClipStore, clips_folder
+        from referee.audio.clips import ClipStore
+        from referee.store.paths import clips_folder
 
         return ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20))
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from referee.config import listen_address
 from referee.errors import PinError
+from referee.store.pin import ensure_pin
 from referee.units import NS_PER_S
 from referee.view import Join
-from referee.web.login import ensure_pin
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from referee.errors import StoreError
 from referee.rules import Phase, Result
+from referee.store.paths import shm_path, wal_path
 from referee.store.store import ListedGame
 
 from .summary import GameSummary, player_of, summary_array
@@ -71,12 +72,6 @@ _TABLES = (
     "CREATE INDEX margins_by_game ON margins (game_id)",
     "CREATE TABLE about (store TEXT NOT NULL)",  # the store the rows are of
 )
-
-
-def cache_path(store: Path) -> Path:
-    """The cache's file: beside the store, named after it (referee.db: referee.summaries),
-    in the state directory the page's unit lets it write."""
-    return store.with_suffix(".summaries")
 
 
 class SummaryCache:
@@ -255,6 +250,6 @@ def _summary(game: ListedGame, row: Sequence[Any]) -> GameSummary:
 
 
 def _remove(path: Path) -> None:
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+    for name in (path, wal_path(path), shm_path(path)):
         with suppress(FileNotFoundError):
             name.unlink()

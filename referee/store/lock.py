@@ -16,6 +16,8 @@ from pathlib import Path
 from referee.errors import StoreInUse
 from referee.linux.files import open_regular
 
+from .paths import shm_path
+
 PROC_LOCKS = Path("/proc/locks")
 
 
@@ -61,7 +63,7 @@ def holder_beside(path: Path) -> int | None:
     """Another process that holds a lock on the store's -shm file (SQLite's, while it has
     the store open): its PID, 0 if this one cannot see it; None if there is none."""
     try:
-        st = path.with_name(path.name + "-shm").stat()
+        st = shm_path(path).stat()
     except OSError:
         return None
     return _holder(st, "POSIX", but=os.getpid())

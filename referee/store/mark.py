@@ -23,17 +23,13 @@ from referee.config import listen_address
 from referee.linux.files import open_regular
 
 from .lock import held
+from .paths import mark_path
 
 log = logging.getLogger(__name__)
 
 # The daemon's look holds the lock a few microseconds: a server starting then tries again.
 TRIES, TRY_S = 50, 0.02
 ADDRESS_MAX = 300  # bytes of HOST:PORT, an IPv6 address's included, with room to spare
-
-
-def mark_path(store: Path) -> Path:
-    """The page's mark: beside the store, named after it (referee.db: referee.page)."""
-    return store.with_suffix(".page")
 
 
 @contextlib.contextmanager

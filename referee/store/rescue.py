@@ -56,11 +56,11 @@ from referee.rules import (
     words,
 )
 
+from .paths import UNSAVED_PREFIX
 from .store import GameHead, Ledger, Store, settings_json
 
 log = logging.getLogger(__name__)
 
-PREFIX = "referee-unsaved-"
 _META = re.compile(r"^# (store|game|started|lobby|settings|first): (.*)$", re.MULTILINE)
 _CHECKSUM = "# sha256: "
 _NUMBER = re.compile(r"[0-9]{1,19}")  # as SQLite's integers: 2**63 has 19 digits
@@ -248,7 +248,7 @@ def keep(ledger: Ledger) -> UnsavedInputs | None:
     rescue = _rescue_of(ledger, ledger.reason or store.lost or "storage trouble")
     text = rescue.text()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{PREFIX}game{ledger.game_id}-{stamp}-{os.getpid()}.txt"
+    name = f"{UNSAVED_PREFIX}game{ledger.game_id}-{stamp}-{os.getpid()}.txt"
     n = f"{len(waiting)} input{'' if len(waiting) == 1 else 's'}" if waiting else "the game"
     them, are = ("them", "they are") if waiting else ("it", "it is")
     said = f"referee: {n} could not be saved to {store.path} ({rescue.reason})"
@@ -345,7 +345,7 @@ def waiting_for(store: Path) -> Iterator[Path]:
     owner, found = _owner(store), []
     for place in places(store):
         try:
-            candidates = list(place.glob(f"{PREFIX}*.txt"))
+            candidates = list(place.glob(f"{UNSAVED_PREFIX}*.txt"))
         except OSError:
             continue
         for path in candidates:

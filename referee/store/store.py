@@ -38,10 +38,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import platformdirs
-
 from referee.errors import StoreError as StoreError  # re-exported: callers know it from here
-from referee.linux.files import NotARegularFile, looked_at, open_regular
+from referee.linux.files import NotARegularFile, open_regular
 from referee.names import folded, kept_name
 from referee.rules import (
     Input,
@@ -58,6 +56,7 @@ from referee.rules import (
 from referee.units import ID_MAX, MAX_SEATS
 
 from . import lock as store_lock
+from .paths import shm_path, wal_path
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +119,6 @@ _REASONS = {
 }
 
 
-# Where the systemd unit's StateDirectory=referee keeps the box's ledger.
-SERVICE_STORE = Path("/var/lib/referee/referee.db")
 # While the disk refuses, a ledger that writes behind tries again this often (and at
 # every new input).
 RETRY_S = 5.0
@@ -132,21 +129,6 @@ BATCH_MAX = 1000
 READ_CACHE_KIB = 256
 # How long `Ledger.hand_over` waits for the writer's thread to wake.
 HANDOFF_S = 0.005
-
-
-def default_store_path(*, reading: bool = False) -> Path:
-    """systemd's StateDirectory when the daemon runs as a unit, else the user's data dir.
-
-    To read (`referee state` from a login shell on the box), the installed service's
-    ledger is the one meant when the user has none of their own.
-    """
-    state_directory = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
-    if state_directory:
-        return Path(state_directory) / "referee.db"
-    mine = platformdirs.user_data_path("referee") / "referee.db"
-    if reading and not looked_at(mine) and looked_at(SERVICE_STORE):
-        return SERVICE_STORE
-    return mine
 
 
 @dataclass(frozen=True)
@@ -238,7 +220,7 @@ class Store:
             raise StoreError(path, f"{err.strerror}, so not a referee store") from None
         except OSError as err:
             raise StoreError(path, f"cannot open: {err.strerror}") from err
-        wal = path.with_name(path.name + "-wal")
+        wal = wal_path(path)
         left_open = wal.exists() and wal.stat().st_size > 0
         try:
             # Look with a connection that cannot write before one that can: a file that
@@ -298,7 +280,7 @@ class Store:
             raise StoreError(path, f"cannot read: {err.strerror}") from err
         if header and header != SQLITE_HEADER:
             raise StoreError(path, "not an SQLite database, so not a referee store")
-        wal, shm = (path.with_name(path.name + suffix) for suffix in ("-wal", "-shm"))
+        wal, shm = wal_path(path), shm_path(path)
         copy = None
         if not wal.exists():
             # No connection has the store open: all of it is in the main file. A plain
@@ -743,9 +725,9 @@ class Store:
         os.close(self._lock_fd)
         self._lock_fd = None
         if store_lock.holder_beside(self.path) is None:  # else another process's now
-            for suffix in ("-wal", "-shm"):  # SQLite leaves them when its file was moved
-                with suppress(OSError):
-                    self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+            for beside in (wal_path(self.path), shm_path(self.path)):  # SQLite leaves them
+                with suppress(OSError):  # when its file was moved
+                    beside.unlink(missing_ok=True)
         self._conn = memory
         self._lost = f"store file {gone}"
         log.warning("%s: the %s under the running referee: kept in memory", self.path, self._lost)

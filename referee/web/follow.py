@@ -26,6 +26,7 @@ from referee.errors import StoreError
 from referee.linux.files import open_regular
 from referee.rules import State, replay
 from referee.store import lock as store_lock
+from referee.store.paths import shm_path, wal_path
 from referee.store.store import Store
 from referee.store.watch import StoreWatch
 from referee.units import NS_PER_MS, NS_PER_S
@@ -72,7 +73,7 @@ class Snapshot:
 def wal_index(path: Path) -> bytes | None:
     """The store's wal-index header as it is now; None without one (no daemon has it)."""
     try:
-        with path.with_name(path.name + "-shm").open("rb") as shm:
+        with shm_path(path).open("rb") as shm:
             return shm.read(WAL_INDEX_HEADER)
     except OSError:
         return None
@@ -152,7 +153,7 @@ class Follower:
     async def run(self) -> None:
         """Read the store now and after every change, until cancelled."""
         loop = asyncio.get_running_loop()
-        watch = StoreWatch(self.store, self._clock, written=[self.store.name + "-wal"])
+        watch = StoreWatch(self.store, self._clock, written=[wal_path(self.store).name])
         fd = watch.fileno()
         if fd is not None:
             # Read in the callback: a descriptor left readable would call it again and

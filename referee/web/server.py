@@ -34,18 +34,19 @@ from referee.control import (
     clips_request,
     name_request,
     new_game_request,
-    socket_path,
 )
 from referee.errors import ConfigError, PinError, StoreError
 from referee.rules import Settings
 from referee.seats import colour, symbol
+from referee.store.paths import socket_path
+from referee.store.pin import DIGITS
 from referee.units import MAX_SEATS, NS_PER_S
 
 from .clips_api import ClipsApi
 from .follow import Follower, Snapshot, read_players
 from .guard import Guard, client_of
 from .history_api import HistoryApi
-from .login import DIGITS, SESSION_NS, Judges, Turns, Waited
+from .login import SESSION_NS, Judges, Turns, Waited
 from .settings_api import check_change, read_rules
 from .worker import Worker
 
