@@ -405,11 +405,12 @@ def _reset_page(store: Path) -> int:
     `run` reads at its start."""
     import asyncio
 
-    from .control import ANSWER_S, NotRunning, ask
+    from .control import ANSWER_S, NotRunning, ask, wire
+    from .inbox import FileRules
     from .store.paths import socket_path
 
     try:
-        answer = asyncio.run(ask(socket_path(store), {"op": "filerules"}, ANSWER_S + 1))
+        answer = asyncio.run(ask(socket_path(store), wire(FileRules()), ANSWER_S + 1))
     except NotRunning as err:
         why = str(err)
     else:

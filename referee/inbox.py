@@ -9,6 +9,7 @@ every wing that talks to the loop, so it imports none of them.
 """
 
 import contextlib
+import json
 import os
 import queue
 import signal
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from .linux import signals
 
@@ -50,7 +51,7 @@ class LedgerNews:
 
 
 class Reply(Protocol):
-    """Where a request's answer goes back to (control.py's Answer)."""
+    """Where a request's answer goes back to (daemon/control_socket.py's Answer)."""
 
     def take(self) -> bool:
         """The loop takes the request on: False when its asker gave up waiting."""
@@ -62,39 +63,77 @@ class Reply(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class NameRequest:
-    """The page asks that a seat be given a player's name (control.py), checked already."""
+# A phone's write, as the page asks it and the loop takes it: one type each, its name on
+# the wire (`op`, control.py), its fields, and what it asks in a line for the log. A new
+# write is one type here, one branch of control.parse_request, one handler
+# (daemon/requests.py) and one route (web/server.py).
 
+
+@dataclass(frozen=True, slots=True)
+class NameSeat:
+    """Give the seat a player's name (checked: names.py)."""
+
+    op: ClassVar[str] = "name"
     seat: int
     name: str
-    reply: Reply
+
+    def asked(self) -> str:
+        return f"seat {self.seat} named {self.name}"
 
 
 @dataclass(frozen=True, slots=True)
-class RulesRequest:
-    """The page sets rule keys for the next games (control.py): a JSON object, checked by
-    the loop against the rules it has (config/next_rules.py)."""
+class SetRules:
+    """Set these rule keys for the next games: a JSON object, checked by the loop against
+    the rules it has, as the settings file's [rules] would be (config/next_rules.py)."""
 
+    op: ClassVar[str] = "rules"
     values: dict[str, object]
-    reply: Reply
-    # Every key a phone set forgotten instead: the settings file's rules (`referee config
-    # --reset-page`).
-    reset: bool = False
+
+    def asked(self) -> str:
+        said = json.dumps(self.values)  # escaped: one line, whatever it holds
+        return f"the next games' rules {said if len(said) <= 200 else said[:200] + '...'}"
 
 
 @dataclass(frozen=True, slots=True)
-class NewGameRequest:
-    """The page asks for a new game, as SUPER does after the end."""
+class FileRules:
+    """The next games' rules as the settings file says: every key a phone set forgotten
+    (`referee config --reset-page`)."""
 
-    reply: Reply
+    op: ClassVar[str] = "filerules"
+
+    def asked(self) -> str:
+        return "the settings file's rules again"
 
 
 @dataclass(frozen=True, slots=True)
-class ClipsRequest:
-    """The page asks that the clips of a game's calls be deleted."""
+class NewGame:
+    """A new game, as SUPER after the end."""
 
+    op: ClassVar[str] = "newgame"
+
+    def asked(self) -> str:
+        return "a new game"
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteClips:
+    """Delete the clips of a game's calls."""
+
+    op: ClassVar[str] = "clips"
     game: int
+
+    def asked(self) -> str:
+        return f"the clips of game {self.game} deleted"
+
+
+PageRequest = NameSeat | SetRules | FileRules | NewGame | DeleteClips
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A page's request for the loop, and where its answer goes (the control socket's)."""
+
+    request: PageRequest
     reply: Reply
 
 
@@ -106,17 +145,7 @@ class Finished:
     take: Callable[[int], str | None]
 
 
-InboxItem = (
-    SourceStatus
-    | Quit
-    | Status
-    | LedgerNews
-    | NameRequest
-    | RulesRequest
-    | NewGameRequest
-    | ClipsRequest
-    | Finished
-)
+InboxItem = SourceStatus | Quit | Status | LedgerNews | Asked | Finished
 
 
 class Inbox:

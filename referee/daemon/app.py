@@ -25,18 +25,19 @@ from typing import TYPE_CHECKING, TextIO
 
 from referee.buttons import REPLAY
 from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
-from referee.control import open_control
 from referee.errors import StoreError, UnsavedInputs
 from referee.inbox import (
-    ClipsRequest,
+    Asked,
+    DeleteClips,
+    FileRules,
     Finished,
     Inbox,
     LedgerNews,
-    NameRequest,
-    NewGameRequest,
+    NameSeat,
+    NewGame,
     Quit,
     Reply,
-    RulesRequest,
+    SetRules,
     SourceStatus,
     Status,
     signals_to,
@@ -56,6 +57,7 @@ from referee.units import NS_PER_S
 from referee.view import Join, Notice, Severity, View
 
 from .arbiter import Arbiter
+from .control_socket import open_control
 from .devices import (
     check_openable,
     open_devices,
@@ -124,7 +126,7 @@ class App:
             opened.callback(self.store.close)
             self.inbox = Inbox()
             opened.callback(self.inbox.close)
-            # The page's writes (control.py): closed before the inbox its requests go to.
+            # The page's writes (control_socket.py): closed before the inbox its requests go to.
             self.control = open_control(socket_path(self.store.path), self.inbox)
             if self.control is not None:
                 opened.callback(self.control.close)
@@ -400,93 +402,94 @@ class App:
                 self._log_status()
             case LedgerNews():
                 pass  # the notices are read from the ledger for the next frame
-            case NameRequest():
-                self.name_seat(item)
-            case RulesRequest():
-                self.set_rules(item)
-            case NewGameRequest():
-                self.new_game(item)
-            case ClipsRequest():
-                self.delete_clips(item)
+            case Asked(request=NameSeat() as request, reply=reply):
+                self.name_seat(request, reply)
+            case Asked(request=SetRules() | FileRules() as request, reply=reply):
+                self.set_rules(request, reply)
+            case Asked(request=NewGame(), reply=reply):
+                self.new_game(reply)
+            case Asked(request=DeleteClips() as request, reply=reply):
+                self.delete_clips(request, reply)
             case Finished(take=take):
                 if (said := take(self.clock())) is not None:
                     log.info("%s", said)
                     self.messages.append(said)
 
-    def name_seat(self, request: NameRequest) -> None:
+    def name_seat(self, request: NameSeat, reply: Reply) -> None:
         """The page names a seat: shown at once, kept once shown (keep_changes)."""
-        if not request.reply.take():
+        if not reply.take():
             return  # its asker gave up: the table was told nothing
         seat, name = request.seat, request.name
         if (why := self.session.seating(seat, name)) is not None:
             log.info("no name for seat %d: %s", seat, why)
-            request.reply.give(why)
+            reply.give(why)
             return
         self.session.names[seat] = name
         # "seat 2", never "P2": the screens write a named seat's P2 as its name (Ann is Ann).
         said = f"seat {seat} is {name}"
         self.messages.append(said)
         game = self.session.ledger.game_id
-        self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), request.reply)
+        self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), reply)
 
-    def set_rules(self, request: RulesRequest) -> None:
+    def set_rules(self, request: SetRules | FileRules, reply: Reply) -> None:
         """The page sets the next games' rules, checked as the settings file's are: a game
         in its lobby takes them at once, a started one keeps its own and the screen says
         what the next will differ in. Shown at once, kept once shown (keep_changes)."""
-        if not request.reply.take():
+        if not reply.take():
             return
+        reset = isinstance(request, FileRules)
         try:
-            if request.reset:  # the store's keys go even when set aside (troubles)
-                rules = NextRules.of(self.next_rules.file)
+            if isinstance(request, FileRules):  # the store's keys go even when set aside
+                rules = NextRules.of(self.next_rules.file)  # (troubles)
             else:
                 rules = self.next_rules.changed(request.values)
         except ConfigError as err:
-            request.reply.give(str(err))
+            reply.give(str(err))
             return
-        if rules == self.next_rules and not request.reset:
-            request.reply.give(None)  # nothing changes: nothing to tell, nothing to keep
+        if rules == self.next_rules and not reset:
+            reply.give(None)  # nothing changes: nothing to tell, nothing to keep
             return
         changed = settings_changes(self.next_rules.settings, rules.settings)
         self.next_rules = rules
         self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
         lobby = self.session.take_rules(rules.settings)
         whose = "this game's" if lobby else "the next game's"
-        if request.reset:
+        if reset:
             said = f"{whose} rules are the settings file's: what phones set is forgotten"
             said += f" ({changed})" if changed else ""
         else:
             said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
         self.messages.append(said)
         phone, settle = dict(rules.phone), self.session.in_lobby
-        self._keep(said, lambda store: store.set_next_rules(phone, settle), request.reply)
+        self._keep(said, lambda store: store.set_next_rules(phone, settle), reply)
 
-    def new_game(self, request: NewGameRequest) -> None:
+    def new_game(self, reply: Reply) -> None:
         """The page asks for a new game: as SUPER after the end, and only then (a game in
         play is ended at the box, where the table sees it: UNDO held 3 s)."""
-        if not request.reply.take():
+        if not reply.take():
             return
         phase = self.session.state.phase
         if phase is Phase.LOBBY:
-            request.reply.give("this game has not started yet: it is a new game already")
+            reply.give("this game has not started yet: it is a new game already")
             return
         if phase is not Phase.OVER:
-            request.reply.give("a game is under way: end it at the box first (UNDO held 3 s)")
+            reply.give("a game is under way: end it at the box first (UNDO held 3 s)")
             return
         if refused := self.session.start_next(self.clock()):  # the ended game stays
             said = refused[0].text  # why: the disk has not taken all of it
             self.messages.append(said)
-            request.reply.give(said, trouble=True)
+            reply.give(said, trouble=True)
             return
         said = f"a phone started a new game: game {self.session.ledger.game_id}"
         log.info("%s", said)
         self.messages.append(said)
-        request.reply.give(None)
+        reply.give(None)
 
-    def delete_clips(self, request: ClipsRequest) -> None:
+    def delete_clips(self, request: DeleteClips, reply: Reply) -> None:
         """The page deletes the clips of a game's calls: the table is told, and the files
         go on a thread of their own, which answers once they are gone (the loop never
         waits for the disk)."""
-        if not request.reply.take():
+        if not reply.take():
             return
         said = f"a phone deleted the clips of game {request.game}"
         log.info("%s", said)
@@ -494,7 +497,7 @@ class App:
         clips = self._clip_store(self.options.config.audio)
         threading.Thread(
             target=_delete_clips,
-            args=(clips, request.game, request.reply),
+            args=(clips, request.game, reply),
             name="delete clips",
             daemon=True,  # a clip at a time, its JSON first: a stop halfway leaves whole clips
         ).start()
