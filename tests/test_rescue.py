@@ -24,7 +24,8 @@ from referee.cli import main
 from referee.errors import EXIT_UNSAVED, UnsavedInputs
 from referee.rules import Press, Settings, Super, Verdict, replay, report
 from referee.store import rescue
-from referee.store.store import Ledger, Store
+from referee.store.ledger import Ledger
+from referee.store.store import Store
 
 from .processes import Output, namespaces
 

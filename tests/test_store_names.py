@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from referee.cli import main
 from referee.names import kept_name
 from referee.rules import Press, Settings
-from referee.store import store as store_module
-from referee.store.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
+from referee.store import schema
+from referee.store.ledger import Change, Ledger
+from referee.store.schema import SCHEMA_VERSION
+from referee.store.store import Store, StoreError
 
 from .test_store import pragma, raw, writer
 
@@ -27,8 +29,8 @@ def seated(game, seat, name, done):
 
 def test_a_version_1_store_is_migrated_with_its_games_kept(tmp_path, monkeypatch):
     path = tmp_path / "referee.db"
-    monkeypatch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     with Store.open(path) as store:
         store.append(store.new_game(Settings(), lobby=True), Press(2, 7))
     monkeypatch.undo()

@@ -49,9 +49,10 @@ from referee.outputs.lights import led_modes
 from referee.outputs.sound import Plan, countdown_plan, sounds_for
 from referee.rules import Phase, Settings, settings_changes
 from referee.store import rescue
+from referee.store.ledger import Change
 from referee.store.mark import served_at
 from referee.store.paths import pin_path, socket_path
-from referee.store.store import Change, Store
+from referee.store.store import Store
 from referee.store.watch import StoreWatch
 from referee.units import NS_PER_S
 from referee.view import Join, Notice, Severity, View

@@ -44,7 +44,8 @@ from referee.rules import (
     step,
     words,
 )
-from referee.store.store import Ledger, Store, StoreError
+from referee.store.ledger import Ledger
+from referee.store.store import Store, StoreError
 
 from .arbiter import Decision
 

@@ -21,7 +21,7 @@ from typing import Any
 from referee.errors import StoreError
 from referee.rules import Phase, Result
 from referee.store.paths import shm_path, wal_path
-from referee.store.store import ListedGame
+from referee.store.reads import ListedGame
 
 from .summary import GameSummary, player_of, summary_array
 

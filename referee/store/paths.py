@@ -5,7 +5,7 @@ The store is systemd's StateDirectory on a box (/var/lib/referee/referee.db), el
 user's data folder; or whatever `--store` or `[store] path` names. Beside a store
 `referee.db`, each named after it:
 
-    referee.db-wal, referee.db-shm   SQLite's write-ahead log and its index (store.py)
+    referee.db-wal, referee.db-shm   SQLite's write-ahead log and its index (connect.py)
     referee.pin                      the PIN, for its owner's eyes only (pin.py)
     referee.sock                     the daemon's control socket (daemon/control_socket.py)
     referee.page                     the page's mark: served now, and where (mark.py)

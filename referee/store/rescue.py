@@ -1,6 +1,6 @@
 """Inputs the ledger could not take, kept where they survive, and put back exactly once.
 
-At exit, inputs still waiting for a full or failing disk (store.Ledger) are written as
+At exit, inputs still waiting for a full or failing disk (ledger.Ledger) are written as
 a replay script, the whole game when the store can still be read, to the first of
 `places` that takes the file: beside the store, else the service's runtime directory
 /run/referee, else /run/user/UID (both RAM, which a full or failing disk cannot reach).
@@ -56,8 +56,10 @@ from referee.rules import (
     words,
 )
 
+from .ledger import Ledger
 from .paths import UNSAVED_PREFIX
-from .store import GameHead, Ledger, Store, settings_json
+from .reads import GameHead
+from .store import Store, settings_json
 
 log = logging.getLogger(__name__)
 

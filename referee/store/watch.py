@@ -2,10 +2,11 @@
 changes, so that a store deleted or moved under the running daemon is noticed.
 
 Deleted or moved, the store would go on taking inputs into a file nobody can open again,
-and lose them all at the exit (store.Store.follow_path writes it anew). inotify on the
-store's folder wakes the main loop the moment a name there is created, deleted or moved,
-or the folder itself goes: nothing to do at idle. Where there is no inotify (not Linux,
-its limits reached) or the folder is gone, the loop looks once a second instead.
+and lose them all at the exit (moved.py keeps it in memory, store.py writes it anew).
+inotify on the store's folder wakes the main loop the moment a name there is created,
+deleted or moved, or the folder itself goes: nothing to do at idle. Where there is no
+inotify (not Linux, its limits reached) or the folder is gone, the loop looks once a
+second instead.
 
 The page's server (`referee web`, referee/web/) watches the same way for what the daemon
 writes: given `written` (the store's -wal), a write to one of those names counts too.

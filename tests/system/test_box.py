@@ -525,7 +525,7 @@ def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
 # --- 5. power cuts -------------------------------------------------------------------------
 
 # One of the ledger's writes on the guest's disk: an INSERT committed in autocommit, WAL,
-# synchronous=FULL, as referee/store/store.py writes a batch of inputs.
+# synchronous=FULL, as referee/store/ledger.py writes a batch of inputs.
 WRITES = f"""
 import os, sqlite3, time
 path = "{STORE}-probe"
@@ -665,7 +665,8 @@ CLIPS = f"""
 import json
 from pathlib import Path
 import numpy as np
-from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.clips import ClipStore
+from referee.store.paths import clips_folder
 from referee.audio.wav import read_mono
 found = []
 for kept in ClipStore(clips_folder(Path("{STORE}")), max_bytes=1 << 40).clips():
