@@ -272,8 +272,8 @@ while time.monotonic() - start < listen_s:
 time.sleep(2.5)  # the last clip's window closes
 tap("REPLAY", 2.0)
 said = [m for m in app.messages if m.startswith("replay")]
-clips = app.clips.saved if app.clips is not None else 0
-cutter = app.clips.cutter_pid if app.clips is not None else None
+clips = app.listening.clips.saved if app.listening.clips is not None else 0
+cutter = app.listening.clips.cutter_pid if app.listening.clips is not None else None
 cutter_mb = peak_mb(cutter) if cutter is not None else 0.0  # before it stops with the app
 app.close()
 print(json.dumps({"peak_mb": peak_mb(), "cutter_mb": cutter_mb, "calls": calls, "clips": clips,

@@ -109,7 +109,7 @@ def replays_in(folder: str, replays: int, junk: int) -> list[float]:
             for button in ("P1", "P2", "SUPER", "P2"):
                 tap(button)
             at(clock.now + 2 * NS_PER_S + 200 * MS)
-            assert app.clips is not None and app.clips.wait_cut(30)
+            assert app.listening.clips is not None and app.listening.clips.wait_cut(30)
             clips = clips_folder(store)
             for n in range(junk if folder != "clean" else 0):
                 name = f"junk-{n}.txt" if folder == "junk names" else f"game00001-call{n:015d}.json"

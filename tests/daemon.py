@@ -33,7 +33,7 @@ class Daemon:
         app = self.app
         while not self._stop.is_set():
             app.present(app.view())
-            app.keep_changes()
+            app.requests.keep_changes()
             for item in app.inputs.wait(0.05):
                 app._take(item)
             app.step(app.clock())

@@ -23,7 +23,7 @@ WAIT_S = 5.0
 
 
 def seated(game, seat, name, done):
-    """A player seated as the daemon seats one from the page (App.name_seat)."""
+    """A player seated as the daemon seats one from the page (Requests.name_seat)."""
     return Change(f"P{seat} is {name}", lambda store: store.name_seats(game, [(seat, name)]), done)
 
 

@@ -11,11 +11,13 @@ the watermark (docs/design.md, "Event time"), so a stall may delay a decision, n
 it. At idle it wakes only for the watchdog and, with a window, to take its events. The
 ledger is written behind it, by the ledger's own thread: an input's effects are shown
 without waiting for the disk (docs/design.md, "The store").
+
+This module holds the loop and the wiring, nothing else: the page's writes are
+requests.py's, the microphone's clips and REPLAY listening.py's.
 """
 
 import contextlib
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,20 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from referee.buttons import REPLAY
-from referee.config import AudioConfig, Config, ConfigError, NextRules, with_phone
-from referee.errors import StoreError, UnsavedInputs
+from referee.config import Config
+from referee.errors import UnsavedInputs
 from referee.inbox import (
     Asked,
-    DeleteClips,
-    FileRules,
     Finished,
     Inbox,
     LedgerNews,
-    NameSeat,
-    NewGame,
     Quit,
-    Reply,
-    SetRules,
     SourceStatus,
     Status,
     signals_to,
@@ -47,9 +43,8 @@ from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions
 from referee.outputs.lights import led_modes
 from referee.outputs.sound import Plan, countdown_plan, sounds_for
-from referee.rules import Phase, Settings, settings_changes
+from referee.rules import Phase
 from referee.store import rescue
-from referee.store.ledger import Change
 from referee.store.mark import served_at
 from referee.store.paths import pin_path, socket_path
 from referee.store.store import Store
@@ -67,17 +62,16 @@ from .devices import (
     pick_display,
     pick_input,
 )
+from .listening import Listening
 from .lobby import JoinSign
 from .mux import Item
 from .page_process import PAGE
+from .requests import Requests, rules_at_start
 from .session import Outcome, Session
 from .systemd import Notifier
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
-    from referee.audio.clip_writer import ClipWriter
-    from referee.audio.clips import ClipStore
     from referee.audio.cutter_process import CutterProcess
-    from referee.audio.replays import Replays
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +125,9 @@ class App:
             self.control = open_control(socket_path(self.store.path), self.inbox)
             if self.control is not None:
                 opened.callback(self.control.close)
-            self._shown: list[Change] = []  # the page's changes, to the ledger once shown
-            self.next_rules = self._next_rules(options.config.game)
+            rules, trouble = rules_at_start(options.config.game, self.store)
+            if trouble is not None:
+                self.troubles[("rules", "phone")] = trouble
             self.join: JoinSign | None = None  # while the page is served (page_at)
             self.notifier = Notifier()
             opened.callback(self.notifier.close)
@@ -161,15 +156,10 @@ class App:
                 self.microphone.tell(self.inbox.put)  # lost and back: the notices
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
-            self.clips = self._clip_writer(options.config.audio, cutter)
-            if self.clips is not None:
-                opened.callback(self.clips.close)  # before the microphone it cuts from
-            self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
-            # A call from before the microphone listened (a resumed game's, or one an UNDO
-            # brings back) is not in its ring: cut, it would be silence, and it would take
-            # the place of the clip an earlier run of the box cut when it was heard.
-            self._listening_ns = self.clock()
-            self._replays: Replays | None = None  # made at the first REPLAY
+            self.listening = Listening(
+                self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
+            )
+            opened.callback(self.listening.close)  # before the microphone it cuts from
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
             if (watched := self.store_watch.fileno()) is not None:
@@ -177,10 +167,18 @@ class App:
             self.arbiter = Arbiter(options.config.buttons)
             self.session = Session(
                 self.store,
-                self.next_rules.settings,
+                rules.settings,
                 tie_floor_ns=self.inputs.resolution_ns,
                 now_ns=started_ns,
                 told=lambda: self.inbox.put(LedgerNews()),
+            )
+            self.requests = Requests(
+                self.session,
+                rules,
+                self.messages,
+                self.troubles,
+                self.listening.clip_store,
+                clock,
             )
             opened.callback(self._save_what_waits)
             if self.session.resumed:
@@ -192,21 +190,6 @@ class App:
         self._next_window_poll = 0
         self._plan: Plan = ()
 
-    def _next_rules(self, file: Settings) -> NextRules:
-        """The settings file's rules and those a phone set over them (the store keeps
-        them); the file's alone, and a notice that says why, when those cannot be read or
-        no longer go with the file's."""
-        try:
-            rules, trouble = with_phone(file, self.store.next_rules())
-        except StoreError as err:
-            rules, trouble = NextRules.of(file), f"the rules a phone set cannot be read: {err}"
-        if trouble is not None:
-            log.warning("%s", trouble)
-            self.troubles[("rules", "phone")] = trouble
-        if rules.over_file is not None:  # whose settings win is said, not guessed at
-            log.info("%s (`referee config --reset-page` sets them back)", rules.over_file)
-        return rules
-
     def page_at(self, listen: str, *, elsewhere: bool = False) -> None:
         """The page is served at listen (HOST:PORT): the lobby shows its address and the
         PIN (daemon/lobby.py). elsewhere: by another process, so only while it marks the page
@@ -214,31 +197,6 @@ class App:
         store = self.store.path
         served = (lambda: served_at(store)) if elsewhere else None
         self.join = JoinSign(listen, pin_path(store), self.clock, served=served)
-
-    def _clip_writer(
-        self, audio: AudioConfig, cutter: "CutterProcess | None"
-    ) -> "ClipWriter | None":
-        """Each call's clip, while the microphone listens and clips may be kept."""
-        if self.microphone is None or audio.clips_mb <= 0:
-            if cutter is not None:  # forked for a microphone that did not open
-                from referee.audio.clip_writer import STOP_S
-
-                cutter.stop(STOP_S)
-            return None
-        # Imported here: numpy is for the microphone alone.
-        from referee.audio.clip_writer import ClipWriter
-        from referee.audio.clips import ClipWindow
-
-        return ClipWriter(
-            self.microphone,
-            self._clip_store(audio),
-            window=ClipWindow.of(audio),
-            told=lambda text: self.inbox.put(
-                SourceStatus("clips", text, ok=False, condition="cut")
-            ),
-            clock=self.clock,
-            cutter=cutter,
-        )
 
     # --- the loop --------------------------------------------------------------------------
 
@@ -260,7 +218,7 @@ class App:
         while True:
             view = self.view()
             self.present(view)
-            self.keep_changes()
+            self.requests.keep_changes()
             self._poll_window()
             now = self.clock()
             for item in self.inputs.wait(self._timeout(now, view), awake=self._press_due(now)):
@@ -291,11 +249,11 @@ class App:
         decisions = self.arbiter.advance(watermark, tie_ns)
         for decision in decisions:
             if decision.button == REPLAY:  # no input of the rules: nothing of it is kept
-                self.messages.append(self._replay(decision.t_ns, now_ns))
+                self.messages.append(self.listening.replay(decision.t_ns, now_ns, self.session))
                 continue
             outcomes += self.session.play(decision)
-        if decisions and self.clips is not None:
-            self._clip_presses(self.clips)
+        if decisions:
+            self.listening.presses(self.session)
         outcomes += self.session.tick(self.arbiter.horizon(watermark))
         for outcome in outcomes:
             log.info("%s", outcome.text)
@@ -310,63 +268,6 @@ class App:
             self.notifier.watchdog()
             self._last_ping = now_ns
         return outcomes
-
-    def _clip_store(self, audio: AudioConfig) -> "ClipStore":
-        """The clips beside the store: the writer keeps them, REPLAY reads them."""
-        from referee.audio.clips import ClipStore
-        from referee.store.paths import clips_folder
-
-        return ClipStore(clips_folder(self.store.path), max_bytes=round(audio.clips_mb * 2**20))
-
-    def _replay(self, t_ns: int, now_ns: int) -> str:
-        """REPLAY: a call's sound again, slowed down (audio/replays.py); what to say."""
-        if self._replays is None:
-            # Imported here: numpy is for the microphone and its clips alone.
-            from referee.audio.clips import ClipWindow
-            from referee.audio.pcm import AlsaPlayback
-            from referee.audio.replay_player import ReplayPlayer
-            from referee.audio.replays import Replays
-
-            audio = self.options.config.audio
-            player = ReplayPlayer(
-                lambda rate: AlsaPlayback("default", rate=rate), audio.replay_pitch
-            )
-            self._replays = Replays(
-                self.microphone,
-                self._clip_store(audio),
-                player,
-                window=ClipWindow.of(audio),
-                slowdown=audio.replay_slowdown,
-                hand=lambda take: self.inbox.put(Finished(take)),
-            )
-            self._close.callback(player.stop)
-            self._close.callback(self._replays.close)
-        session = self.session
-        state = session.state
-        said = self._replays.pressed(
-            t_ns,
-            session.ledger.game_id,
-            session.origin_ns,
-            state.calls,
-            now_ns,
-            under_way=state.pending is not None,
-        )
-        log.info("%s", said)
-        return said
-
-    def _clip_presses(self, clips: "ClipWriter") -> None:
-        """Every press of the call under way, or just judged, to the clips' writer, once."""
-        session = self.session
-        state, game = session.state, session.ledger.game_id
-        for call in filter(None, (state.pending, state.calls[-1] if state.calls else None)):
-            if session.mono_ns(call.first_ns) < self._listening_ns:
-                continue
-            for player, t_ns in call.presses:
-                if (game, player, t_ns) not in self._clipped:
-                    self._clipped.add((game, player, t_ns))
-                    clips.press(
-                        game, call.first_ns, session.origin_ns, player, session.mono_ns(t_ns)
-                    )
 
     def present(self, view: View) -> None:
         """Show the view: the screens, the lights, and the timed sounds of its countdown."""
@@ -403,118 +304,12 @@ class App:
                 self._log_status()
             case LedgerNews():
                 pass  # the notices are read from the ledger for the next frame
-            case Asked(request=NameSeat() as request, reply=reply):
-                self.name_seat(request, reply)
-            case Asked(request=SetRules() | FileRules() as request, reply=reply):
-                self.set_rules(request, reply)
-            case Asked(request=NewGame(), reply=reply):
-                self.new_game(reply)
-            case Asked(request=DeleteClips() as request, reply=reply):
-                self.delete_clips(request, reply)
+            case Asked():
+                self.requests.take(item)
             case Finished(take=take):
                 if (said := take(self.clock())) is not None:
                     log.info("%s", said)
                     self.messages.append(said)
-
-    def name_seat(self, request: NameSeat, reply: Reply) -> None:
-        """The page names a seat: shown at once, kept once shown (keep_changes)."""
-        if not reply.take():
-            return  # its asker gave up: the table was told nothing
-        seat, name = request.seat, request.name
-        if (why := self.session.seating(seat, name)) is not None:
-            log.info("no name for seat %d: %s", seat, why)
-            reply.give(why)
-            return
-        self.session.names[seat] = name
-        # "seat 2", never "P2": the screens write a named seat's P2 as its name (Ann is Ann).
-        said = f"seat {seat} is {name}"
-        self.messages.append(said)
-        game = self.session.ledger.game_id
-        self._keep(said, lambda store: store.name_seats(game, [(seat, name)]), reply)
-
-    def set_rules(self, request: SetRules | FileRules, reply: Reply) -> None:
-        """The page sets the next games' rules, checked as the settings file's are: a game
-        in its lobby takes them at once, a started one keeps its own and the screen says
-        what the next will differ in. Shown at once, kept once shown (keep_changes)."""
-        if not reply.take():
-            return
-        reset = isinstance(request, FileRules)
-        try:
-            if isinstance(request, FileRules):  # the store's keys go even when set aside
-                rules = NextRules.of(self.next_rules.file)  # (troubles)
-            else:
-                rules = self.next_rules.changed(request.values)
-        except ConfigError as err:
-            reply.give(str(err))
-            return
-        if rules == self.next_rules and not reset:
-            reply.give(None)  # nothing changes: nothing to tell, nothing to keep
-            return
-        changed = settings_changes(self.next_rules.settings, rules.settings)
-        self.next_rules = rules
-        self.troubles.pop(("rules", "phone"), None)  # a phone's rules are in use again
-        lobby = self.session.take_rules(rules.settings)
-        whose = "this game's" if lobby else "the next game's"
-        if reset:
-            said = f"{whose} rules are the settings file's: what phones set is forgotten"
-            said += f" ({changed})" if changed else ""
-        else:
-            said = f"a phone set {whose} rules: {changed or 'as the settings file says'}"
-        self.messages.append(said)
-        phone, settle = dict(rules.phone), self.session.in_lobby
-        self._keep(said, lambda store: store.set_next_rules(phone, settle), reply)
-
-    def new_game(self, reply: Reply) -> None:
-        """The page asks for a new game: as SUPER after the end, and only then (a game in
-        play is ended at the box, where the table sees it: UNDO held 3 s)."""
-        if not reply.take():
-            return
-        phase = self.session.state.phase
-        if phase is Phase.LOBBY:
-            reply.give("this game has not started yet: it is a new game already")
-            return
-        if phase is not Phase.OVER:
-            reply.give("a game is under way: end it at the box first (UNDO held 3 s)")
-            return
-        if refused := self.session.start_next(self.clock()):  # the ended game stays
-            said = refused[0].text  # why: the disk has not taken all of it
-            self.messages.append(said)
-            reply.give(said, trouble=True)
-            return
-        said = f"a phone started a new game: game {self.session.ledger.game_id}"
-        log.info("%s", said)
-        self.messages.append(said)
-        reply.give(None)
-
-    def delete_clips(self, request: DeleteClips, reply: Reply) -> None:
-        """The page deletes the clips of a game's calls: the table is told, and the files
-        go on a thread of their own, which answers once they are gone (the loop never
-        waits for the disk)."""
-        if not reply.take():
-            return
-        said = f"a phone deleted the clips of game {request.game}"
-        log.info("%s", said)
-        self.messages.append(said)
-        clips = self._clip_store(self.options.config.audio)
-        threading.Thread(
-            target=_delete_clips,
-            args=(clips, request.game, reply),
-            name="delete clips",
-            daemon=True,  # a clip at a time, its JSON first: a stop halfway leaves whole clips
-        ).start()
-
-    def _keep(self, said: str, write: Callable[[Store], None], reply: Reply) -> None:
-        """A change shown from the next frame on, to the ledger once shown."""
-        log.info("%s: to be shown", said)
-        self._shown.append(Change(said, write, _saved(reply)))
-
-    def keep_changes(self) -> None:
-        """The changes the outputs show now go to the ledger, which answers when they are
-        on the disk: nothing is kept that the table was not shown."""
-        for change in self._shown:
-            log.info("%s: shown; to the ledger", change.said)
-            self.session.ledger.keep(change)
-        self._shown.clear()
 
     def _log_status(self) -> None:
         state = self.session.state
@@ -573,8 +368,8 @@ class App:
             messages=tuple(self.messages),
             notices=self.notices(),
             source=self.inputs.name,
-            listening=self.microphone is not None and self.microphone.listening,
-            replay=None if self._replays is None else self._replays.view(self.clock()),
+            listening=self.listening.listening,
+            replay=self.listening.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
             join=self._join() if self._joining else None,
         )
@@ -602,7 +397,7 @@ class App:
             notices.append(Notice(trouble, Severity.ERROR))
         if next_game := self.session.next_game:
             notices.append(Notice(next_game, Severity.INFO))
-        over_file = self.next_rules.over_file_shown
+        over_file = self.requests.next_rules.over_file_shown
         if self.session.state.phase is Phase.LOBBY and over_file is not None:
             notices.append(Notice(over_file, Severity.INFO))
         return tuple(notices)
@@ -619,19 +414,3 @@ class App:
             self.unsaved = rescue.keep(ledger)
             for change in ledger.unsaved_changes:  # made again in a moment: no rescue file
                 log.error("not saved: %s", change.said)
-
-
-def _delete_clips(clips: "ClipStore", game: int, reply: Reply) -> None:
-    try:
-        gone = clips.delete(game)
-    except OSError as err:
-        log.warning("the clips of game %d: %s", game, err)
-        reply.give(f"not all deleted: {err.strerror or err}", trouble=True)
-        return
-    log.info("%d clips of game %d deleted", gone, game)
-    reply.give(None)
-
-
-def _saved(reply: Reply) -> Callable[[str | None], None]:
-    """What the ledger says of a name: on the disk, or the disk's trouble."""
-    return lambda why: reply.give(why, trouble=why is not None)

@@ -87,7 +87,9 @@ class Session:
     last_ns: int  # the game time up to which the game is decided
     late: int  # inputs that came late, this run
     resumed: str | None = None  # what the table must know of a resumed game, for the screen
-    names: dict[int, str]  # who sits where, by seat: as shown, and then kept (App.name_seat)
+    names: dict[
+        int, str
+    ]  # who sits where, by seat: as shown, and then kept (requests.Requests.name_seat)
     # While the game is in its lobby, its inputs, to replay with other rules; else None.
     _lobby: list[Input] | None
 
