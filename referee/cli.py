@@ -24,7 +24,6 @@ from .errors import (
 from .linux.files import looked_at
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
-from .store import rescue
 from .store.paths import default_store_path
 from .store.store import Store
 from .terminal_log import StderrLog, held_logs, stderr_to_log
@@ -101,6 +100,8 @@ def _page_listen(args: argparse.Namespace, config: Config) -> str:
 def _put_back_waiting(store: Path) -> None:
     """Inputs a full or failing disk refused at the last exit go back in before the game
     resumes: a game resumed without them could not take them afterwards."""
+    from .store import rescue
+
     for found in rescue.waiting_for(store):
         try:
             kept = rescue.read(found)
@@ -124,6 +125,8 @@ def _put_back_waiting(store: Path) -> None:
 
 
 def _recover(args: argparse.Namespace) -> int:
+    from .store import rescue
+
     path: Path = args.file
     kept = rescue.read(path)
     store_path: Path = args.store or kept.store
