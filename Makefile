@@ -42,7 +42,7 @@ uninstall:
 
 # Every screen drawn headless to docs/screens/, for docs/screens.md and for review.
 screens: $(STAMP)
-	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m referee.outputs.gallery docs/screens
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(BIN)/python -m tools.gallery docs/screens
 	REFEREE_SCREENS=docs/screens $(BIN)/pytest -q tests/test_web.py tests/test_web_history.py \
 		tests/test_web_settings.py tests/test_web_clips.py tests/test_web_tv.py \
 		-k 'browser and not (plays or deletes or csv or press or countdown)'
@@ -50,7 +50,7 @@ screens: $(STAMP)
 # wiring.md's pin table and hardware/wiring.svg, from hardware/pinmap.toml; the enclosure's
 # drilling templates, hardware/enclosure/.
 wiring: $(STAMP)
-	$(BIN)/python -m referee.wiring
+	$(BIN)/python -m tools.wiring
 
 # The card classifier, referee/vision/cards.onnx, trained again on a CPU (some 40 minutes):
 # the real photos first prepared by tools/vision/set_photos.py into build/set-photos.

@@ -52,19 +52,19 @@ import pygame  # noqa: E402
 from gpiozero import Device  # noqa: E402
 from gpiozero.pins.mock import MockFactory, MockPWMPin  # noqa: E402
 
-from referee import app as app_module  # noqa: E402
-from referee.app import App, RunOptions  # noqa: E402
 from referee.audio.capture import Capture  # noqa: E402
 from referee.audio.cutter_process import CutterProcess  # noqa: E402
 from referee.cli import SWITCH_INTERVAL_S  # noqa: E402
 from referee.config import default_config  # noqa: E402
-from referee.edges import Quit  # noqa: E402
+from referee.daemon import app as app_module  # noqa: E402
+from referee.daemon.app import App, RunOptions  # noqa: E402
+from referee.daemon.realtime import run_first  # noqa: E402
+from referee.inbox import Quit  # noqa: E402
 from referee.inputs import gpio  # noqa: E402
 from referee.inputs.board_stream import BoardStream  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
-from referee.realtime import run_first  # noqa: E402
 from referee.rules import Phase  # noqa: E402
-from referee.store import Stored  # noqa: E402
+from referee.store.store import Stored  # noqa: E402
 from referee.view import View  # noqa: E402
 from tests.fake_capture import RealTimeCard  # noqa: E402
 from tests.fake_gpio import FakeRequest  # noqa: E402

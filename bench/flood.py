@@ -43,9 +43,10 @@ from machine import header, load, store_dir
 from web import cpu_s, phone_address, rss_mb, serving
 
 import referee
-from referee.audio.clips import Clip, ClipStore, Marker, clips_folder
+from referee.audio.clips import Clip, ClipStore, Marker
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.paths import clips_folder
+from referee.store.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 NOFILE = 1024  # systemd/referee-web.service's LimitNOFILE

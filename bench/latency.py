@@ -113,13 +113,13 @@ from machine import (
 )
 from web import Arrival, following, phone_counts
 
-from referee.arbiter import Decision
 from referee.config import default_config
+from referee.daemon.arbiter import Decision
 from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.outputs import captions
 from referee.outputs.sound import PIP, PLAYER_HZ, TIME_UP
 from referee.rules import NS_PER_S, Call, Phase, Press, Super, Verdict
-from referee.store import Store, Stored
+from referee.store.store import Store, Stored
 from referee.view import View
 from tests import slow_fsync
 

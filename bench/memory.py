@@ -12,7 +12,7 @@ then an UNDO), so that nothing is left for the engine to skip. Each game then go
 each time in a child process of its own, through:
 
   replay   `python -m referee replay SCRIPT`: peak RSS (the child's ru_maxrss).
-  run      the daemon's own path without its screen: `referee.app` imported (pygame and
+  run      the daemon's own path without its screen: `referee.daemon.app` imported (pygame and
            all), a real store on tmpfs (/dev/shm: the disk's fsync is not what is
            measured here), a Session fed every input as the arbiter's decisions, each
            written to the ledger before the next: peak RSS.
@@ -24,14 +24,14 @@ with main), taken out with `git archive` into a temporary directory and run the 
 in the same run, up to --baseline-max inputs (its memory grows with the square of a
 game's length). Rule sets that the baseline does not know are left out of it.
 
-The microphone (issue 17, "Cost"): the daemon's own loop, `referee.app.App` on GPIO (the
+The microphone (issue 17, "Cost"): the daemon's own loop, `referee.daemon.app.App` on GPIO (the
 tests' fake line request; gpiozero's mock pins for the LEDs and beeper) with no screen, a
 store on tmpfs, in a child process of its own, twice on the same inputs: the microphone
 off (the baseline), and on: the real capture thread and its 30 s ring at 48 kHz, reading a
 fake card at a card's pace (tests/fake_capture.py's RealTimeCard), the real clips' writer
 handing every call's window to the clips' cutter, a process of its own that finds the
 voice onsets and writes the WAV and JSON to the disk, forked before the daemon's first
-thread as `referee run` forks it (referee/children.py). Four players join, and for
+thread as `referee run` forks it (referee/linux/children.py). Four players join, and for
 --listen-s seconds (more than the ring, so it is full) a call every 2 s, judged; then
 REPLAY plays the last call, slowed, to ALSA's null device (libasound, as a speaker); and
 once more on with `replay_pitch = "kept"` (the stretch). Counted for the daemon and every
@@ -160,11 +160,11 @@ print(json.dumps({"peak_mb": peak_mb(), "code": code}), file=sys.stderr)
 """
 # As `referee run` does, without a screen: its imports, a Session, a store, decisions.
 _RUN = """
-import referee.app  # pygame and all that the daemon loads
-from referee.arbiter import Decision
+import referee.daemon.app  # pygame and all that the daemon loads
+from referee.daemon.arbiter import Decision
 from referee.rules import Tick, parse_input, parse_script, parse_time, words
-from referee.session import Session
-from referee.store import Store
+from referee.daemon.session import Session
+from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
     settings = parse_script(script.readline()).settings
@@ -191,11 +191,11 @@ print(json.dumps({"start_mb": start_mb, "peak_mb": peak_mb(), "each_us": each_us
 """
 # As `referee run` starts on a store that holds a game: the time to the resumed state.
 _RESUME = """
-import referee.app
+import referee.daemon.app
 from pathlib import Path
 from referee.rules import parse_script
-from referee.session import Session
-from referee.store import Store
+from referee.daemon.session import Session
+from referee.store.store import Store
 script_path, db = sys.argv[2:4]
 with open(script_path) as script:
     settings = parse_script(script.readline()).settings
@@ -225,8 +225,8 @@ if mode != "off":
     cutter = CutterProcess.forked()
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-import referee.app
-from referee.app import App, RunOptions
+import referee.daemon.app
+from referee.daemon.app import App, RunOptions
 from referee.inputs import gpio
 sys.path.insert(0, root)
 from tests.fake_gpio import FakeRequest
@@ -242,7 +242,7 @@ if mode != "off":
         capture = Capture(RealTimeCard())
         capture.start()
         return capture, None
-    referee.app.open_microphone = microphone
+    referee.daemon.app.open_microphone = microphone
     class Speaker(pcm.AlsaPlayback):  # the replay heard on ALSA's null device
         def __init__(self, name="default", *, rate=48_000):
             super().__init__("null", rate=rate)
@@ -272,8 +272,8 @@ while time.monotonic() - start < listen_s:
 time.sleep(2.5)  # the last clip's window closes
 tap("REPLAY", 2.0)
 said = [m for m in app.messages if m.startswith("replay")]
-clips = app.clips.saved if app.clips is not None else 0
-cutter = app.clips.cutter_pid if app.clips is not None else None
+clips = app.listening.clips.saved if app.listening.clips is not None else 0
+cutter = app.listening.clips.cutter_pid if app.listening.clips is not None else None
 cutter_mb = peak_mb(cutter) if cutter is not None else 0.0  # before it stops with the app
 app.close()
 print(json.dumps({"peak_mb": peak_mb(), "cutter_mb": cutter_mb, "calls": calls, "clips": clips,

@@ -50,7 +50,7 @@ from machine import header, load  # noqa: E402
 
 from referee.outputs import qr  # noqa: E402
 from referee.outputs.display import render  # noqa: E402
-from referee.outputs.gallery import JOIN, views  # noqa: E402
+from tools.gallery import JOIN, views  # noqa: E402
 
 HFOV_DEG = 69.4  # a 26 mm-equivalent lens across a 36 mm frame
 FRAMES_PX = (1280, 1920)

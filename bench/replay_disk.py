@@ -4,7 +4,7 @@ leaves it: the tree as it is, and a revision before it (issue 29: 1.3 s per REPL
 
     .venv/bin/python bench/replay_disk.py [--before REV] [--replays 10] [--junk 20000]
 
-The real App (referee/app.py) on the terminal keyboard, its microphone a fake card on a
+The real App (referee/daemon/app.py) on the terminal keyboard, its microphone a fake card on a
 fake clock (tests/test_app_clips.py's Box), the store and the clips' folder on the disk
 (/var/tmp). A game of two, P2's call under way (no point-out limit, so REPLAY plays it
 however long ago it was made), its clip cut by the real cutter. Then REPLAY, --replays
@@ -63,11 +63,11 @@ def measure(root: Path, replays: int, junk: int) -> dict[str, object]:
 
 def replays_in(folder: str, replays: int, junk: int) -> list[float]:
     """The REPLAYs' times on the loop with the clips' folder so."""
-    from referee import app as app_module
-    from referee.app import App, RunOptions
     from referee.audio.capture import Capture
-    from referee.audio.clips import clips_folder
     from referee.config import default_config
+    from referee.daemon import app as app_module
+    from referee.daemon.app import App, RunOptions
+    from referee.store.paths import clips_folder
     from tests.fake_capture import FakeCard
     from tests.test_app import KEY_OF, Clock
 
@@ -109,7 +109,7 @@ def replays_in(folder: str, replays: int, junk: int) -> list[float]:
             for button in ("P1", "P2", "SUPER", "P2"):
                 tap(button)
             at(clock.now + 2 * NS_PER_S + 200 * MS)
-            assert app.clips is not None and app.clips.wait_cut(30)
+            assert app.listening.clips is not None and app.listening.clips.wait_cut(30)
             clips = clips_folder(store)
             for n in range(junk if folder != "clean" else 0):
                 name = f"junk-{n}.txt" if folder == "junk names" else f"game00001-call{n:015d}.json"

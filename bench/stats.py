@@ -35,9 +35,9 @@ from web import rss_mb, serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for tests/
 
-from referee.history.cache import cache_path
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.paths import summaries_path
+from referee.store.store import Store
 from tests.tables import table_game
 
 MAX_MB = 40
@@ -106,7 +106,7 @@ def measure(store: Path, games: int, inputs: int) -> Row:
         for name in EXPORTS:
             stats_counted(port, f"/api/export/{name}")
         time.sleep(SETTLE_S)
-        cache = cache_path(store)
+        cache = summaries_path(store)
         on_disk = [cache, cache.with_name(cache.name + "-wal")]
         return Row(
             games,

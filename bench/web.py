@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from referee.audio.clips import Clip, ClipStore, Marker, clips_folder
+from referee.audio.clips import Clip, ClipStore, Marker
+from referee.page_socket import bind
 from referee.rules import Press, Settings, Verdict
-from referee.store import Store
-from referee.web.listen import bind
+from referee.store.paths import clips_folder
+from referee.store.store import Store
 
 STREAMS = 10
 # A state event on a phone: when it arrived (time.monotonic_ns(), the clock of the box's

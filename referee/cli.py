@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__, realtime, rescue
+from . import __version__
 from .config import Config, example_config, load_config, render_config, with_phone
 from .errors import (
     EXIT_BAD_INPUT,
@@ -21,10 +21,11 @@ from .errors import (
     StoreInUse,
     UnsavedInputs,
 )
-from .files import looked_at
+from .linux.files import looked_at
 from .rules import ScriptError, read_script, replay, report
 from .rules.script import KINDS, LAST_S
-from .store import Store, default_store_path
+from .store.paths import default_store_path
+from .store.store import Store
 from .terminal_log import StderrLog, held_logs, stderr_to_log
 
 SWITCH_INTERVAL_S = 0.001
@@ -52,8 +53,9 @@ def _run(args: argparse.Namespace) -> int:
 
     cutter = fork_cutter(config.audio)
     # Imported here: only `run` needs the screens, the inputs and the page's process.
-    from .app import App, RunOptions
-    from .web.child import PageProcess
+    from .daemon import realtime
+    from .daemon.app import App, RunOptions
+    from .daemon.page_process import PageProcess
 
     with contextlib.ExitStack() as running:
         if cutter is not None:  # the clips' writer stops it; if none was made, this does
@@ -89,8 +91,8 @@ def _run(args: argparse.Namespace) -> int:
 def _page_listen(args: argparse.Namespace, config: Config) -> str:
     """Where the page is served: `run --web`'s HOST:PORT (its process beside the daemon's),
     else `[web] listen` (referee-web.service, on a box); "off" for nowhere."""
-    from .pi_header import is_raspberry_pi
-    from .web.listen import resolve_listen
+    from .config.pi_header import is_raspberry_pi
+    from .page_socket import resolve_listen
 
     return resolve_listen(args.web or config.web.listen, on_a_pi=is_raspberry_pi())
 
@@ -98,6 +100,8 @@ def _page_listen(args: argparse.Namespace, config: Config) -> str:
 def _put_back_waiting(store: Path) -> None:
     """Inputs a full or failing disk refused at the last exit go back in before the game
     resumes: a game resumed without them could not take them afterwards."""
+    from .store import rescue
+
     for found in rescue.waiting_for(store):
         try:
             kept = rescue.read(found)
@@ -121,6 +125,8 @@ def _put_back_waiting(store: Path) -> None:
 
 
 def _recover(args: argparse.Namespace) -> int:
+    from .store import rescue
+
     path: Path = args.file
     kept = rescue.read(path)
     store_path: Path = args.store or kept.store
@@ -255,10 +261,11 @@ def _history(args: argparse.Namespace) -> int:
 
 def _web(args: argparse.Namespace) -> int:
     # Imported here: only `web` needs the server.
-    from .pi_header import is_raspberry_pi
-    from .web.listen import bind, host_port, inherited, resolve_listen
-    from .web.mark import marked
-    from .web.pin import ensure_pin, pin_path
+    from .config.pi_header import is_raspberry_pi
+    from .page_socket import bind, host_port, inherited, resolve_listen
+    from .store.mark import marked
+    from .store.paths import pin_path
+    from .store.pin import ensure_pin
     from .web.serve import serve
 
     _log_to(StderrLog())
@@ -278,7 +285,8 @@ def _web(args: argparse.Namespace) -> int:
 
 
 def _pin(args: argparse.Namespace) -> int:
-    from .web.pin import ensure_pin, new_pin, pin_path
+    from .store.paths import pin_path
+    from .store.pin import ensure_pin, new_pin
 
     path = pin_path(_store_of(args))
     print(new_pin(path) if args.new else ensure_pin(path))
@@ -336,7 +344,8 @@ def _look(args: argparse.Namespace) -> int:
 
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
-    from .audio.clips import ClipStore, Damaged, clips_folder
+    from .audio.clips import ClipStore, Damaged
+    from .store.paths import clips_folder
 
     folder = clips_folder(_store_of(args))
     clips = ClipStore(folder, max_bytes=0)  # only read or deleted: nothing to make room for
@@ -412,10 +421,12 @@ def _reset_page(store: Path) -> int:
     `run` reads at its start."""
     import asyncio
 
-    from .control import ANSWER_S, NotRunning, ask, socket_path
+    from .control import ANSWER_S, NotRunning, ask, wire
+    from .inbox import FileRules
+    from .store.paths import socket_path
 
     try:
-        answer = asyncio.run(ask(socket_path(store), {"op": "filerules"}, ANSWER_S + 1))
+        answer = asyncio.run(ask(socket_path(store), wire(FileRules()), ANSWER_S + 1))
     except NotRunning as err:
         why = str(err)
     else:
@@ -442,9 +453,9 @@ def _reset_page(store: Path) -> int:
 
 
 def _check_buttons(args: argparse.Namespace) -> int:
-    from .check_buttons import ButtonCheck
-    from .devices import open_devices, pick_input
-    from .edges import Inbox
+    from .daemon.check_buttons import ButtonCheck
+    from .daemon.devices import open_devices, pick_input
+    from .inbox import Inbox
     from .units import MAX_SEATS
 
     config = load_config(args.config)

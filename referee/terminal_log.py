@@ -22,9 +22,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .rescue import places
+from .store.paths import LOG_NAME
 
-LOG_NAME = "referee.log"
 KEPT_BYTES = 1_000_000  # a longer log is moved to referee.log.1 (at start, and as it is written)
 PIECE = 65536  # bytes copied at a time
 
@@ -137,6 +136,8 @@ def stderr_to_log(store: Path) -> Iterator[Path | None]:
 
 
 def _open_log(store: Path) -> tuple[int, Path | None]:
+    from .store.rescue import places  # imported here: the page's process needs none of it
+
     for place in places(store):
         path = place / LOG_NAME
         try:

@@ -81,7 +81,7 @@ SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
 def store(tmp_path: Path) -> Path:
     """A game under way: P2 has called."""
     from referee.rules import Press, Settings
-    from referee.store import Store
+    from referee.store.store import Store
 
     path = tmp_path / "referee.db"
     with Store.open(path) as opened:
@@ -95,7 +95,8 @@ def client(store: Path) -> Iterator[object]:
     """The page's server on the store (Starlette's test client)."""
     from starlette.testclient import TestClient
 
-    from referee.web.pin import ensure_pin, pin_path
+    from referee.store.paths import pin_path
+    from referee.store.pin import ensure_pin
     from referee.web.server import create_app
 
     ensure_pin(pin_path(store))
@@ -106,7 +107,8 @@ def client(store: Path) -> Iterator[object]:
 @pytest.fixture
 def judge(client, store: Path):
     """The client, signed in with the box's PIN."""
-    from referee.web.pin import pin_path, read_pin
+    from referee.store.paths import pin_path
+    from referee.store.pin import read_pin
 
     assert client.post("/api/login", json={"pin": read_pin(pin_path(store))}, headers=SAME)
     return client

@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from referee.app import App, RunOptions
+from referee.buttons import KEYMAP
 from referee.config import default_config
-from referee.keys import KEYMAP
+from referee.daemon.app import App, RunOptions
 
 KEY_OF = {button: key for key, button in KEYMAP.items()}
 
@@ -33,7 +33,7 @@ class Daemon:
         app = self.app
         while not self._stop.is_set():
             app.present(app.view())
-            app.keep_changes()
+            app.requests.keep_changes()
             for item in app.inputs.wait(0.05):
                 app._take(item)
             app.step(app.clock())

@@ -29,7 +29,7 @@ import tty
 from pathlib import Path
 from types import TracebackType
 
-from referee.edges import BUTTONS
+from referee.buttons import BUTTONS
 
 
 class FakeBoard:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from referee.outputs.terminal import CLEAR
-from referee.store import Store, StoredGame
+from referee.store.reads import StoredGame
+from referee.store.store import Store
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

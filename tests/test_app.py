@@ -12,22 +12,24 @@ from pathlib import Path
 
 import pytest
 
-from referee.app import NOT_SERVED, App, RunOptions
+from referee.buttons import KEYMAP
 from referee.config import default_config
-from referee.control import ask, socket_path
-from referee.devices import pick_display
-from referee.edges import Edge, SourceStatus
+from referee.control import ask
+from referee.daemon.app import NOT_SERVED, App, RunOptions
+from referee.daemon.devices import pick_display
+from referee.daemon.lobby import CHECK_NS as JOIN_CHECK_NS
+from referee.daemon.page_process import PAGE
 from referee.errors import StartError
-from referee.keys import KEYMAP
+from referee.inbox import SourceStatus
+from referee.inputs.edges import Edge
 from referee.outputs import captions
 from referee.outputs.sound import joined
 from referee.outputs.terminal import ALT_SCREEN_OFF
 from referee.rules import Phase, RuleSet
-from referee.store import Store
+from referee.store.paths import pin_path, socket_path
+from referee.store.pin import read_pin
+from referee.store.store import Store
 from referee.view import Severity
-from referee.web.child import PAGE
-from referee.web.join import CHECK_NS as JOIN_CHECK_NS
-from referee.web.pin import pin_path, read_pin
 
 from .slow_fsync import writes_held
 
@@ -657,7 +659,7 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
     assert names_kept(app) == {}  # not shown yet: not the ledger's
     assert page.answer is None
     app.present(app.view())
-    app.keep_changes()
+    app.requests.keep_changes()
     assert page.answered() == {"ok": True}  # once on the disk
     assert names_kept(app) == {2: "Ann"}
     shown = app.screen._stream.getvalue()  # type: ignore[union-attr]
@@ -674,7 +676,7 @@ def test_a_name_from_the_page_is_shown_first_then_kept(make_app):
 def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, seat, name, said):
     app = make_app(players=4).app
     named(app, 2, "Ann")
-    app.keep_changes()
+    app.requests.keep_changes()
     page = named(app, seat, name)
     assert page.answered() == {"error": said}
     assert app.view().names == ((2, "Ann"),)
@@ -683,7 +685,7 @@ def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, sea
 def test_names_stay_through_a_restart_and_into_the_next_game(make_app):
     table = make_app(players=4)
     named(table.app, 1, "Ann").answered()
-    table.app.keep_changes()
+    table.app.requests.keep_changes()
     assert named(table.app, 2, "Bob")  # taken and shown, never kept: the box stops first
     table.app.close()
     again = make_app(players=4)
@@ -713,7 +715,7 @@ def test_rules_from_the_page_are_checked_shown_then_kept_and_a_lobby_takes_them(
     with Store.open_readonly(app.store.path) as store:
         assert store.next_rules() == {}  # not shown yet: not the ledger's
     app.present(app.view())
-    app.keep_changes()
+    app.requests.keep_changes()
     assert page.answered() == {"ok": True}
     with Store.open_readonly(app.store.path) as store:
         assert store.next_rules() == {"players": 3, "super_s": 7.0}
@@ -724,7 +726,7 @@ def test_rules_a_phone_set_that_the_file_no_longer_takes_are_set_aside_and_said(
     first = make_app(players=4)
     asked(first.app, {"op": "rules", "values": {"rules": "solo"}})
     first.app.present(first.app.view())
-    first.app.keep_changes()
+    first.app.requests.keep_changes()
     first.app.close()
     again = make_app(players=3)  # the file now says three seats: solo cannot go with them
     assert again.app.session.settings.players == 3
@@ -745,7 +747,7 @@ def test_a_phones_rules_over_the_files_are_said_at_the_start_and_in_the_lobby(
 ):
     with Store.open(tmp_path / "referee.db") as store:
         store.set_next_rules({"rules": "official"})  # chosen on a phone, the box stopped
-    caplog.set_level(logging.INFO, logger="referee.app")
+    caplog.set_level(logging.INFO, logger="referee.daemon.requests")
     table = make_app(rules=RuleSet.SOLO, players=1)  # the file: solo, one player
     app = table.app
     assert app.session.settings.rules is RuleSet.OFFICIAL and app.session.settings.players == 4
@@ -772,7 +774,7 @@ def test_the_settings_files_rules_again_forget_what_phones_set(make_app, tmp_pat
     )
     assert app.notices() == ()
     app.present(app.view())
-    app.keep_changes()
+    app.requests.keep_changes()
     assert page.answered() == {"ok": True}
     with Store.open_readonly(app.store.path) as store:
         assert store.next_rules() == {}
@@ -783,13 +785,13 @@ def test_set_aside_rules_are_forgotten_from_the_store_too(make_app):
     first = make_app(players=4)
     asked(first.app, {"op": "rules", "values": {"rules": "solo"}})
     first.app.present(first.app.view())
-    first.app.keep_changes()
+    first.app.requests.keep_changes()
     first.app.close()
     again = make_app(players=3)  # the phone's solo is set aside, not deleted
     assert again.app.notices()
     page = asked(again.app, {"op": "filerules"})
     again.app.present(again.app.view())
-    again.app.keep_changes()
+    again.app.requests.keep_changes()
     assert page.answered() == {"ok": True} and again.app.notices() == ()
     with Store.open_readonly(again.app.store.path) as store:
         assert store.next_rules() == {}

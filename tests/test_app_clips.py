@@ -11,14 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.app import App, RunOptions
 from referee.audio.capture import RETRY_MAX_NS, Capture
 from referee.audio.clip_writer import STALL_NS
-from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.clips import ClipStore
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
+from referee.daemon.app import App, RunOptions
 from referee.rules import Phase
+from referee.store.paths import clips_folder
 
 from .fake_capture import CLICK, MS, NS_PER_S, FakeCard
 from .test_app import KEY_OF, Clock
@@ -34,7 +35,9 @@ class Box:
         self.card = FakeCard(start_ns=START_NS, seed=4)
         # Opened again by the ring's reader when lost, on the card's clock.
         self.capture = Capture(self.card, reopen=self.card.reopen, clock=lambda: self.card.now_ns)
-        monkeypatch.setattr("referee.app.open_microphone", lambda audio: (self.capture, None))
+        monkeypatch.setattr(
+            "referee.daemon.app.open_microphone", lambda audio: (self.capture, None)
+        )
         self.store = tmp_path / "referee.db"
         self.keys_r, self.keys = os.pipe()
         self.screen = io.StringIO()
@@ -66,7 +69,7 @@ class Box:
         """REPLAY tapped, and the call's clip it has read off the loop taken up by the loop
         (through its inbox, as it runs): what the table is told."""
         self.tap("REPLAY")
-        replays = self.app._replays
+        replays = self.app.listening._replays
         while replays is not None and replays.loading:
             if not select.select([self.app.inbox], [], [], 10)[0]:
                 pytest.fail("the clip was not read within 10 s")
@@ -93,7 +96,7 @@ def test_a_calls_clip_is_cut_with_its_press_where_its_shout_is(box):
     assert box.app.session.state.pending is not None
     box.tap("VALID")
     box.at(pressed + 2 * NS_PER_S + 100 * MS)  # the clip's window is in the ring
-    assert box.app.clips is not None and box.app.clips.wait_cut(10)
+    assert box.app.listening.clips is not None and box.app.listening.clips.wait_cut(10)
     [kept] = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
     session = box.app.session
     assert (kept.clip.game, kept.clip.call_ns) == (
@@ -118,7 +121,7 @@ def test_a_microphone_pulled_out_mid_game_is_told_cuts_no_silence_and_comes_back
     unheard = box.tap("P2", shout=True)  # the microphone is not there to hear it
     box.tap("VALID")
     box.at(unheard + 2 * NS_PER_S + STALL_NS + 100 * MS)  # its window, and the stall, past
-    clips = box.app.clips
+    clips = box.app.listening.clips
     assert clips is not None and clips.wait_cut(10)
     kept = ClipStore(clips_folder(box.store), max_bytes=10**9)
     assert (kept.clips(), clips.unheard, clips.lost) == ([], 1, 0)  # no clip of nothing
@@ -146,7 +149,7 @@ def test_the_microphones_mark_is_shown_while_it_listens(box):
 
 
 def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
-    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, None))
+    monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, None))
     config = default_config()
     read, write = os.pipe()
     screen = io.StringIO()
@@ -156,7 +159,7 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
         stdout=screen,
     )
     try:
-        assert app.clips is None
+        assert app.listening.clips is None
         app.present(app.view())
         assert "● mic" not in screen.getvalue()
     finally:
@@ -167,13 +170,13 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
 
 def test_a_cutter_forked_for_a_microphone_that_did_not_open_is_stopped(tmp_path, monkeypatch):
     """`referee run` forks it before the microphone is opened (tests/test_cutter_fork.py)."""
-    monkeypatch.setattr("referee.app.open_microphone", lambda audio: (None, "it is gone"))
+    monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, "it is gone"))
     cutter = CutterProcess.spawned()  # as forked, from the App's side
     read, write = os.pipe()
     options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal")
     app = App(options, stdin_fd=read, stdout=io.StringIO(), cutter=cutter)
     try:
-        assert app.clips is None
+        assert app.listening.clips is None
         assert cutter.process.returncode == 0  # told nothing, it ended
     finally:
         app.close()
@@ -220,7 +223,7 @@ def test_replay_plays_the_call_under_way_however_long_ago_it_was_made(tmp_path, 
         # Cut once its window is in the ring, as on a box: moved on 41 s at once, the ring
         # no longer held it when the clips' thread came to it, and its clip was 0 samples.
         box.at(pressed + 2 * NS_PER_S + 100 * MS)
-        assert box.app.clips is not None and box.app.clips.wait_cut(10)
+        assert box.app.listening.clips is not None and box.app.listening.clips.wait_cut(10)
         box.at(pressed + 41 * NS_PER_S)
         assert box.app.session.state.pending is not None
         assert box.replay().startswith("replay: P2's call at ")
@@ -246,7 +249,7 @@ def test_a_call_from_before_the_microphone_listened_keeps_its_clip(tmp_path, mon
     pressed = first.tap("P2", shout=True)
     first.tap("VALID")
     first.at(pressed + 2 * NS_PER_S + 100 * MS)
-    assert first.app.clips is not None and first.app.clips.wait_cut(10)
+    assert first.app.listening.clips is not None and first.app.listening.clips.wait_cut(10)
     first.close()
     store = ClipStore(clips_folder(first.store), max_bytes=10**9)
     [heard] = store.clips()
@@ -258,12 +261,12 @@ def test_a_call_from_before_the_microphone_listened_keeps_its_clip(tmp_path, mon
     again.tap("P1")
     again.tap("UNDO")  # P1's call taken back: P2's, from before, is the last call again
     again.at(again.clock.now + 3 * NS_PER_S)
-    assert again.app.clips is not None and again.app.clips.wait_cut(10)
+    assert again.app.listening.clips is not None and again.app.listening.clips.wait_cut(10)
     again.close()
     kept, taken_back = store.clips()  # P2's call, then P1's, which was heard
     assert (kept.clip, kept.sound.read_bytes()) == (heard.clip, sound)
     assert [m.player for m in taken_back.clip.presses] == [1]
-    assert again.app.clips.saved == 1
+    assert again.app.listening.clips.saved == 1
 
 
 def called_and_cut(box: Box, player: str = "P2") -> int:
@@ -275,7 +278,7 @@ def called_and_cut(box: Box, player: str = "P2") -> int:
     pressed = box.tap(player, shout=True)
     box.tap("VALID")
     box.at(pressed + 2 * NS_PER_S + 100 * MS)  # the clip's window is in the ring
-    assert box.app.clips is not None and box.app.clips.wait_cut(10)
+    assert box.app.listening.clips is not None and box.app.listening.clips.wait_cut(10)
     return pressed
 
 
@@ -327,7 +330,7 @@ def test_after_a_restart_a_damaged_clip_is_said_and_the_box_goes_on(tmp_path, mo
             first.tap(button)
         pressed = first.tap("P2", shout=True)
         first.at(pressed + 2 * NS_PER_S + 100 * MS)
-        assert first.app.clips is not None and first.app.clips.wait_cut(10)
+        assert first.app.listening.clips is not None and first.app.listening.clips.wait_cut(10)
         damage_the_fmt_chunks_size(the_clip(first))
     finally:
         first.close()

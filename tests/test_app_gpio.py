@@ -6,8 +6,8 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from referee.app import App, RunOptions
 from referee.config import default_config
+from referee.daemon.app import App, RunOptions
 from referee.inputs import gpio
 from referee.inputs.gpio import IRQ_BOUND_NS
 from referee.outputs.lights import ShiftRegisterLeds

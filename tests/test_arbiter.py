@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.arbiter import Arbiter, Decision
-from referee.edges import PLAYER_BUTTONS, Edge
+from referee.buttons import PLAYER_BUTTONS
+from referee.daemon.arbiter import Arbiter, Decision
+from referee.inputs.edges import Edge
 
 US = 1_000
 MS = 1_000_000

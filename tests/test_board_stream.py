@@ -6,7 +6,7 @@ import random
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from referee.edges import BUTTONS, Edge, LostTrack
+from referee.buttons import BUTTONS
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import (
     CLOCK_MARGIN_NS,
@@ -17,6 +17,7 @@ from referee.inputs.board_clock import (
 )
 from referee.inputs.board_lines import parse_line
 from referee.inputs.board_stream import JUMP_LINES, MAX_WAITING, T_BACK_US, BoardStream
+from referee.inputs.edges import Edge, LostTrack
 
 CLOCK_MARGIN_US = CLOCK_MARGIN_NS // 1000
 PLAUSIBLE_US = PLAUSIBLE_NS // 1000

@@ -17,7 +17,7 @@ from referee.audio import capture as capture_module
 from referee.audio.capture import MICROPHONE, OVERRUNS_LOST, RETRY_MAX_NS, RETRY_NS, Capture
 from referee.audio.clock import SegmentClock, low_quantile
 from referee.audio.pcm import Overrun
-from referee.edges import SourceStatus
+from referee.inbox import SourceStatus
 from tests.fake_capture import (
     CLICK,
     MS,

@@ -4,11 +4,13 @@ import dataclasses
 import io
 from pathlib import Path
 
-from referee.check_buttons import ButtonCheck
+from referee.buttons import in_play
 from referee.config import default_config
-from referee.devices import Devices
-from referee.edges import Edge, Inbox, Quit, in_play
-from referee.inputs.mux import Inputs
+from referee.daemon.check_buttons import ButtonCheck
+from referee.daemon.devices import Devices
+from referee.daemon.mux import Inputs
+from referee.inbox import Inbox, Quit
+from referee.inputs.edges import Edge
 from referee.outputs import sound
 from referee.outputs.lights import LedMode
 from referee.rules import RuleSet, Settings

@@ -10,7 +10,7 @@ from referee import __version__
 from referee.cli import main, parser
 from referee.errors import ConfigError, RefereeError, ScriptFileError, StoreError, StoreInUse
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.store import Store
 
 COMMANDS = ("run", "replay", "state", "recover", "check-buttons", "config", "listen", "look")
 # A reader of the help has the program, not the repository's neighbours.

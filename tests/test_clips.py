@@ -12,20 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.audio.clips import (
-    LONGEST_S,
-    Clip,
-    ClipStore,
-    ClipWindow,
-    Damaged,
-    Kept,
-    Marker,
-    clips_folder,
-)
+from referee.audio.clips import LONGEST_S, Clip, ClipStore, ClipWindow, Damaged, Kept, Marker
 from referee.audio.wav import read_mono
 from referee.cli import main
 from referee.config import load_config
 from referee.errors import RefereeError
+from referee.store.paths import clips_folder
 
 from .conftest import ROOT
 

@@ -5,10 +5,10 @@ import io
 
 import pytest
 
-from referee.outputs import gallery
 from referee.outputs.composite import Screens
 from referee.outputs.terminal import ALT_SCREEN_OFF, TerminalScreen
 from referee.view import View
+from tools import gallery
 
 VIEWS = gallery.views()
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.buttons import PIN_BUTTONS
 from referee.cli import main
 from referee.config import (
     ENV_VAR,
@@ -24,7 +25,6 @@ from referee.config import (
     render_config,
     search_paths,
 )
-from referee.edges import PIN_BUTTONS
 from referee.rules import RULE_KEYS, RuleSet, Settings
 
 from .conftest import ROOT
@@ -651,7 +651,7 @@ def test_a_replay_is_slowed_as_a_tape_unless_its_pitch_is_kept(tmp_path):
 
 
 def test_cli_shows_the_rules_a_phone_set_over_the_files_and_where_they_are_kept(tmp_path, capsys):
-    from referee.store import Store
+    from referee.store.store import Store
 
     path = write(tmp_path, "[rules]\npointout_s = 8\n")
     store = tmp_path / "referee.db"
@@ -681,7 +681,7 @@ def test_cli_shows_the_rules_a_phone_set_over_the_files_and_where_they_are_kept(
 
 
 def test_cli_marks_every_key_a_phones_rules_override_those_that_follow_them_too(tmp_path, capsys):
-    from referee.store import Store
+    from referee.store.store import Store
 
     path = write(tmp_path, '[rules]\nrules = "solo"\nplayers = 1\n')
     store = tmp_path / "referee.db"
@@ -697,7 +697,7 @@ def test_cli_marks_every_key_a_phones_rules_override_those_that_follow_them_too(
 
 
 def test_cli_reset_page_forgets_a_phones_rules_in_a_store_no_referee_runs(tmp_path, capsys):
-    from referee.store import Store
+    from referee.store.store import Store
 
     store = tmp_path / "referee.db"
     with Store.open(store) as opened:
@@ -717,7 +717,7 @@ def test_cli_reset_page_forgets_a_phones_rules_in_a_store_no_referee_runs(tmp_pa
 
 
 def test_cli_reset_page_asks_the_running_referee(tmp_path, capsys):
-    from referee.store import Store
+    from referee.store.store import Store
 
     from .daemon import Daemon
 

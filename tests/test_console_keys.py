@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import inotify
-from referee.edges import Edge, Inbox, LostTrack, Quit, SourceStatus
+from referee.buttons import KEYMAP, QUIT_KEY
+from referee.daemon.mux import Inputs
+from referee.inbox import Inbox, Quit, SourceStatus
 from referee.inputs import console_keys
 from referee.inputs.console_keys import (
     EV_KEY,
@@ -27,8 +28,8 @@ from referee.inputs.console_keys import (
     NoKeyboard,
     open_console_keys,
 )
-from referee.inputs.mux import Inputs
-from referee.keys import KEYMAP, QUIT_KEY
+from referee.inputs.edges import Edge, LostTrack
+from referee.linux import inotify
 
 from .conftest import ROOT
 from .fake_evdev import Devices, key, plug

@@ -11,9 +11,9 @@ from dataclasses import replace
 import pygame
 import pytest
 
-from referee.app import App, RunOptions
 from referee.cli import main
 from referee.config import default_config
+from referee.daemon.app import App, RunOptions
 from referee.errors import ScreenUnavailable
 from referee.inputs.console_keys import ConsoleKeys, Keyboard, open_console_keys
 from referee.outputs import kms
@@ -21,7 +21,7 @@ from referee.outputs.display import render
 from referee.outputs.kms_screen import MASTER_RETRY_NS
 from referee.outputs.sound import call_out
 from referee.outputs.terminal import ALT_SCREEN_OFF
-from referee.store import Store
+from referee.store.store import Store
 
 from .fake_drm import FakeCard
 from .fake_evdev import Devices, key, plug
@@ -33,7 +33,7 @@ def console(monkeypatch):
     card = FakeCard()
     read, write = os.pipe()
     os.set_blocking(read, False)
-    monkeypatch.setattr("referee.devices.drm_cards", lambda: [card.path])
+    monkeypatch.setattr("referee.daemon.devices.drm_cards", lambda: [card.path])
     find = kms.find_output
 
     def on_this_card(wanted, paths=None):
@@ -41,7 +41,7 @@ def console(monkeypatch):
 
     monkeypatch.setattr(kms, "find_output", on_this_card)
     monkeypatch.setattr(
-        "referee.devices.open_console_keys",
+        "referee.daemon.devices.open_console_keys",
         lambda clock: ConsoleKeys([Keyboard(read, "USB Keyboard", "/dev/input/event0")], clock),
     )
     yield card, write
@@ -166,7 +166,7 @@ def test_a_keyboard_pulled_out_is_a_notice_until_one_is_plugged_in(console, tmp_
     devices = Devices({f"{folder}/event0": "Old", f"{folder}/event1": "New"})
     old = plug(folder, "event0")
     monkeypatch.setattr(
-        "referee.devices.open_console_keys",
+        "referee.daemon.devices.open_console_keys",
         lambda clock: open_console_keys(folder, clock, devices),
     )
     clock = Clock()

@@ -13,26 +13,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.control import (
+from referee.control import REQUEST_MAX, NotRunning, RequestError, ask, parse_request, wire
+from referee.daemon.control_socket import (
     BUSY,
     MAX_ASKS,
-    REQUEST_MAX,
     STOPPED,
     Answer,
     ControlSocket,
+    open_control,
+)
+from referee.inbox import (
+    Asked,
     DeleteClips,
+    FileRules,
+    Inbox,
     NameSeat,
     NewGame,
-    NotRunning,
-    RequestError,
     SetRules,
-    ask,
-    open_control,
-    parse_request,
-    socket_path,
 )
-from referee.edges import Inbox, NameRequest, NewGameRequest, RulesRequest
 from referee.names import check_name
+from referee.store.paths import socket_path
 from referee.units import MAX_SEATS
 
 WAIT_S = 5.0  # a bound for a thread's answer, never reached when all is well
@@ -144,11 +144,12 @@ class Loop:
         while not self._stop.is_set():
             select.select([self.inbox.fileno()], [], [], 0.05)  # woken by a put
             for item in self.inbox.drain():
-                assert isinstance(item, NameRequest | RulesRequest | NewGameRequest)
-                seen = (item.seat, item.name) if isinstance(item, NameRequest) else item
+                assert isinstance(item, Asked)
+                asked = item.request
+                seen = (asked.seat, asked.name) if isinstance(asked, NameSeat) else asked
                 self.seen.append(seen)
                 if item.reply.take() and self.answer is not None:
-                    item.reply.give(self.answer(item))
+                    item.reply.give(self.answer(asked))
 
     def stop(self) -> None:
         self._stop.set()
@@ -196,11 +197,15 @@ def test_the_rules_and_a_new_game_reach_the_loop_as_what_they_ask(control):
     assert said == {"ok": True}
     assert exchange(sock.path, b'{"op": "newgame"}\n') == {"ok": True}
     assert exchange(sock.path, b'{"op": "filerules"}\n') == {"ok": True}
-    rules, new_game, file_rules = loop.seen
-    assert isinstance(rules, RulesRequest) and rules.values == {"pointout_s": 5}
-    assert not rules.reset
-    assert isinstance(new_game, NewGameRequest)
-    assert isinstance(file_rules, RulesRequest) and file_rules.reset
+    assert loop.seen == [SetRules({"pointout_s": 5}), NewGame(), FileRules()]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [NameSeat(2, "Ann"), SetRules({"pointout_s": 5}), FileRules(), NewGame(), DeleteClips(3)],
+)
+def test_every_request_reads_back_from_its_line_as_itself(request_):
+    assert parse_request(json.dumps(wire(request_)).encode()) == request_
 
 
 def test_the_loops_refusal_is_the_answer(control):
@@ -218,7 +223,7 @@ def test_a_bad_request_never_reaches_the_loop(control):
 
 
 def test_a_silent_peer_is_dropped_and_the_next_one_served(control, monkeypatch):
-    monkeypatch.setattr("referee.control.READ_S", 0.05)
+    monkeypatch.setattr("referee.daemon.control_socket.READ_S", 0.05)
     sock, loop = control()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
         silent.settimeout(WAIT_S)
@@ -304,7 +309,7 @@ class SlowDisk:
         while not self._stop.is_set():
             select.select([self.inbox.fileno()], [], [], 0.05)
             taken = [item for item in self.inbox.drain() if item.reply.take()]
-            self.applied += [item.name for item in taken]
+            self.applied += [item.request.name for item in taken]
             if taken:
                 self._stop.wait(self.disk_s)  # one transaction for all of them
             for item in taken:
@@ -358,7 +363,9 @@ def test_judges_writing_at_once_are_each_applied_or_told_busy_never_unanswered(t
 
 
 def test_the_daemons_stop_cuts_off_peers_halfway_and_tells_them(tmp_path, monkeypatch):
-    monkeypatch.setattr("referee.control.READ_S", 60.0)  # they would hold the stop that long
+    monkeypatch.setattr(
+        "referee.daemon.control_socket.READ_S", 60.0
+    )  # they would hold the stop that long
     inbox = Inbox()
     sock = ControlSocket(socket_path(tmp_path / "referee.db"), inbox)
     peers = []

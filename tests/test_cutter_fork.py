@@ -1,4 +1,4 @@
-"""The clips' cutter forked at the daemon's start (referee/children.py, CutterProcess.forked,
+"""The clips' cutter forked at the daemon's start (referee/linux/children.py, CutterProcess.forked,
 referee/audio/early.py): a child of the daemon's own process, before any thread, sharing its
 pages, holding none of its descriptors; replaced by one started anew when it dies; gone
 when the daemon is.
@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from referee import children
 from referee.audio import pcm
 from referee.audio.cutter import NICE
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.early import fork_cutter
-from referee.children import ThreadsRunning
 from referee.config import default_config
+from referee.linux import children
+from referee.linux.children import ThreadsRunning
 
 from .conftest import ROOT
 from .processes import wait_in_file

@@ -1,4 +1,4 @@
-"""devices.py, the one place that opens the box's outputs: several displays joined by `+`
+"""daemon/devices.py, the one place that opens the box's outputs: several displays joined by `+`
 (`--display window+terminal`), each opened as alone, or the box does not start."""
 
 import io
@@ -9,19 +9,19 @@ import pygame
 import pytest
 
 from referee.config import default_config
-from referee.devices import (
+from referee.daemon.devices import (
     check_openable,
     joined_displays,
     keyboard_display,
     open_screen,
     pick_display,
 )
-from referee.edges import Inbox
 from referee.errors import ScreenUnavailable, StartError
-from referee.outputs import gallery
+from referee.inbox import Inbox
 from referee.outputs.composite import Screens
 from referee.outputs.display import Window
 from referee.outputs.terminal import ALT_SCREEN_OFF, ALT_SCREEN_ON, TerminalScreen
+from tools import gallery
 
 SIZE = default_config().display  # 0 by 0: the window's own size
 

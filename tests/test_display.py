@@ -10,19 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.config import NextRules
-from referee.edges import Edge, Inbox, Quit
 from referee.errors import ScreenUnavailable
+from referee.inbox import Inbox, Quit
+from referee.inputs.edges import Edge
 from referee.inputs.keyboard import WindowKeys
-from referee.outputs import captions, gallery, qr
+from referee.outputs import captions, qr
 from referee.outputs.canvas import Canvas, Drawn, font
 from referee.outputs.captions import increment, shown_clocks
 from referee.outputs.captions import next_change_ns as next_frame_ns
 from referee.outputs.display import Window, frame_key, render
 from referee.outputs.screens import draw_screen
-from referee.outputs.seats import SYMBOLS
 from referee.outputs.style import ATTENTION
 from referee.rules import NS_PER_S, Press, RuleSet, Settings, Super, Verdict, new_game, step
+from referee.seats import SYMBOLS
 from referee.view import Notice, Severity, View
+from tools import gallery
 
 # The smallest, TVs, and portrait and square panels: Touch Display 2 (720x1280), 480x800
 # DSI panels, a round 480x480 one.

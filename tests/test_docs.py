@@ -130,7 +130,13 @@ SECTION_REF = re.compile(
 )
 HEADING = re.compile(r"^#+\s+(.+?)\s*$", re.MULTILINE)
 NAMING = sorted(
-    {*ROOT.glob("referee/**/*.py"), *ROOT.glob("bench/*.py"), *ROOT.glob("tests/**/*.py"), *DOCS}
+    {
+        *ROOT.glob("referee/**/*.py"),
+        *ROOT.glob("tools/**/*.py"),
+        *ROOT.glob("bench/*.py"),
+        *ROOT.glob("tests/**/*.py"),
+        *DOCS,
+    }
 )
 
 

@@ -27,7 +27,8 @@ CONFIG = "[buttons]\ndebounce_ms = 1.0\n"  # typed keys do not bounce; they come
 SETUP = """
 from pathlib import Path
 import sys
-from referee.store import Ledger, Store
+from referee.store.ledger import Ledger
+from referee.store.store import Store
 from referee.rules import Settings
 with Store.open(Path(sys.argv[1])) as store:
     Ledger(store, store.new_game(Settings(), lobby=True))

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from referee.edges import Edge, SourceStatus
 from referee.errors import GpioError
+from referee.inbox import SourceStatus
 from referee.inputs import gpio
+from referee.inputs.edges import Edge
 from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, find_chip
 from tests.fake_gpio import FakeRequest
 

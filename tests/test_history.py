@@ -27,7 +27,7 @@ from referee.rules import (
     Settings,
     replay,
 )
-from referee.store import Store
+from referee.store.store import Store
 from tests.tables import table_game
 
 RULES = [(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1), (RuleSet.SOLITAIRE, 1)]

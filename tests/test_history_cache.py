@@ -12,10 +12,10 @@ import pytest
 from referee.errors import StoreError
 from referee.history import book, cache, stats
 from referee.history.book import History
-from referee.history.cache import cache_path
 from referee.history.export import game_rows
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.paths import summaries_path
+from referee.store.store import Store
 from referee.units import NS_PER_S
 from tests.tables import table_game
 from tests.test_history import Replays, write_games
@@ -30,7 +30,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def counted(path: Path) -> History:
-    history = History(path, cache_path(path))
+    history = History(path, summaries_path(path))
     assert history.count(100).done
     return history
 
@@ -40,7 +40,7 @@ def fingerprint(folder: Path) -> dict[str, str]:
     return {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest()
         for p in folder.iterdir()
-        if not p.name.startswith(cache_path(Path("referee.db")).name)
+        if not p.name.startswith(summaries_path(Path("referee.db")).name)
     }
 
 
@@ -48,7 +48,7 @@ def test_the_summaries_outlive_the_server_and_the_store_is_never_written(store, 
     replays = Replays(monkeypatch)
     before = fingerprint(store.parent)
     first = counted(store)
-    assert replays.take() == 4 and cache_path(store).exists()
+    assert replays.take() == 4 and summaries_path(store).exists()
     expected = list(game_rows(first.cache))
     first.close()
     again = counted(store)  # the next start of the page: nothing replayed
@@ -105,7 +105,7 @@ def test_a_game_no_longer_in_the_store_is_forgotten(store):
 )
 def test_a_cache_that_cannot_be_trusted_is_made_anew_with_one_line(store, spoil, caplog):
     counted(store).close()
-    spoil(cache_path(store))
+    spoil(summaries_path(store))
     with caplog.at_level(logging.WARNING, logger=cache.__name__):
         history = counted(store)
     assert [r.getMessage().endswith("made anew") for r in caplog.records] == [True]
@@ -116,7 +116,7 @@ def test_the_cache_of_another_store_is_made_anew(store, tmp_path, caplog):
     counted(store).close()
     other = tmp_path / "other" / "referee.db"
     write_games(other, [(Settings(players=2), table_game(Settings(players=2), 9, calls=2))])
-    cache_path(other).write_bytes(cache_path(store).read_bytes())
+    summaries_path(other).write_bytes(summaries_path(store).read_bytes())
     with caplog.at_level(logging.WARNING, logger=cache.__name__):
         history = counted(other)
     assert "another store" in caplog.text
@@ -126,11 +126,11 @@ def test_the_cache_of_another_store_is_made_anew(store, tmp_path, caplog):
 def test_a_cache_spoilt_while_in_use_is_made_anew_and_the_request_asks_again(store, caplog):
     history = counted(store)
     history.cache.close()
-    _truncated(cache_path(store))
+    _truncated(summaries_path(store))
     with caplog.at_level(logging.WARNING, logger=cache.__name__):
         with pytest.raises(StoreError, match="ask again"):
             # As if the damage came after the check made when the file was opened.
-            history.cache._conn = sqlite3.connect(cache_path(store), check_same_thread=False)
+            history.cache._conn = sqlite3.connect(summaries_path(store), check_same_thread=False)
             list(game_rows(history.cache))
         assert history.count(100).done
     assert {row["game"] for row in game_rows(history.cache)} == {1, 2, 3, 4}

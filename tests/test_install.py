@@ -154,6 +154,16 @@ def test_installs_the_units_the_settings_and_a_venv_that_runs(installed):
     assert "replay" in run.stdout
 
 
+def test_the_box_gets_the_package_and_not_the_document_generators(installed):
+    # tools/ (`make wiring`, `make screens`) draws the docs on a developer's machine: the
+    # box runs none of it, and no module of referee/ may need it.
+    site = next((installed.dest / PREFIX / "lib").glob("python3.*/site-packages"))
+    assert (site / "referee/daemon/app.py").is_file()
+    assert not (site / "tools").exists()
+    generators = {"wiring.py", "wiring_svg.py", "enclosure.py", "gallery.py"}
+    assert not [p for p in (site / "referee").rglob("*.py") if p.name in generators]
+
+
 @pytest.mark.parametrize("name", ["referee.service", "referee-web.service"])
 def test_the_units_start_what_the_install_puts_in_place(installed, name):
     unit = (installed.dest / UNITS_DIR / name).read_text()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.outputs import drm, gallery
+from referee.outputs import drm
 from referee.outputs.display import render
 from referee.outputs.drm import ModeInfo
 from referee.outputs.kms import (
@@ -24,6 +24,7 @@ from referee.outputs.kms import (
     open_output,
 )
 from referee.outputs.kms_screen import MASTER_RETRY_NS, KmsScreen
+from tools import gallery
 
 from .fake_drm import FakeCard, FakeConnector, mode
 

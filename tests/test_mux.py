@@ -1,4 +1,4 @@
-"""The main loop's one wait (referee/inputs/mux.py): asleep, or awake for a press."""
+"""The main loop's one wait (referee/daemon/mux.py): asleep, or awake for a press."""
 
 import os
 import subprocess
@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from referee.edges import Inbox, Quit
+from referee.daemon.mux import Inputs
+from referee.inbox import Inbox, Quit
 from referee.inputs.keyboard import TerminalKeys
-from referee.inputs.mux import Inputs
 from tests.conftest import ROOT
 from tests.wakeups import wakeups
 
@@ -30,9 +30,9 @@ def inputs():
 # put this one to sleep for the GIL, which is no sleep of the wait's.
 AWAKE = """
 import os, threading, time
-from referee.edges import Inbox
+from referee.inbox import Inbox
 from referee.inputs.keyboard import TerminalKeys
-from referee.inputs.mux import Inputs
+from referee.daemon.mux import Inputs
 from tests.wakeups import wakeups
 read, write = os.pipe()
 inputs = Inputs([TerminalKeys(read)], Inbox())

@@ -13,7 +13,7 @@ import pytest
 from referee.cli import main
 from referee.config import ConfigError, load_config
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.store import Store
 
 TIMEOUT_S = 20  # a hang fails the test instead of the suite
 

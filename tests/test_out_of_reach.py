@@ -91,7 +91,7 @@ def test_the_pin_a_judge_asks_for_from_roots_home(reachable):
         "XDG_CONFIG_HOME": str(reachable / "config"),
         "XDG_DATA_HOME": str(mine(reachable / "data")),
     }
-    done = referee_in(locked, "pin", env=env, preload="referee.web.pin")
+    done = referee_in(locked, "pin", env=env, preload="referee.store.pin")
     assert "Traceback" not in done.stderr
     assert done.stderr == f"{locked}/referee.toml: skipped: cannot look at it (Permission denied)\n"
     assert done.returncode == 0 and done.stdout.strip().isdigit()
@@ -100,7 +100,7 @@ def test_the_pin_a_judge_asks_for_from_roots_home(reachable):
 @pytest.mark.parametrize(
     ("argv", "preload"),
     [
-        (["pin"], "referee.web.pin"),
+        (["pin"], "referee.store.pin"),
         (["state"], ""),
         (["config"], ""),
         (["history"], "csv referee.history.export"),

@@ -1,6 +1,6 @@
 import pytest
 
-from referee.pi_header import RESERVED, header, header_pin
+from referee.config.pi_header import RESERVED, header, header_pin
 
 
 def test_the_header_has_forty_pins_in_two_columns():

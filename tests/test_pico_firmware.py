@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.edges import PIN_BUTTONS
+from referee.buttons import PIN_BUTTONS
 
 PICO = Path(__file__).resolve().parent.parent / "hardware" / "pico"
 FIRMWARE = PICO / "main.py"

@@ -38,8 +38,8 @@ def test_no_sound_card_is_one_warning_not_alsa_noise():
             sys.executable,
             "-c",
             "from referee.config import default_config\n"
-            "from referee.devices import open_speaker\n"
-            "from referee.edges import BUTTONS\n"
+            "from referee.daemon.devices import open_speaker\n"
+            "from referee.buttons import BUTTONS\n"
             "class Keys:  # any source that is neither GPIO nor a board\n"
             "    buttons = BUTTONS\n"
             "speaker = open_speaker(default_config(), Keys(), on_gpio=False, desktop=True)\n"

@@ -1,4 +1,5 @@
-"""referee/realtime.py: the loop's and the sound's threads at SCHED_FIFO, what they start not."""
+"""referee/daemon/realtime.py: the loop's and the sound's threads at SCHED_FIFO, what they
+start not."""
 
 import os
 import re
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import realtime
+from referee.daemon import realtime
 
 UNIT = Path(__file__).resolve().parent.parent / "systemd" / "referee.service"
 FIFO = os.SCHED_FIFO

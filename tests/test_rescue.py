@@ -20,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee import rescue
 from referee.cli import main
 from referee.errors import EXIT_UNSAVED, UnsavedInputs
 from referee.rules import Press, Settings, Super, Verdict, replay, report
-from referee.store import Ledger, Store
+from referee.store import rescue
+from referee.store.ledger import Ledger
+from referee.store.store import Store
 
 from .processes import Output, namespaces
 
@@ -234,7 +235,7 @@ def test_a_rescue_file_another_user_wrote_is_said_and_kept(tmp_path, caplog):
     os.chown(kept, 4242, 4242)
     _put_back_waiting(store)
     assert kept.exists() and inputs_of(store) == PLAYED
-    assert [r.getMessage() for r in caplog.records if r.name == "referee.rescue"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "referee.store.rescue"] == [
         f"{kept}: not put back: written by user 4242, not by root who owns the store;"
         " `referee recover` it if you trust it"
     ]

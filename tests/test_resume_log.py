@@ -2,10 +2,10 @@
 
 import logging
 
-from referee.arbiter import Decision
+from referee.daemon.arbiter import Decision
+from referee.daemon.session import Session
 from referee.rules import NS_PER_MS, Settings
-from referee.session import Session
-from referee.store import Store
+from referee.store.store import Store
 
 KEYBOARD_NS = 8 * NS_PER_MS  # the keyboard's resolution: the tie window's floor with it
 GPIO_NS = 100_000
@@ -22,7 +22,7 @@ def started(path, rules: Settings, floor_ns: int) -> None:
 
 def resumed_log(path, rules: Settings, floor_ns: int, caplog) -> str:
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="referee.session"), Store.open(path) as store:
+    with caplog.at_level(logging.INFO, logger="referee.daemon.session"), Store.open(path) as store:
         Session(store, rules, tie_floor_ns=floor_ns, now_ns=0)
     return caplog.text
 

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from referee.arbiter import Arbiter
-from referee.edges import BUTTONS, PIN_BUTTONS, REPLAY, UNDO, Edge, LostTrack, SourceStatus
+from referee.buttons import BUTTONS, PIN_BUTTONS, REPLAY, UNDO
+from referee.daemon.arbiter import Arbiter
+from referee.inbox import SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_stream import JUMPED
 from referee.inputs.burst_log import QUIET_NS
+from referee.inputs.edges import Edge, LostTrack
 from referee.inputs.serial_board import (
     CONNECTED,
     HEARD_AGAIN,

@@ -2,10 +2,10 @@
 
 import pytest
 
-from referee.arbiter import Decision
+from referee.daemon.arbiter import Decision
+from referee.daemon.session import LateInput, Session
 from referee.rules import Phase, RuleSet, Settings
-from referee.session import LateInput, Session
-from referee.store import Store
+from referee.store.store import Store
 
 MS = 1_000_000
 S = 1_000 * MS
@@ -100,7 +100,7 @@ def test_a_game_not_started_takes_the_settings_in_effect_and_a_started_one_says_
 def test_the_log_says_where_each_games_clock_is_on_the_monotonic_clock(tmp_path, caplog):
     """A builder lines the ledger's times up with stamps taken beside the box (gpiomon's,
     a recording's): the game clock's 0 on CLOCK_MONOTONIC, for a new game and a resumed one."""
-    caplog.set_level("INFO", logger="referee.session")
+    caplog.set_level("INFO", logger="referee.daemon.session")
     with Store.open(tmp_path / "referee.db") as store:
         first = Session(store, Settings(players=2), tie_floor_ns=0, now_ns=T0)
         for button in ("P1", "P2", "SUPER"):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.store import Store
 
 from .processes import Output, wait_until_open
 

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee import store as store_module
 from referee.cli import main
 from referee.rules import (
     NS_PER_MS,
@@ -34,14 +33,11 @@ from referee.rules import (
     report,
     settings_values,
 )
-from referee.store import (
-    BATCH_MAX,
-    SCHEMA_VERSION,
-    Ledger,
-    Store,
-    StoreError,
-    default_store_path,
-)
+from referee.store import schema
+from referee.store.ledger import BATCH_MAX, Ledger
+from referee.store.paths import default_store_path
+from referee.store.schema import SCHEMA_VERSION
+from referee.store.store import Store, StoreError
 
 from .conftest import SCENARIOS
 from .slow_fsync import writes_held
@@ -210,8 +206,8 @@ def test_a_later_migration_step_runs_on_open_and_keeps_the_games(tmp_path, monke
     path = tmp_path / "referee.db"
     played(path, VALID_CALL)
     step = ("ALTER TABLE games ADD COLUMN table_name TEXT", "UPDATE games SET table_name = 'lunch'")
-    monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(StoreError, match="older than this referee's"):
         Store.open_readonly(path)  # reading cannot migrate
     with Store.open(path) as store:
@@ -228,8 +224,8 @@ def test_a_failing_migration_step_leaves_the_store_as_it_was(tmp_path, monkeypat
     path = tmp_path / "referee.db"
     played(path, VALID_CALL)
     step = ("ALTER TABLE games ADD COLUMN table_name TEXT", "this is not SQL")
-    monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
     with pytest.raises(StoreError, match="syntax error"):
         Store.open(path)
     monkeypatch.undo()
@@ -296,7 +292,7 @@ KILLED = """
 import os, signal, sys
 from pathlib import Path
 from referee.rules import Press, Settings
-from referee.store import Store
+from referee.store.store import Store
 store = Store.open(Path(sys.argv[1]))
 game = store.new_game(Settings(players=2), lobby=False)
 for t in range(5):
@@ -490,7 +486,7 @@ def test_the_ledger_keeps_order_through_a_full_disk(tmp_path, caplog):
     # exactly as they do on a full disk (SQLITE_FULL).
     writer(store).execute("PRAGMA max_page_count = 1")
     sent = [Press(1, 0)]
-    caplog.set_level(logging.INFO, logger="referee.store")
+    caplog.set_level(logging.INFO, logger="referee.store.ledger")
     for n in range(1, 2000):
         sent.append(Press(n % 8 + 1, n * 1000))
         if not ledger.append(sent[-1]):

@@ -11,13 +11,13 @@ import pytest
 from referee.cli import main
 from referee.errors import StoreInUse
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.store import Store
 
 HOLD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from referee.store import Store
+    from referee.store.store import Store
     with Store.open(Path(sys.argv[1])) as store:
         store.append(store.new_game(store_settings(), lobby=True), Press(3, 0))
         print("holding", flush=True)

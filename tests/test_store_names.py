@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee import store as store_module
 from referee.cli import main
 from referee.names import kept_name
 from referee.rules import Press, Settings
-from referee.store import SCHEMA_VERSION, Change, Ledger, Store, StoreError
+from referee.store import schema
+from referee.store.ledger import Change, Ledger
+from referee.store.schema import SCHEMA_VERSION
+from referee.store.store import Store, StoreError
 
 from .test_store import pragma, raw, writer
 
@@ -21,14 +23,14 @@ WAIT_S = 5.0
 
 
 def seated(game, seat, name, done):
-    """A player seated as the daemon seats one from the page (App.name_seat)."""
+    """A player seated as the daemon seats one from the page (Requests.name_seat)."""
     return Change(f"P{seat} is {name}", lambda store: store.name_seats(game, [(seat, name)]), done)
 
 
 def test_a_version_1_store_is_migrated_with_its_games_kept(tmp_path, monkeypatch):
     path = tmp_path / "referee.db"
-    monkeypatch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     with Store.open(path) as store:
         store.append(store.new_game(Settings(), lobby=True), Press(2, 7))
     monkeypatch.undo()

@@ -3,9 +3,10 @@ settings file, written with the game in the lobby that takes them, read back str
 
 import pytest
 
-from referee import store as store_module
 from referee.rules import Press, Settings
-from referee.store import SCHEMA_VERSION, Store, StoreError
+from referee.store import schema
+from referee.store.schema import SCHEMA_VERSION
+from referee.store.store import Store, StoreError
 
 from .test_store import pragma, raw
 
@@ -34,8 +35,8 @@ def test_the_lobby_takes_the_rules_in_the_same_write_and_stands_up_the_seats_it_
 
 def test_a_version_2_store_is_migrated_with_its_games_and_names_kept(tmp_path, monkeypatch):
     path = tmp_path / "referee.db"
-    monkeypatch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:2])
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     with Store.open(path) as store:
         store.new_game(Settings(), lobby=True, names={2: "Bob"})
     monkeypatch.undo()

@@ -1,8 +1,8 @@
 """When the loop looks whether the store is still at its path: at once when its folder
 changes (inotify), else once a second."""
 
-from referee import inotify
-from referee.store_watch import LOOK_NS, StoreWatch
+from referee.linux import inotify
+from referee.store.watch import LOOK_NS, StoreWatch
 
 NOW = 5_000_000_000
 

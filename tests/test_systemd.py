@@ -3,7 +3,7 @@
 import os
 import socket
 
-from referee.systemd import Notifier
+from referee.daemon.systemd import Notifier
 
 
 def listener(tmp_path):

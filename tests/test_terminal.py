@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.names import ELLIPSIS, check_name
-from referee.outputs import gallery
 from referee.outputs.captions import KEY_LEGEND
 from referee.outputs.terminal import render
 from referee.view import Notice, View
+from tools import gallery
 
 from .rules.helpers import play
 

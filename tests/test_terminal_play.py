@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 from referee.cli import main
-from referee.web.mark import marked
-from referee.web.pin import pin_path, read_pin
+from referee.store.mark import marked
+from referee.store.paths import pin_path
+from referee.store.pin import read_pin
 
 from .processes import OnTerminal, wait_in_file, wait_in_store
 

@@ -1,6 +1,7 @@
 """The camera's eyes on real photos the classifier was not trained on: tests/photos/
 (committed, three boards), and every labelled board tools/vision/set_photos.py prepares
-($REFEREE_SET_PHOTOS, else build/set-photos; skipped without them). Each card's middle
+($REFEREE_SET_PHOTOS, else build/set-photos, else shared/set-photos beside the clone;
+skipped without them). Each card's middle
 and face are in tools/vision/labels/, written by hand."""
 
 import os
@@ -14,7 +15,11 @@ from tools.vision.evaluate import LABELS, Tally, evaluate, labels, photo_of
 from .conftest import ROOT
 
 COMMITTED = ROOT / "tests" / "photos"
-PREPARED = Path(os.environ.get("REFEREE_SET_PHOTOS", ROOT / "build" / "set-photos"))
+BUILT = ROOT / "build" / "set-photos"
+PREPARED = Path(
+    os.environ.get("REFEREE_SET_PHOTOS")
+    or (BUILT if BUILT.is_dir() else ROOT.parent / "shared" / "set-photos")
+)
 
 
 def _boards(folder: Path) -> list[tuple[str, Path, Path]]:

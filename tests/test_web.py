@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from referee import cli
+from referee.page_socket import bind, resolve_listen
 from referee.rules import Press, Settings, Verdict, parse_script
-from referee.store import Store
+from referee.store.paths import pin_path
+from referee.store.pin import ensure_pin, new_pin, read_pin
+from referee.store.store import Store
 from referee.web.guard import Guard
-from referee.web.listen import bind, resolve_listen
-from referee.web.pin import ensure_pin, new_pin, pin_path, read_pin
 from referee.web.serve import PageServer, uvicorn_config
 from referee.web.server import BODY_MAX, COOKIE, create_app
 

@@ -22,14 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from referee.audio.clips import Clip, ClipStore, Marker, clips_folder
+from referee.audio.clips import Clip, ClipStore, Marker
 from referee.audio.onsets import find_onsets
 from referee.audio.replay import waveform
 from referee.audio.wav import read_mono
 from referee.rules import Press, parse_script
-from referee.store import Store
+from referee.store.paths import clips_folder, pin_path
+from referee.store.pin import ensure_pin, read_pin
+from referee.store.store import Store
 from referee.web import clips_api
-from referee.web.pin import ensure_pin, pin_path, read_pin
 from referee.web.server import create_app
 from referee.web.worker import Worker
 

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.daemon.page_process import PageProcess
 from referee.rules import Press, Settings
-from referee.store import Store
-from referee.terminal_log import KEPT_BYTES, LOG_NAME, StderrLog, stderr_to_log
-from referee.web.child import PageProcess
+from referee.store.paths import LOG_NAME
+from referee.store.store import Store
+from referee.terminal_log import KEPT_BYTES, StderrLog, stderr_to_log
 from referee.web.guard import CONNECTIONS_EACH, STREAMS_EACH, Guard, Slots, client_of
 from referee.web.serve import LINES, QUIET_S, Bursts
 

@@ -18,13 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from referee import allocator, cli
+from referee import cli
 from referee.history.export import CALL_COLUMNS, GAME_COLUMNS, STATS_COLUMNS, as_csv, as_json
+from referee.linux import allocator
 from referee.rules import Press, Settings, parse_script
-from referee.store import Store
+from referee.store.paths import pin_path
+from referee.store.pin import ensure_pin
+from referee.store.store import Store
 from referee.units import NS_PER_MS
 from referee.web import history_api
-from referee.web.pin import ensure_pin, pin_path
 from referee.web.server import create_app
 from referee.web.worker import Worker
 from tests.conftest import ROOT

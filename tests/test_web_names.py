@@ -5,8 +5,9 @@ known players, and every way a name request is refused."""
 import pytest
 from starlette.testclient import TestClient
 
-from referee.store import Store
-from referee.web.pin import ensure_pin, pin_path, read_pin
+from referee.store.paths import pin_path
+from referee.store.pin import ensure_pin, read_pin
+from referee.store.store import Store
 from referee.web.server import create_app
 
 from .conftest import SAME

@@ -12,7 +12,8 @@ from starlette.testclient import TestClient
 
 from referee.config import ConfigError, default_config, load_config
 from referee.rules import NS_PER_S, Phase, RuleSet, Settings
-from referee.web.pin import ensure_pin, pin_path, read_pin
+from referee.store.paths import pin_path
+from referee.store.pin import ensure_pin, read_pin
 from referee.web.server import create_app
 
 from .conftest import ROOT, SAME
@@ -55,8 +56,8 @@ def test_rules_set_on_the_phone_are_the_next_games_and_survive_a_restart(judge, 
         daemon.stop()
     restarted = Daemon(store)  # the rules a phone set are the store's, not the file's
     try:
-        assert restarted.app.next_rules.settings.pointout_ns == 5 * NS_PER_S
-        assert restarted.app.next_rules.phone == {"pointout_s": 5.0, "deals": 3}
+        assert restarted.app.requests.next_rules.settings.pointout_ns == 5 * NS_PER_S
+        assert restarted.app.requests.next_rules.phone == {"pointout_s": 5.0, "deals": 3}
     finally:
         restarted.stop()
 
@@ -107,7 +108,7 @@ def test_writes_need_the_pin_and_the_pages_own_origin(client, store, daemon):
     evil = {"Origin": "http://evil.example"}
     assert client.post("/api/settings", json={"pointout_s": 5}, headers=evil).status_code == 403
     assert client.post("/api/newgame", json={}, headers=evil).status_code == 403
-    assert daemon.app.next_rules.phone == {}
+    assert daemon.app.requests.next_rules.phone == {}
 
 
 def test_a_new_game_only_once_the_game_is_over(judge, daemon):
@@ -217,7 +218,7 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
             """fetch("/api/settings", {method: "POST", body: '{"pointout_s": 5}',
                  headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
         )
-        assert refused == 401 and daemon.app.next_rules.phone == {}
+        assert refused == 401 and daemon.app.requests.next_rules.phone == {}
         page.fill("#pin", read_pin(pin_path(store)))
         page.click("#login")
         page.wait_for_selector("#rule-fields [name=pointout_s]", timeout=5000)
@@ -225,7 +226,7 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         page.fill("#rule-fields [name=tie_ms]", "20")
         page.click("#rules button[type=submit]")
         page.wait_for_selector("#ruled >> text=saved: from the next game", timeout=5000)
-        assert daemon.app.next_rules.settings.pointout_ns == 5 * NS_PER_S
+        assert daemon.app.requests.next_rules.settings.pointout_ns == 5 * NS_PER_S
         assert daemon.app.session.settings.pointout_ns == 10 * NS_PER_S  # this game's
         assert page.locator("#rule-fields .differs").count() == 2
         # In words, the file's name for each where a pointer rests; and this game's value.
@@ -255,7 +256,7 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         page.click("#newgame")
         page.wait_for_selector("#newgamed >> text=game 2 is in its lobby", timeout=5000)
         page.wait_for_selector("#title >> text=lobby", timeout=5000)
-        assert daemon.app.session.settings == daemon.app.next_rules.settings
+        assert daemon.app.session.settings == daemon.app.requests.next_rules.settings
         assert daemon.app.session.settings.pointout_ns == 5 * NS_PER_S
         assert page.locator("#rule-fields .differs").count() == 0  # the lobby took them
     finally:

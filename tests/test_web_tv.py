@@ -5,7 +5,7 @@ browser (Debian's Chromium), with its screenshots."""
 import time
 
 from referee.rules import Settings
-from referee.store import Store
+from referee.store.store import Store
 
 from .daemon import Daemon
 from .test_web import live_game, served

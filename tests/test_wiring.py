@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from referee import enclosure, wiring
-from referee.pi_header import RESERVED, header, header_pin, load_pinmap
+from referee.config.pi_header import RESERVED, header, header_pin, load_pinmap
+from tools import enclosure, wiring
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -244,7 +244,7 @@ def test_every_row_of_the_parts_list_has_its_six_columns():
     assert all(len(row) == len(rows[0]) for row in rows), [r for r in rows if len(r) != 6]
 
 
-# The enclosure's drilling templates (referee/enclosure.py): a page a file.
+# The enclosure's drilling templates (tools/enclosure.py): a page a file.
 PAGES = enclosure.all_pages()
 PANELS = [(drawing, panel) for drawing in enclosure.DRAWINGS for panel in drawing.panels]
 A4, LETTER = (210.0, 297.0), (215.9, 279.4)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from referee.edges import SourceStatus
+from referee.inbox import SourceStatus
 
 from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
 from .pcm import CaptureError, CapturePcm, Overrun

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FOLDER = "clips"
 META = ".json"
 SOUND = ".wav"
 PART = ".part"  # a file being written; one left behind by a cut is deleted
@@ -213,11 +212,6 @@ def is_clip_name(text: str) -> bool:
     file may be called, so that a name from outside is never a path."""
     found = _NAME.fullmatch(text)
     return found is not None and clip_name(int(found[1]), int(found[2])) == text
-
-
-def clips_folder(store_path: Path) -> Path:
-    """Beside the store, so that whoever may read the games may hear their calls."""
-    return store_path.parent / FOLDER
 
 
 class ClipStore:

@@ -1,6 +1,6 @@
 """The clips' cutter: each call's clip made in a process of its own, beside the daemon.
 
-Forked by the daemon at its start (cutter_process.py, through referee/children.py), before
+Forked by the daemon at its start (cutter_process.py, through referee/linux/children.py), before
 its first thread, so that it shares the daemon's interpreter and numpy; or, to take the
 place of one that died, started anew as `python -m referee.audio.cutter`. A clip's voice
 onsets take about 0.1 s of CPU here (more on a Pi), in numpy calls that hold the GIL
@@ -35,8 +35,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from referee.allocator import give_back_free_memory
-from referee.signals import QUIT_SIGNALS
+from referee.linux.allocator import give_back_free_memory
+from referee.linux.signals import QUIT_SIGNALS
 
 from .clips import ClipStore, clip_of
 from .onsets import find_onsets

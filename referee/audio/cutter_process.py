@@ -1,7 +1,7 @@
 """The daemon's end of the clips' cutter (cutter.py): one child process, its pipes, its end.
 
 Forked at the daemon's start (`forked`, before the daemon's first thread: it shares the
-daemon's pages, referee/children.py), or started with the daemon's own Python and
+daemon's pages, referee/linux/children.py), or started with the daemon's own Python and
 environment (`spawned`, for one that takes a dead one's place); either way in the
 daemon's sandbox under systemd, and in a process group of its own: a Ctrl-C in the
 daemon's terminal is the daemon's to act on, and the daemon closes it. Every wait on it
@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from referee import children
-from referee.children import Forked
+from referee.linux import children
+from referee.linux.children import Forked
 
 from . import cutter
 from .cutter import Reply, Window

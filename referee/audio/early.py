@@ -26,7 +26,7 @@ def fork_cutter(audio: AudioConfig) -> "CutterProcess | None":
     if audio.microphone == "off" or audio.clips_mb <= 0:
         return None
     # Imported here, before the fork: what the cutter runs is loaded once, for both.
-    from referee.children import ThreadsRunning
+    from referee.linux.children import ThreadsRunning
 
     from .cutter_process import CutterProcess
     from .pcm import CaptureError, find_capture_device

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from referee.config import ReplayPitch
-from referee.outputs.alsa import alsa_quiet
 
+from .alsa import alsa_quiet
 from .pcm import AlsaPlayback, CaptureError
 from .replay import slowed_pieces
 from .stretch import stretched_blocks

@@ -46,7 +46,7 @@ SPAN_AFTER_S = 0.35
 # What the clips' reader found for a call: its clip and samples (full scale +-1), why it
 # cannot be read, or None (not kept).
 Read = tuple[Clip, np.ndarray] | Damaged | None
-# Something for the main loop to take up (edges.Finished's): run there with the time,
+# Something for the main loop to take up (inbox.Finished's): run there with the time,
 # it says what to tell the table, if anything.
 Take = Callable[[int], str | None]
 
@@ -73,7 +73,7 @@ class _Loading:
 class ClipReader:
     """Reads calls' clips on a thread of its own, one at a time, in the order asked; each
     result is handed to `done` from that thread. At normal priority: a thread the loop
-    starts is not real-time (realtime.py, SCHED_RESET_ON_FORK)."""
+    starts is not real-time (daemon/realtime.py, SCHED_RESET_ON_FORK)."""
 
     def __init__(self, clips: ClipStore, done: Callable[[int, Read], None]) -> None:
         self._clips = clips

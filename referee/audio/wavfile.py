@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from referee.errors import AudioFileError
-from referee.files import NotARegularFile, open_regular
+from referee.linux.files import NotARegularFile, open_regular
 
 # The rates a sound card records at: below, the detector's frame is no longer a frame
 # (`referee listen` gave a traceback at 1 to 62 Hz); above, no card.

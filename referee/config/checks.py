@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from referee.edges import PLAYER_BUTTONS
+from referee.buttons import PLAYER_BUTTONS
 from referee.errors import ConfigError
 from referee.rules.settings import SettingError, Settings, settings_from
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import platformdirs
 
 from referee.errors import ConfigError
-from referee.files import looked_at, read_regular
+from referee.linux.files import looked_at, read_regular
 
 from .checks import check
 from .lines import Source, find_lines

@@ -4,7 +4,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from referee.edges import PLAYER_BUTTONS
+from referee.buttons import PLAYER_BUTTONS
 from referee.rules.settings import settings_values
 
 from .loading import default_config, search_paths

@@ -15,10 +15,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.edges import BUTTONS, PLAYER_BUTTONS, REPLAY
-from referee.pi_header import gpio_name, load_pinmap
+from referee.buttons import BUTTONS, PLAYER_BUTTONS, REPLAY
 from referee.rules.settings import RULE_KEYS, Key, Settings
 from referee.units import NS_PER_MS, NS_PER_S, SMALLEST_SCREEN
+
+from .pi_header import gpio_name, load_pinmap
 
 NS_PER_US = 1_000
 NS_PER_UNIT = {"s": NS_PER_S, "ms": NS_PER_MS, "us": NS_PER_US}

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.rules.timeline import Timeline, timeline
-from referee.store import ListedGame, Store
+from referee.store.reads import ListedGame
+from referee.store.store import Store
 
 from .cache import SummaryCache
 from .summary import GameSummary, summarize

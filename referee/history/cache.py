@@ -20,7 +20,8 @@ from typing import Any
 
 from referee.errors import StoreError
 from referee.rules import Phase, Result
-from referee.store import ListedGame
+from referee.store.paths import shm_path, wal_path
+from referee.store.reads import ListedGame
 
 from .summary import GameSummary, player_of, summary_array
 
@@ -71,12 +72,6 @@ _TABLES = (
     "CREATE INDEX margins_by_game ON margins (game_id)",
     "CREATE TABLE about (store TEXT NOT NULL)",  # the store the rows are of
 )
-
-
-def cache_path(store: Path) -> Path:
-    """The cache's file: beside the store, named after it (referee.db: referee.summaries),
-    in the state directory the page's unit lets it write."""
-    return store.with_suffix(".summaries")
 
 
 class SummaryCache:
@@ -224,7 +219,7 @@ class SummaryCache:
     def _tuned(conn: sqlite3.Connection) -> sqlite3.Connection:
         # WAL: its -wal and -shm are made once, where a rollback journal would be made
         # and deleted at every write, and each would wake whoever watches the store's
-        # folder (store_watch.py: the daemon's loop, the page's follower). A cache needs
+        # folder (store/watch.py: the daemon's loop, the page's follower). A cache needs
         # no fsync: a file a power cut spoilt is found so at the next start.
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = OFF")
@@ -255,6 +250,6 @@ def _summary(game: ListedGame, row: Sequence[Any]) -> GameSummary:
 
 
 def _remove(path: Path) -> None:
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+    for name in (path, wal_path(path), shm_path(path)):
         with suppress(FileNotFoundError):
             name.unlink()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from referee.rules import Judgement, Phase, Result
 from referee.rules.effects import seat as seat_label
 from referee.rules.timeline import CallRecord, RoundEnd, RoundRecord, Timeline
-from referee.store import ListedGame
+from referee.store.reads import ListedGame
 
 MISTAKES = (Judgement.INVALID, Judgement.TIMEOUT)
 # A round played out: one that was cancelled or that the game's end cut short is neither

@@ -8,7 +8,9 @@ decides anything (the arbiter does) and runs no thread of its own for its button
 
 from typing import Protocol
 
-from referee.edges import Edge, LostTrack, Quit, SourceStatus
+from referee.inbox import Quit, SourceStatus
+
+from .edges import Edge, LostTrack
 
 SourceItem = Edge | LostTrack | SourceStatus | Quit
 

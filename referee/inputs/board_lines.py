@@ -7,7 +7,7 @@ and log; `BadLine` says what is wrong with it.
 
 from dataclasses import dataclass
 
-from referee.edges import PIN_BUTTONS
+from referee.buttons import PIN_BUTTONS
 
 HELLO = "HELLO referee-board 1"
 LED_MODES = ("off", "on", "blink")

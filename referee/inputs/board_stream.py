@@ -35,11 +35,12 @@ timeline at a time (from the port's opening, or the board's HELLO, to the next):
 import logging
 from dataclasses import dataclass
 
-from referee.edges import Edge, LostTrack
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import CLOCK_MARGIN_NS, MARGIN_NS, PLAUSIBLE_NS, BoardClock
 from referee.inputs.board_lines import BoardEdge, BoardLine, BoardTime, Hello
 from referee.inputs.burst_log import BurstLog
+
+from .edges import Edge, LostTrack
 
 log = logging.getLogger(__name__)
 

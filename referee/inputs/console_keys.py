@@ -1,4 +1,4 @@
-"""The keyboards of a console without a desktop, as the box's buttons (referee/keys.py),
+"""The keyboards of a console without a desktop, as the box's buttons (referee/buttons.py),
 read from the kernel's input devices (evdev, /dev/input/event*) by the main loop itself.
 
 Unlike a terminal's or a window's keys, these come with the kernel's stamp of each key,
@@ -27,13 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.edges import BUTTONS, Edge, LostTrack, Quit, SourceStatus
-from referee.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
+from referee.buttons import BUTTONS, KEYMAP, QUIT_KEY
+from referee.inbox import Quit, SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.keyboard import KEYBOARD_RESOLUTION_NS
-from referee.keys import KEYMAP, QUIT_KEY
-from referee.linux_ioctl import READ, WRITE, ioc
+from referee.linux.inotify import IN_ATTRIB, IN_CREATE, IN_Q_OVERFLOW, Inotify
+from referee.linux.ioctl import READ, WRITE, ioc
 from referee.units import NS_PER_S
+
+from .edges import Edge, LostTrack
 
 log = logging.getLogger(__name__)
 

@@ -34,9 +34,12 @@ import gpiod
 from gpiod.line import Bias, Clock, Direction, Value
 from gpiod.line import Edge as LineEdge
 
-from referee.edges import PIN_BUTTONS, REPLAY, Edge, SourceStatus
+from referee.buttons import PIN_BUTTONS, REPLAY
 from referee.errors import GpioError
+from referee.inbox import SourceStatus
 from referee.inputs import SourceItem
+
+from .edges import Edge
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The keyboard as the box's buttons (referee/keys.py): a terminal, or the window's keys.
+"""The keyboard as the box's buttons (referee/buttons.py): a terminal, or the window's keys.
 
 Neither reports when a key went down, only when the box reads it, so a key is stamped
 when it is read, and the watermark of a keyboard is the time it was last read empty
@@ -15,9 +15,11 @@ import tty
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from referee.edges import BUTTONS, Edge, Quit
+from referee.buttons import BUTTONS, KEYMAP, QUIT_KEY
+from referee.inbox import Quit
 from referee.inputs import SourceItem
-from referee.keys import KEYMAP, QUIT_KEY
+
+from .edges import Edge
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,8 @@ from pathlib import Path
 import serial
 from serial.tools import list_ports
 
-from referee.edges import BUTTONS, PIN_BUTTONS, SourceStatus
+from referee.buttons import BUTTONS, PIN_BUTTONS
+from referee.inbox import SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
 from referee.inputs.board_lines import LED_MODES, BadLine, LineFramer, parse_line

@@ -16,7 +16,7 @@ from typing import Literal
 import pygame
 from pygame import Rect
 
-from .seats import Colour
+from referee.seats import Colour
 
 Align = Literal["left", "center", "right"]
 

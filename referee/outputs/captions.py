@@ -9,7 +9,7 @@ does, so the main loop sleeps a second at a time and 10 frames a second only at 
 import re
 from collections.abc import Callable
 
-from referee.keys import KEYMAP, QUIT_KEY
+from referee.buttons import KEYMAP, QUIT_KEY
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,

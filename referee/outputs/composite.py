@@ -1,7 +1,7 @@
 """Several screens shown as one: `--display window+terminal` draws every view on each.
 
-The main loop holds one screen (app.py's `self.screen`); `Screens` is one too, so the
-loop neither knows nor cares how many there are. devices.py opens them (`open_screen`);
+The main loop holds one screen (daemon/app.py's `self.screen`); `Screens` is one too, so the
+loop neither knows nor cares how many there are. daemon/devices.py opens them (`open_screen`);
 the phones are not among them: the page's own process serves them from the store
 (docs/design.md, "The page").
 """

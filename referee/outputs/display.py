@@ -17,9 +17,9 @@ import os
 
 import pygame
 
-from referee.edges import Inbox, Quit
+from referee.buttons import QUIT_KEY
 from referee.errors import ScreenUnavailable
-from referee.keys import QUIT_KEY
+from referee.inbox import Inbox, Quit
 from referee.units import SMALLEST_SCREEN
 from referee.view import View
 

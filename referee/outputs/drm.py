@@ -15,7 +15,7 @@ import os
 import select
 from typing import Protocol
 
-from referee.linux_ioctl import NONE, READ, WRITE, ioc
+from referee.linux.ioctl import NONE, READ, WRITE, ioc
 
 u16, u32, u64 = ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
 

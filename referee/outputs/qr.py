@@ -9,8 +9,9 @@ from functools import lru_cache
 import segno
 from pygame import Rect
 
+from referee.seats import Colour
+
 from .canvas import Canvas
-from .seats import Colour
 
 QUIET = 2  # light modules around the code: scanners want a margin, a 3.5" screen has little
 LIGHT: Colour = (255, 255, 255)

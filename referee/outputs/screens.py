@@ -17,6 +17,8 @@ from referee.names import shortened
 from referee.rules import Call, Judgement, Phase, Result, sitting_out
 from referee.rules.effects import seat as seat_name
 from referee.rules.engine import SOLO_HALF_LIFE_NS
+from referee.seats import Colour, label
+from referee.seats import colour as seat_colour
 from referee.units import NS_PER_S
 from referee.view import MIC_MARK, Join, Severity, View
 
@@ -24,8 +26,6 @@ from . import captions, qr
 from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, fit, font
 from .captions import KEY_LEGEND
 from .layout import along, columns, fits_rows, grid, grid_columns, inset, rows, square
-from .seats import Colour, label
-from .seats import colour as seat_colour
 from .style import (
     ATTENTION,
     BACKGROUND,

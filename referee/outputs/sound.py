@@ -234,7 +234,7 @@ class Speaker(Protocol):
 
     @property
     def thread_id(self) -> int | None:
-        """The native id of the thread that sounds it (referee/realtime.py), if any."""
+        """The native id of the thread that sounds it (referee/daemon/realtime.py), if any."""
         ...
 
 

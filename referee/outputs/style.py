@@ -1,7 +1,7 @@
-"""The pygame screens' colours (the seats' own are in seats.py): light on dark, so the
+"""The pygame screens' colours (the seats' own are in referee/seats.py): light on dark, so the
 screen reads across a room and does not light up the table."""
 
-from .seats import Colour
+from referee.seats import Colour
 
 BACKGROUND: Colour = (16, 20, 24)
 PANEL: Colour = (32, 39, 47)

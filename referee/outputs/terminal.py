@@ -13,10 +13,10 @@ from typing import TextIO
 
 from referee.names import ELLIPSIS
 from referee.rules import Phase, sitting_out
+from referee.seats import Colour, colour, label
 from referee.view import MIC_MARK, Severity, View
 
 from . import captions
-from .seats import Colour, colour, label
 from .style import ATTENTION, DIM, ERROR, URGENT
 
 RESET = "\x1b[0m"

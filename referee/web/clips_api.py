@@ -25,10 +25,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from referee.audio.clips import ClipStore, Damaged, Kept, clips_folder
+from referee.audio.clips import ClipStore, Damaged, Kept
 from referee.audio.wavfile import WavFile, opened
 from referee.errors import AudioFileError
 from referee.rules.report import milliseconds
+from referee.store.paths import clips_folder
 from referee.units import ID_MAX
 
 from .params import query, shown, whole

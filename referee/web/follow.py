@@ -3,7 +3,7 @@
 The page's server never writes the store and never talks to the daemon to read it: it
 reads the SQLite file as `referee state` does (Store.open_readonly; WAL lets a reader
 read beside the writer), a connection for each read, closed at once. What wakes it is
-the kernel: inotify on the store's folder (store_watch.py), for the -wal file the daemon
+the kernel: inotify on the store's folder (store/watch.py), for the -wal file the daemon
 appends every input to and for the files made, deleted or moved there (the daemon
 starting or stopping). At rest it does nothing. Where there is no inotify it looks once a
 second.
@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee import store_lock
 from referee.errors import StoreError
-from referee.files import open_regular
+from referee.linux.files import open_regular
 from referee.rules import State, replay
-from referee.store import Store
-from referee.store_watch import StoreWatch
+from referee.store import lock as store_lock
+from referee.store.paths import shm_path, wal_path
+from referee.store.store import Store
+from referee.store.watch import StoreWatch
 from referee.units import NS_PER_MS, NS_PER_S
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class Snapshot:
 def wal_index(path: Path) -> bytes | None:
     """The store's wal-index header as it is now; None without one (no daemon has it)."""
     try:
-        with path.with_name(path.name + "-shm").open("rb") as shm:
+        with shm_path(path).open("rb") as shm:
             return shm.read(WAL_INDEX_HEADER)
     except OSError:
         return None
@@ -152,7 +153,7 @@ class Follower:
     async def run(self) -> None:
         """Read the store now and after every change, until cancelled."""
         loop = asyncio.get_running_loop()
-        watch = StoreWatch(self.store, self._clock, written=[self.store.name + "-wal"])
+        watch = StoreWatch(self.store, self._clock, written=[wal_path(self.store).name])
         fd = watch.fileno()
         if fd is not None:
             # Read in the callback: a descriptor left readable would call it again and

@@ -19,7 +19,6 @@ from starlette.routing import Route
 
 from referee.history.as_json import game_json, stats_json, timeline_json
 from referee.history.book import History
-from referee.history.cache import cache_path
 from referee.history.export import (
     CALL_COLUMNS,
     GAME_COLUMNS,
@@ -33,6 +32,7 @@ from referee.history.export import (
     stats_rows,
 )
 from referee.history.stats import series, started_games, stats
+from referee.store.paths import summaries_path
 from referee.units import ID_MAX
 
 from .params import query, whole
@@ -50,7 +50,7 @@ _EXPORTS = {"games", "calls", "stats"}
 
 class HistoryApi:
     def __init__(self, store: Path, worker: Worker) -> None:
-        self._history = History(store, cache_path(store))
+        self._history = History(store, summaries_path(store))
         self._run = worker.run
         self.routes = [
             Route("/api/games", self.games, methods=["GET"]),

@@ -1,6 +1,6 @@
 """`referee web`: the page's server in a process of its own (docs/design.md, "The page").
 
-The socket is bound before uvicorn starts (listen.py), so that an address in use or not
+The socket is bound before uvicorn starts (page_socket.py), so that an address in use or not
 this computer's is one line naming it, as every mistake a user can fix is.
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import uvicorn
 
+from referee.page_socket import address
 from referee.rules import Settings
 
 from .guard import Acceptor, Guard, GuardedProtocol, Place
-from .listen import address
 from .server import create_app
 
 log = logging.getLogger(__name__)

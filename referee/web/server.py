@@ -34,18 +34,21 @@ from referee.control import (
     clips_request,
     name_request,
     new_game_request,
-    socket_path,
+    wire,
 )
 from referee.errors import ConfigError, PinError, StoreError
-from referee.outputs.seats import colour, symbol
+from referee.inbox import PageRequest, SetRules
 from referee.rules import Settings
+from referee.seats import colour, symbol
+from referee.store.paths import socket_path
+from referee.store.pin import DIGITS
 from referee.units import MAX_SEATS, NS_PER_S
 
 from .clips_api import ClipsApi
 from .follow import Follower, Snapshot, read_players
 from .guard import Guard, client_of
 from .history_api import HistoryApi
-from .pin import DIGITS, SESSION_NS, Judges, Turns, Waited
+from .login import SESSION_NS, Judges, Turns, Waited
 from .settings_api import check_change, read_rules
 from .worker import Worker
 
@@ -82,7 +85,7 @@ def create_app(
     """The app; `rules`: the settings file's (the next game's, but for a phone's); `closing`,
     once set, ends every event stream (the server stops); `guard`: the server's bounds
     (its streams' here); `listen`: the address the settings name, whose host it answers
-    to; `turns`: the PIN's (pin.py)."""
+    to; `turns`: the PIN's (login.py)."""
     file_rules = rules or Settings()
     closing = closing or asyncio.Event()
     guard = guard or Guard()
@@ -157,17 +160,17 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
-    async def tell(asked: dict[str, Any]) -> None:
+    async def tell(asked: PageRequest) -> None:
         """Ask the daemon, and return once it is done: 409 when the table cannot take it
         now, 503 when the box cannot (or no daemon answers)."""
         try:
-            answer = await ask(socket_path(store), asked, ASK_S)
+            answer = await ask(socket_path(store), wire(asked), ASK_S)
         except NotRunning as err:
             raise Refused(503, str(err)) from None
         if (error := answer.get("error")) is not None:
             raise Refused(503 if answer.get("trouble") else 409, str(error))
 
-    async def daemon(asked: dict[str, Any]) -> Response:
+    async def daemon(asked: PageRequest) -> Response:
         """Ask the daemon, and answer with the state once it is done."""
         await tell(asked)
         await follower.refresh()  # it is on the disk: read now, not at the next wake
@@ -180,7 +183,7 @@ def create_app(
             named = name_request(await _json_object(request))
         except RequestError as err:
             raise Refused(400, str(err)) from None
-        return await daemon({"op": "name", "seat": named.seat, "name": named.name})
+        return await daemon(named)
 
     async def read_settings() -> dict[str, Any]:
         try:
@@ -199,25 +202,25 @@ def create_app(
             raise Refused(400, str(err)) from None
         except StoreError as err:
             raise Refused(503, err.reason) from None
-        await daemon({"op": "rules", "values": values})
+        await daemon(SetRules(values))
         return JSONResponse(await read_settings())
 
     async def new_game(request: Request) -> Response:
         _session(request, judges)
         try:
-            new_game_request(await _json_object(request))
+            asked = new_game_request(await _json_object(request))
         except RequestError as err:
             raise Refused(400, str(err)) from None
-        return await daemon({"op": "newgame"})
+        return await daemon(asked)
 
     async def delete_clips(request: Request) -> Response:
         _session(request, judges)
         try:
-            game = clips_request(await _json_object(request)).game
+            asked = clips_request(await _json_object(request))
         except RequestError as err:
             raise Refused(400, str(err)) from None
-        await tell({"op": "clips", "game": game})
-        return JSONResponse(await clips.listing(game))
+        await tell(asked)
+        return JSONResponse(await clips.listing(asked.game))
 
     async def players(request: Request) -> Response:
         try:

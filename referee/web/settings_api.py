@@ -11,7 +11,7 @@ from typing import Any
 
 from referee.config import NextRules, with_phone
 from referee.rules import RULE_KEYS, RuleSet, Settings, settings_values
-from referee.store import Store
+from referee.store.store import Store
 
 # Each key in words, for a judge who has never read the settings file (docs/rules.md,
 # "Settings", says the same).

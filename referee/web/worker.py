@@ -14,8 +14,8 @@ from typing import TypeVar
 
 from starlette.exceptions import HTTPException
 
-from referee.allocator import give_back_free_memory
 from referee.errors import StoreError
+from referee.linux.allocator import give_back_free_memory
 
 WAITING_MAX = 8
 

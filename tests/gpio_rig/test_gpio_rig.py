@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.edges import Edge
 from referee.errors import GpioError
+from referee.inputs.edges import Edge
 from referee.inputs.gpio import IRQ_BOUND_NS, GpioButtons, find_chip
 from tests.processes import Output
 

@@ -30,7 +30,7 @@ from referee.rules import (
     replay,
     step,
 )
-from referee.store import Store
+from referee.store.store import Store
 
 KINDS = ["press"] * 10 + ["valid", "invalid"] * 3 + ["super"] * 4 + ["undo"] * 2 + ["tick", "end"]
 GAPS = st.sampled_from([0, 0, NS_PER_MS, 3 * NS_PER_MS, NS_PER_S // 2, 4 * NS_PER_S, 12 * NS_PER_S])

@@ -184,7 +184,9 @@ def test_boots_to_the_lobby(box: Box) -> None:
     assert shown["WatchdogUSec"] == "20s"
     journal = vm.run("journalctl -b -u referee -o cat --no-pager").stdout
     (OUT / "journal-boot.txt").write_text(journal)
-    started = r"referee.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
+    started = (
+        r"referee.daemon.app: input GPIO \(kernel edge times\), display kms \(card0 1280x720\)"
+    )
     assert re.search(started, journal), journal
     # Under the unit's sandbox the loop and the sound still get their priority.
     assert "the loop and the sound run first (SCHED_FIFO 10)" in journal, journal
@@ -523,7 +525,7 @@ def test_the_serial_board_on_a_usb_serial_port(box: Box) -> None:
 # --- 5. power cuts -------------------------------------------------------------------------
 
 # One of the ledger's writes on the guest's disk: an INSERT committed in autocommit, WAL,
-# synchronous=FULL, as referee/store.py writes a batch of inputs.
+# synchronous=FULL, as referee/store/ledger.py writes a batch of inputs.
 WRITES = f"""
 import os, sqlite3, time
 path = "{STORE}-probe"
@@ -544,7 +546,7 @@ print(max(took))
 INPUTS = f"""
 from pathlib import Path
 from referee.rules import words
-from referee.store import Store
+from referee.store.store import Store
 with Store.open_readonly(Path("{STORE}")) as store:
     print("\\n".join(words(inp) for inp in store.latest_game().inputs))
 """
@@ -663,7 +665,8 @@ CLIPS = f"""
 import json
 from pathlib import Path
 import numpy as np
-from referee.audio.clips import ClipStore, clips_folder
+from referee.audio.clips import ClipStore
+from referee.store.paths import clips_folder
 from referee.audio.wav import read_mono
 found = []
 for kept in ClipStore(clips_folder(Path("{STORE}")), max_bytes=1 << 40).clips():
@@ -684,7 +687,7 @@ CLICK_EVERY_MS = 4000
 # click's stamps each take one; the capture's clock smooths its share, the click's is whole.
 MARKER_MS = 6.0
 SAMPLE_MS = 1000 / 48_000  # a marker is placed to the sample
-# The log line that puts a game's clock on CLOCK_MONOTONIC (referee/session.py).
+# The log line that puts a game's clock on CLOCK_MONOTONIC (referee/daemon/session.py).
 CLOCK_LINE = re.compile(r"game \d+'s clock: 0 s at CLOCK_MONOTONIC ([0-9.]+) s")
 
 

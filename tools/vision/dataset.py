@@ -45,7 +45,7 @@ def rendered(
 
 def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
     size = (220, 140)
-    paper = tuple(int(v) for v in rng.uniform(225, 252, 3))
+    paper = render.paper_colour(rng, 225, 252)
     picture = render.draw_card(face, size, rng=rng, paper=paper)
     mask = render._rounded_card_mask(size, size[0] * 0.04)
     canvas = render.table_top(rng, (320, 240))

@@ -43,10 +43,10 @@ def symbol_outline(shape: str, length: float, width: float, points: int = 64) ->
     # rounded and tilted.
     ys = np.linspace(-1, 1, points)
     bend = 0.3 * width * np.sin(math.pi * ys)
-    half = 0.5 * width * (0.85 + 0.35 * ys**2) * np.sqrt(np.clip(1 - np.abs(ys) ** 2.6, 0, 1))
+    thick = 0.5 * width * (0.85 + 0.35 * ys**2) * np.sqrt(np.clip(1 - np.abs(ys) ** 2.6, 0, 1))
     tilt = 0.18 * width * ys**3
-    right = np.stack([bend + half + tilt, ys * length / 2], axis=1)
-    left = np.stack([bend - half + tilt, ys * length / 2], axis=1)[::-1]
+    right = np.stack([bend + thick + tilt, ys * length / 2], axis=1)
+    left = np.stack([bend - thick + tilt, ys * length / 2], axis=1)[::-1]
     return np.concatenate([right, left])
 
 
@@ -70,6 +70,12 @@ def random_ink(rng: np.random.Generator, color: str) -> Ink:
         stripe_mm=rng.uniform(0.7, 1.3),
         stripe_width=rng.uniform(0.25, 0.5),
     )
+
+
+def paper_colour(rng: np.random.Generator, lo: float, hi: float) -> tuple[int, int, int]:
+    """A card's paper, a little off white: each channel from lo to hi."""
+    b, g, r = (int(v) for v in rng.uniform(lo, hi, 3))
+    return b, g, r
 
 
 def draw_card(
@@ -108,9 +114,9 @@ def draw_card(
         cv2.polylines(mask, polys, True, 255, max(2, round(ink.stroke_mm * px)), cv2.LINE_AA)
     # Blended at the card's size: the mask shrunk by area is the ink's coverage of each pixel.
     alpha = cv2.resize(mask, size, interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
-    card = np.empty((height, width, 3), np.float32)
-    card[:] = paper
-    card = card * (1 - alpha) + np.array(ink.color, np.float32) * alpha
+    blank = np.empty((height, width, 3), np.float32)
+    blank[:] = paper
+    card: np.ndarray = blank * (1 - alpha) + np.array(ink.color, np.float32) * alpha
     return card.astype(np.uint8)
 
 
@@ -165,7 +171,8 @@ def table_top(
     else:
         base = rng.uniform(20, 200, 3)
         top = base[None, None, :] + 4 * rng.standard_normal((height, width, 1))
-    return np.clip(top, 0, 255).astype(np.uint8)
+    table: np.ndarray = np.clip(top, 0, 255).astype(np.uint8)
+    return table
 
 
 def _rounded_card_mask(size: tuple[int, int], radius: float) -> np.ndarray:
@@ -196,7 +203,7 @@ def _paste(
 
 def _shadow(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, strength: float) -> None:
     shift = rng.integers(-6, 7, 2)
-    m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+    m = np.array([[1, 0, shift[0]], [0, 1, shift[1]]], np.float32)
     moved = cv2.warpAffine(mask, m, (mask.shape[1], mask.shape[0]))
     soft = cv2.GaussianBlur(moved, (0, 0), 5).astype(np.float32) / 255
     image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
@@ -233,8 +240,8 @@ def _box_picture(rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
         x, y = rng.integers(0, width), rng.integers(0, height)
         cv2.rectangle(
             picture,
-            (x, y),
-            (x + rng.integers(10, width), y + rng.integers(10, height)),
+            (int(x), int(y)),
+            (int(x + rng.integers(10, width)), int(y + rng.integers(10, height))),
             tuple(int(v) for v in rng.uniform(0, 255, 3)),
             -1,
         )
@@ -315,7 +322,8 @@ def _quad(
     rot = base @ np.array([[c, s], [-s, c]])
     # A camera at an angle: the far edge a little shorter, the corners a little off.
     rot = rot * (1 + tilt * rot[:, 1:2] / max(w, h))
-    return rot + centre + rng.normal(0, 0.6, rot.shape)
+    corners: np.ndarray = rot + centre + rng.normal(0, 0.6, rot.shape)
+    return corners
 
 
 def lighting(image: np.ndarray, rng: np.random.Generator, kind: str | None = None) -> np.ndarray:
@@ -342,7 +350,8 @@ def lighting(image: np.ndarray, rng: np.random.Generator, kind: str | None = Non
         g = (xx * math.cos(angle) + yy * math.sin(angle)) / max(width, height)
         field_ = 1 + rng.uniform(0, 0.35) * (g - g.mean())
     out = image.astype(np.float32) * np.array(gain, np.float32) * level * field_[..., None]
-    return np.clip(out, 0, 255).astype(np.uint8)
+    lit: np.ndarray = np.clip(out, 0, 255).astype(np.uint8)
+    return lit
 
 
 def camera(image: np.ndarray, rng: np.random.Generator, dim: bool = False) -> np.ndarray:
@@ -354,8 +363,9 @@ def camera(image: np.ndarray, rng: np.random.Generator, dim: bool = False) -> np
     image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
     quality = int(rng.integers(40, 95))
     ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    assert ok
-    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+    decoded = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    assert ok and decoded is not None
+    return decoded
 
 
 def render_table(
@@ -409,9 +419,7 @@ def render_table(
         if rng.random() < 0.5:
             angle += math.pi  # a card upside down reads the same
         corners = _quad(centre, (long_, short), angle, rng, tilt)
-        picture = draw_card(
-            face, (356, 228), rng=rng, paper=tuple(int(v) for v in rng.uniform(232, 252, 3))
-        )
+        picture = draw_card(face, (356, 228), rng=rng, paper=paper_colour(rng, 232, 252))
         mask = _rounded_card_mask((356, 228), 356 * 0.04)
         _shadow(image, _mask_of(mask, corners, image.shape), rng, rng.uniform(0.1, 0.35))
         pasted = _paste(image, picture, mask, corners)

@@ -1,0 +1,154 @@
+"""The microphone's work for the main loop: each call's clip, and REPLAY (docs/design.md,
+"The microphone").
+
+The loop hands it the presses it has decided and each REPLAY; the clips are cut by the
+cutter's process (audio/clip_writer.py) and a replay's clip is read on a thread of its own
+(audio/replays.py), whose news comes back through the inbox (inbox.Finished). numpy is
+imported only once a microphone listens or a REPLAY is pressed.
+"""
+
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from referee.config import AudioConfig
+from referee.inbox import Finished, Inbox, SourceStatus
+from referee.store.paths import clips_folder
+from referee.view import ReplayView
+
+from .session import Session
+
+if TYPE_CHECKING:
+    from referee.audio.capture import Capture
+    from referee.audio.clip_writer import ClipWriter
+    from referee.audio.clips import ClipStore
+    from referee.audio.cutter_process import CutterProcess
+    from referee.audio.replays import Replays
+
+log = logging.getLogger(__name__)
+
+
+class Listening:
+    """What the microphone adds to the loop: `clips`, the calls' clips' writer while the
+    microphone listens and clips may be kept; REPLAY's reader and player, made at the
+    first REPLAY. `close` stops them (before the microphone is closed)."""
+
+    def __init__(
+        self,
+        microphone: "Capture | None",
+        audio: AudioConfig,
+        store: Path,
+        inbox: Inbox,
+        clock: Callable[[], int],
+        cutter: "CutterProcess | None",
+    ) -> None:
+        """cutter: the clips' cutter forked at the daemon's start (early.fork_cutter), for
+        the clips' writer; stopped at once if the microphone does not listen."""
+        self.microphone = microphone
+        self._audio, self._store, self._inbox, self._clock = audio, store, inbox, clock
+        self._closing = contextlib.ExitStack()
+        self.clips = self._clip_writer(cutter)
+        if self.clips is not None:
+            self._closing.callback(self.clips.close)
+        self._clipped: set[tuple[int, int, int]] = set()  # (game, player, t): sent
+        # A call from before the microphone listened (a resumed game's, or one an UNDO
+        # brings back) is not in its ring: cut, it would be silence, and it would take
+        # the place of the clip an earlier run of the box cut when it was heard.
+        self._listening_ns = clock()
+        self._replays: Replays | None = None  # made at the first REPLAY
+
+    def _clip_writer(self, cutter: "CutterProcess | None") -> "ClipWriter | None":
+        """Each call's clip, while the microphone listens and clips may be kept."""
+        if self.microphone is None or self._audio.clips_mb <= 0:
+            if cutter is not None:  # forked for a microphone that did not open
+                from referee.audio.clip_writer import STOP_S
+
+                cutter.stop(STOP_S)
+            return None
+        # Imported here: numpy is for the microphone alone.
+        from referee.audio.clip_writer import ClipWriter
+        from referee.audio.clips import ClipWindow
+
+        return ClipWriter(
+            self.microphone,
+            self.clip_store(),
+            window=ClipWindow.of(self._audio),
+            told=lambda text: self._inbox.put(
+                SourceStatus("clips", text, ok=False, condition="cut")
+            ),
+            clock=self._clock,
+            cutter=cutter,
+        )
+
+    def clip_store(self) -> "ClipStore":
+        """The clips beside the store: the writer keeps them, REPLAY reads them, a phone
+        deletes them."""
+        from referee.audio.clips import ClipStore
+
+        mb = self._audio.clips_mb
+        return ClipStore(clips_folder(self._store), max_bytes=round(mb * 2**20))
+
+    @property
+    def listening(self) -> bool:
+        """The microphone keeps the last seconds now: the screens show its mark."""
+        return self.microphone is not None and self.microphone.listening
+
+    def view(self, now_ns: int) -> ReplayView | None:
+        """The call replayed now, as the screen draws it."""
+        return None if self._replays is None else self._replays.view(now_ns)
+
+    def replay(self, t_ns: int, now_ns: int, session: Session) -> str:
+        """REPLAY: a call's sound again, slowed down (audio/replays.py); what to say."""
+        if self._replays is None:
+            # Imported here: numpy is for the microphone and its clips alone.
+            from referee.audio.clips import ClipWindow
+            from referee.audio.pcm import AlsaPlayback
+            from referee.audio.replay_player import ReplayPlayer
+            from referee.audio.replays import Replays
+
+            audio = self._audio
+            player = ReplayPlayer(
+                lambda rate: AlsaPlayback("default", rate=rate), audio.replay_pitch
+            )
+            self._replays = Replays(
+                self.microphone,
+                self.clip_store(),
+                player,
+                window=ClipWindow.of(audio),
+                slowdown=audio.replay_slowdown,
+                hand=lambda take: self._inbox.put(Finished(take)),
+            )
+            self._closing.callback(player.stop)
+            self._closing.callback(self._replays.close)
+        state = session.state
+        said = self._replays.pressed(
+            t_ns,
+            session.ledger.game_id,
+            session.origin_ns,
+            state.calls,
+            now_ns,
+            under_way=state.pending is not None,
+        )
+        log.info("%s", said)
+        return said
+
+    def presses(self, session: Session) -> None:
+        """Every press of the call under way, or just judged, to the clips' writer, once."""
+        if self.clips is None:
+            return
+        state, game = session.state, session.ledger.game_id
+        for call in filter(None, (state.pending, state.calls[-1] if state.calls else None)):
+            if session.mono_ns(call.first_ns) < self._listening_ns:
+                continue
+            for player, t_ns in call.presses:
+                if (game, player, t_ns) not in self._clipped:
+                    self._clipped.add((game, player, t_ns))
+                    self.clips.press(
+                        game, call.first_ns, session.origin_ns, player, session.mono_ns(t_ns)
+                    )
+
+    def close(self) -> None:
+        """REPLAY's reader and player first, then the clips' writer."""
+        self._closing.close()
