@@ -14,8 +14,12 @@ the benchmark is meant to run on one core (`taskset -c 0`): a Pi 4 has four, eac
 any reader of a camera pays.
 
 The memory: a process that has imported referee and numpy (the daemon's), then OpenCV,
-the model, and read every frame; its resident memory (VmRSS) at each step and the most it
-held (VmHWM).
+the model, and read every frame; at each step its resident memory (VmRSS, and the most it
+held, VmHWM) and its anonymous memory (RssAnon, the most after any frame). The verdict is
+the anonymous memory's: VmRSS also counts the pages of OpenCV's 80 MB library that are
+mapped in, which depends on how the page cache holds the file (the same import took 27 MB
+of them in one venv and 46 MB in another, same files, same machine, minutes apart), and
+which the kernel may take back and share; both are printed.
 
 Targets (issue 32): the whole read of a frame of 12 to 21 cards within 150 ms at p99 on
 one core; at most 60 MB more memory when reading. The exit status is 1 when one is missed.
@@ -102,28 +106,32 @@ def baseline(data: bytes) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def memory(per_size: int) -> dict[str, float]:
+def memory(per_size: int) -> dict[str, tuple[float, float]]:
     """The memory steps, measured in a process of its own (this one has rendered)."""
     code = f"""
 import json, sys
 sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / "bench")!r})
 def rss():
     f = dict(l.split(':', 1) for l in open('/proc/self/status'))
-    return {{k: int(f[k].split()[0]) / 1024 for k in ('VmRSS', 'VmHWM')}}
+    return {{k: int(f[k].split()[0]) / 1024 for k in ('VmRSS', 'VmHWM', 'RssAnon')}}
 import numpy, referee.cli
-steps = {{'referee and numpy': rss()['VmRSS']}}
+m = rss()
+steps = {{'referee and numpy': (m['VmRSS'], m['RssAnon'])}}
 import cv2
 from referee.vision import classify
 from referee.vision.decode import decode_photo
 from referee.vision.layout import read_frame
 classify._network()
-steps['OpenCV and the model'] = rss()['VmRSS']
+m = rss()
+steps['OpenCV and the model'] = (m['VmRSS'], m['RssAnon'])
 frames = json.load(sys.stdin)
+anon = m['RssAnon']
 for name in frames:
     read_frame(decode_photo(open(name, 'rb').read(), name))
+    anon = max(anon, rss()['RssAnon'])
 m = rss()
-steps['after every frame'] = m['VmRSS']
-steps['most held'] = m['VmHWM']
+steps['after every frame'] = (m['VmRSS'], m['RssAnon'])
+steps['most held'] = (m['VmHWM'], anon)
 print(json.dumps(steps))
 """
     import tempfile
@@ -183,17 +191,24 @@ def main() -> int:
             missed = True
     print()
     steps = memory(args.frames)
-    first = steps["referee and numpy"]
-    for step, mb in steps.items():
-        print(f"{step:<28}{mb:8.1f} MB  ({mb - first:+.1f})")
-    over = steps["most held"] - first
+    first, first_anon = steps["referee and numpy"]
+    print(f"{'':<28}{'resident':>17}{'anonymous':>20}")
+    for step, (mb, anon) in steps.items():
+        print(
+            f"{step:<28}{mb:8.1f} MB ({mb - first:+6.1f}){anon:8.1f} MB ({anon - first_anon:+6.1f})"
+        )
+    resident = steps["most held"][0] - first
+    over = steps["most held"][1] - first_anon
     print()
     print(
         f"target: a frame of 12-21 cards read within {TARGET_MS} ms at p99 on one core:"
         f" {'missed' if missed else 'met'}"
     )
     verdict = "missed" if over > MEMORY_MB else "met"
-    print(f"target: at most {MEMORY_MB} MB more when reading: {over:.1f} MB, {verdict}")
+    print(
+        f"target: at most {MEMORY_MB} MB more when reading: {over:.1f} MB anonymous, {verdict}"
+        f" ({resident:.1f} MB more resident, OpenCV's library pages counted)"
+    )
     return 1 if missed or over > MEMORY_MB else 0
 
 
