@@ -5,7 +5,7 @@ its first thread, so that it shares the daemon's interpreter and numpy; or, to t
 place of one that died, started anew as `python -m referee.audio.cutter`. A clip's voice
 onsets take about 0.1 s of CPU here (more on a Pi), in numpy calls that hold the GIL
 milliseconds at a time: in the daemon's process the main loop waited for them, and a
-press was decided that much later (docs/design.md, "The microphone"). Here they have a
+press was decided that much later (docs/design.md, "Decisions"). Here they have a
 GIL of their own.
 
 On its standard input, first a line of JSON that says where the clips go and the

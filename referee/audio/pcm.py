@@ -1,6 +1,6 @@
 """The microphone's capture stream through ALSA's own library, libasound.so.2, by ctypes.
 
-Why ctypes (docs/design.md, "The microphone"): the capture needs the kernel's stamp of the
+Why ctypes (docs/design.md, "Decisions"): the capture needs the kernel's stamp of the
 capture pointer on CLOCK_MONOTONIC, and libasound is on every Raspberry Pi OS (it is the
 system's sound); pyalsaaudio has that stamp only from 0.10 on, which Debian 12 lacks and
 which has no arm64 wheel, and PortAudio's input ADC time is the same stamp less the nominal

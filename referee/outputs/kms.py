@@ -9,8 +9,8 @@ virtio-gpu): two "dumb" buffers in the card's memory, mapped into the process, t
 set once on the connector's CRTC, then each frame copied into the buffer not shown and
 flipped to (PAGE_FLIP, whose completion the card reports as an event), or, on a driver
 that refuses flips, set with SETCRTC. No Mesa, no EGL: SDL's KMSDRM driver shows its
-frames through a GL texture, which Mesa's software GL never drew (docs/design.md, "The
-screen on the console").
+frames through a GL texture, which Mesa's software GL never drew (docs/design.md,
+"Decisions").
 
 Opening the card makes the referee its DRM master (the first to open a card with no
 master is made it); closing puts back the CRTC as it was found (the console's text) and
