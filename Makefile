@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench model
+.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench model test-slow
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,14 +24,23 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# One worker a core: the install test's venv and the rules' state machines take half the
-# suite's minute, and run beside the rest. Bytecode is written even where the environment
-# sets PYTHONDONTWRITEBYTECODE (empty, Python takes it as unset): pytest keeps the test
-# modules and its plugins' (hypothesis's hundred) rewritten for its asserts in __pycache__,
-# and without it rewrites them all again in each of its processes at every run, some 8 s
-# of CPU a process, 17 of the suite's (its three processes: 24.5 s cold, 7 s cached).
+# Bytecode is written even where the environment sets PYTHONDONTWRITEBYTECODE (empty,
+# Python takes it as unset): pytest keeps the test modules and its plugins' (hypothesis's
+# hundred) rewritten for its asserts in __pycache__, and without it rewrites them all again
+# in each of its processes at every run, some 8 s of CPU a process.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q
+
+# The tests marked slow (tests/conftest.py: the page in Chromium, the install's venv built
+# by pip) cost some 60 s of CPU, three quarters of the rest's: `make test-slow` runs them, and CI runs
+# both (.ci/run). The rest take a worker more than the cores: some 30 s of them wait on
+# real time (the box's timers and timeouts), through which a core would idle.
 pytest: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n auto
+	$(PYTEST) -n $$(( $$(nproc) + 1 )) -m 'not slow'
+
+# One worker a core: the install's pip chain starts first on one (the `first` marker),
+# the browser tests take the others.
+test-slow: $(STAMP)
+	$(PYTEST) -n auto -m slow
 
 # On the Pi: `sudo make install`. `make install DESTDIR=dir` only writes the files into dir.
 install:

@@ -20,11 +20,21 @@ SCENARIOS = ROOT / "tests" / "scenarios"
 SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 
 
+# The fixtures of the slow real checks, the page in Chromium and a venv built by pip: a test
+# that uses one is marked `slow`, and `make test` leaves it to `make test-slow` (CI runs
+# both). Their 30 tests cost about 60 s of CPU, three quarters of what the other 2,300 cost.
+SLOW_FIXTURES = ("browser", "installed")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked `first` lead the order (the rest keep theirs): with -n, one worker
     starts on them at once and keeps them (pytest_xdist_make_scheduler below); run last,
     their chain would end the suite alone, and split over two workers, its session fixture
     would be made twice."""
+    for item in items:
+        if any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("first") is None)
 
 

@@ -684,8 +684,9 @@ def test_a_name_the_table_cannot_take_is_refused_and_nothing_shown(make_app, sea
 
 def test_names_stay_through_a_restart_and_into_the_next_game(make_app):
     table = make_app(players=4)
-    named(table.app, 1, "Ann").answered()
+    ann = named(table.app, 1, "Ann")
     table.app.requests.keep_changes()
+    assert ann.answered() == {"ok": True}  # on the disk: the page is told once it is kept
     assert named(table.app, 2, "Bob")  # taken and shown, never kept: the box stops first
     table.app.close()
     again = make_app(players=4)

@@ -5,7 +5,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -256,12 +256,15 @@ def test_a_recording_in_pieces_has_the_onsets_of_the_whole(seed, block, cuts):
     inside a sound or in the quiet after one): the same onsets, to the sample."""
     signal = bursts(12.0, seed)
     whole = find_onsets(signal, RATE)
+    # Bursts that overlap may leave ten onsets or fewer (seed 54434: ten, about one seed in
+    # seventy): too few block edges inside sounds, so another recording is drawn. A finder
+    # that found too few in every one would leave none to run: hypothesis fails it.
+    assume(len(whole) > 10)
     finder = onsets.OnsetFinder(RATE, block_frames=block)
     found = []
     for piece in np.split(signal, sorted(set(cuts))):
         found += finder.feed(piece)
     found += finder.end()
-    assert len(whole) > 10
     assert [(o.sample, o.band, o.soft) for o in found] == [
         (o.sample, o.band, o.soft) for o in whole
     ]
