@@ -18,14 +18,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.daemon.page_process import PageProcess
-from referee.rules import Press, Settings
 from referee.store.paths import LOG_NAME
-from referee.store.store import Store
 from referee.terminal_log import KEPT_BYTES, StderrLog, stderr_to_log
 from referee.web.guard import CONNECTIONS_EACH, STREAMS_EACH, Guard, Slots, client_of
 from referee.web.serve import LINES, QUIET_S, Bursts
@@ -36,15 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ATTACKER = "127.0.0.2"
 PHONE = "127.0.0.1"
 UNIT_NOFILE = 1024  # systemd's default soft limit, which referee-web.service keeps
-
-
-@pytest.fixture
-def store(tmp_path):
-    store = tmp_path / "referee.db"
-    with Store.open(store) as opened:
-        game = opened.new_game(Settings(players=4), lobby=False)
-        opened.append(game, Press(player=2, t_ns=1_000_000_000))
-    return store
 
 
 @contextlib.contextmanager
