@@ -4,7 +4,8 @@
 
 Frames are rendered tables (tools/vision/render.py: the cards on wood, cloth or a light
 top, lit, blurred, noisy, JPEG) of 12, 15, 18 and 21 cards, 1280 x 960 as a camera gives
-them, --frames of each, then the real photos in tests/photos/ (a phone's, larger). Each
+them, --frames of each, then the real boards tools/vision/set_photos.py prepares, where they
+are (tests/test_vision_photos.py's folder: phones' and a webcam's, larger). Each
 frame is read as referee/vision/layout.read_frame reads it, one stage at a time: decode
 (the JPEG, as the folder camera or a phone's photo gives it), find (the frame shrunk,
 its bright regions and edges, the quadrilaterals fitted), flat (each warped flat and
@@ -46,6 +47,7 @@ from referee.vision.card import all_faces  # noqa: E402
 from referee.vision.decode import decode_photo  # noqa: E402
 from referee.vision.sets import find_sets  # noqa: E402
 from tools.vision.render import render_table  # noqa: E402
+from tools.vision.set_photos import prepared  # noqa: E402
 
 TARGET_MS = 150
 MEMORY_MB = 60
@@ -62,7 +64,7 @@ def frames(per_size: int) -> list[tuple[str, bytes]]:
             table = render_table(faces, rng, size=(1280, 960))
             _, data = cv2.imencode(".jpg", table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
             out.append((f"{n} cards", data.tobytes()))
-    for photo in sorted((ROOT / "tests" / "photos").glob("*.jpg")):
+    for photo in sorted(prepared().glob("*/boards/*")):
         out.append((f"photo {photo.name}", photo.read_bytes()))
     return out
 

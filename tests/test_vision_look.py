@@ -16,11 +16,20 @@ from hypothesis import strategies as st
 
 from referee.cli import main
 from referee.vision import decode
+from referee.vision.card import all_faces
+from tools.vision.render import render_table
 
-from .conftest import ROOT
 
-# A real photo (tests/photos/README.md says whose): 12 cards, a webcam, 960 x 720.
-JPEG = (ROOT / "tests" / "photos" / "20170529_184024.jpg").read_bytes()
+def _table_jpeg() -> bytes:
+    """A table of 12 cards, rendered and saved as a camera would, 960 x 720: the real
+    photos are not in the repository (tests/test_vision_photos.py)."""
+    rng = np.random.default_rng(7)
+    faces = [all_faces()[i] for i in rng.choice(81, 12, replace=False)]
+    table = render_table(faces, rng, size=(960, 720))
+    return cv2.imencode(".jpg", table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
+
+
+JPEG = _table_jpeg()
 
 
 def _png_chunk(kind: bytes, body: bytes) -> bytes:
@@ -129,11 +138,10 @@ def test_a_jpeg_with_a_damaged_byte_is_read_or_refused_in_one_line(tmp_path, cap
 
 def test_a_reader_that_stops_reading_ends_it_quietly(tmp_path):
     """`referee look *.jpg | head -1`: once the pipe's reader is gone, no traceback."""
-    picture = cv2.imread(str(ROOT / "tests" / "photos" / "20170529_184024.jpg"))
     photos = []
     for i in range(30):
         photos.append(str(tmp_path / f"{i}.jpg"))
-        cv2.imwrite(photos[-1], picture)
+        (tmp_path / f"{i}.jpg").write_bytes(JPEG)
     look = subprocess.Popen(
         [sys.executable, "-m", "referee", "look", *photos],
         stdout=subprocess.PIPE,

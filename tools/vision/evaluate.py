@@ -1,12 +1,12 @@
 """How right the camera's eyes are on real photos held out of the training.
 
-    .venv/bin/python -m tools.vision.evaluate [--photos build/set-photos] [--show DIR]
+    .venv/bin/python -m tools.vision.evaluate [--photos DIR] [--show DIR]
 
 Each board photo named in tools/vision/labels/SOURCE/NAME.txt (every card's middle and
 face, written by hand) is read as `referee look` reads it, from
-PHOTOS/SOURCE/boards/NAME.{jpg,png} (tools/vision/set_photos.py), or from tests/photos/
-(the committed copies). A card read is matched to the labelled card whose middle is
-nearest its own, within a third of a card; a card read with no labelled card there is
+PHOTOS/SOURCE/boards/NAME.{jpg,png} (tools/vision/set_photos.py; PHOTOS by default where
+set_photos.prepared() finds them). A card read is matched to the labelled card whose
+middle is nearest its own, within a third of a card; a card read with no labelled card there is
 *invented*. For each attribute: right (read right), wrong and sure (read wrong on a card
 read surely), unsure (the card unsure, or not found); for whole cards the same, and the
 cards missed. --show writes each photo with what was read drawn on it.
@@ -26,7 +26,8 @@ from referee.vision.card import Face
 from referee.vision.decode import read_photo
 from referee.vision.layout import read_frame
 
-ROOT = Path(__file__).resolve().parents[2]
+from .set_photos import prepared
+
 LABELS = Path(__file__).with_name("labels")
 ATTRIBUTES = ("number", "color", "shading", "shape")
 
@@ -118,16 +119,15 @@ def evaluate(image: np.ndarray, truth: list[tuple[float, float, Face]], show: Pa
 
 
 def photo_of(photos: Path, source: str, name: str) -> Path | None:
-    for folder in (photos / source / "boards", ROOT / "tests" / "photos"):
-        for ext in (".jpg", ".png"):
-            if (folder / f"{name}{ext}").exists():
-                return folder / f"{name}{ext}"
+    for ext in (".jpg", ".png"):
+        if (photos / source / "boards" / f"{name}{ext}").exists():
+            return photos / source / "boards" / f"{name}{ext}"
     return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--photos", type=Path, default=ROOT / "build" / "set-photos")
+    parser.add_argument("--photos", type=Path, default=prepared())
     parser.add_argument("--show", type=Path)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -4,9 +4,10 @@
 
 Each GIT_DIR is a clone (or a bare mirror) of the repository below; the files are taken
 from the commit named, so that every run prepares the same photos. They are written under
-DIR (default build/set-photos, outside what git tracks); nothing of them is committed but
-the few test photos in tests/photos/ (tests/photos/README.md says whose, and under which
-licence).
+DIR (default build/set-photos, outside what git tracks; or shared/set-photos beside the
+clone, where tests/test_vision_photos.py also looks), each source with its licence; none
+of them is committed: they are other people's photos, and the repository keeps only the
+labels written here (tools/vision/labels/).
 
 - tomwhite/set-game (Tom White, Apache License 2.0), commit bd047ec: data/train-v2/labelled,
   13,149 crops of one deck's 81 cards, photographed as boards of 27 under varying light
@@ -27,10 +28,23 @@ from the photos and the repositories' lists).
 """
 
 import argparse
+import os
 import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+BUILT = ROOT / "build" / "set-photos"
+
+
+def prepared() -> Path:
+    """Where the prepared photos are read from: $REFEREE_SET_PHOTOS, else build/set-photos
+    where it was made, else shared/set-photos beside the clone."""
+    named = os.environ.get("REFEREE_SET_PHOTOS")
+    if named:
+        return Path(named)
+    return BUILT if BUILT.is_dir() else ROOT.parent / "shared" / "set-photos"
+
+
 TOMWHITE = "bd047ece2f07e483f39fa41ba1170d9afd9a768c"
 IVANKELLER = "1795a8e"
 
@@ -99,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tomwhite", type=Path, help="a clone of tomwhite/set-game (its .git)")
     parser.add_argument("--ivankeller", type=Path, help="a clone of ivankeller/setgame (its .git)")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "set-photos")
+    parser.add_argument("--out", type=Path, default=BUILT)
     args = parser.parse_args()
     prepare(args.tomwhite, args.ivankeller, args.out)
 
