@@ -213,8 +213,8 @@ needs_voices = pytest.mark.skipif(voices.missing() is not None, reason=voices.mi
 @needs_voices
 def test_real_voices_second_onsets_found_in_order_are_marked_soft():
     """On recorded people the screen never shows a second voice's start as sure: in the
-    held-out speakers' /s/ pairs over room noise, every second onset found in order is
-    soft (bench/onsets.py measures how often they are found at all)."""
+    held-out speakers' /s/ pairs over other people talking, every second onset found in
+    order is soft (bench/onsets.py measures how often they are found at all)."""
     for seed in range(6):
         clip = voices.clip(voices.HELD_OUT, 20, seed, pair="two people", sibilant=True)
         found = find_onsets(clip.signal, RATE)
