@@ -25,7 +25,7 @@ The true onset is where the clean recording's envelope (tests/shouts.py's) rises
 30 dB of its peak, but for gaps shorter than 0.1 s (a stop's closure): a
 click or a noise earlier is not the word.
 A recording whose start so found is within 20 ms after its fade has no start that can be
-told from its own noise (1 of the 45 here), and is left out. The SNR is the power where
+told from its own noise (none of those committed), and is left out. The SNR is the power where
 the envelope is over that threshold against the added noise's, as tests/shouts.py takes it.
 
 Speakers are split in two: TUNED, the people the detector's settings were chosen on, and

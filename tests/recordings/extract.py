@@ -24,8 +24,8 @@ BEFORE_S = 0.2
 WINDOW_S = 0.65
 HERE = Path(__file__).resolve().parent
 
-# speaker: its language's folder and the syllables or words kept, /s/-initial first.
-# French names their syllables ad-N (their sounds.xml says which is which).
+# speaker: its language's folder and the syllables or words kept, /s/-initial first;
+# each with 0.1 s or more before it. The French ones are named ad-N (fr/sounds.xml).
 WORDS = {
     "en": (
         "en",
