@@ -17,9 +17,9 @@ was not tuned on):
   noise alone  --minutes of white and of pink noise: <= 1 onset a minute.
   cost         CPU seconds a second of 48 kHz audio, over the noise alone.
 
-Real voices (tests/voices.py: people saying "six", "seven", "stop" and other words into
-their phones, over a kitchen, a tap and an exercise bike; needs the recordings, else these
-rows fail), each case on TUNED speakers (the settings were chosen on them) and on
+Real voices (tests/voices.py: people saying syllables and words, some starting with /s/,
+over other people talking; tests/recordings/), each case on TUNED speakers (the
+settings were chosen on them) and on
 HELD_OUT ones (never tuned on), 20 dB:
   real first    one voice: the first onset within 20 ms of its true onset, >= 80 %.
   real pairs    two people, or one person twice, 80-200 ms apart (and with /s/-initial
@@ -28,7 +28,7 @@ HELD_OUT ones (never tuned on), 20 dB:
   real sharp    of the onsets not marked soft, in every real clip above: the share within
                 20 ms of a true onset (what a filled mark on the replay screen is worth),
                 >= 90 %.
-  real noise    the three room noises alone: <= 1 onset a minute.
+  real noise    the babble alone: <= 1 onset a minute.
 
 Detectors: `bands` is the detector (referee/audio/onsets.py's DEFAULT); `main` is the
 one before issue 30 (the voiced band may not start an onset over another sound), run in

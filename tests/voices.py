@@ -1,19 +1,17 @@
-"""Real recorded voices over real room noise, with their true onsets: the clips that
+"""Real recorded voices over other people talking, with their true onsets: the clips that
 tests/test_onsets.py and bench/onsets.py measure the voice onset detector on besides
 espeak-ng's shouts (tests/shouts.py), since a detector tuned on a synthesizer alone
 missed most pairs of real voices (issue 30).
 
-The recordings are not part of the repository: public excerpts of Google's Speech
-Commands (CC BY 4.0; the folder's README.md has each file's source and attribution) in
-`shared/voices/` beside it, or wherever REFEREE_VOICES names. Without them the tests that
-need them skip, saying so, and the benchmark's real-voice rows fail.
+The recordings are tests/recordings/ (its README.md says whose they are, and their
+licence), or wherever REFEREE_VOICES names a folder of the same shape. Without them the
+tests that need them skip, saying so, and the benchmark's real-voice rows fail.
 
-    words/{speaker}_{word}.wav  8 people, each saying "six", "seven" and "stop" (the /s/
-                                of "Set") where they did, and three other words, into
-                                their own phone or computer in their own room: 0.65 s
-                                from 0.2 s before the word, 16 kHz
-    noise/*.wav                 Speech Commands' background noise: a kitchen, a tap, an
-                                exercise bike; 4 s each, 16 kHz
+    words/{speaker}_{word}.wav  8 people, each a language, saying syllables and short
+                                words, some starting with /s/ (the /s/ of "Set"):
+                                0.65 s from up to 0.2 s before the word, 16 kHz
+    noise/*.wav                 other people talking over one another (4 and 8 at once);
+                                4 s each, 16 kHz
 
 Each is made 48 kHz, the box's rate, by FFT interpolation: nothing over 8 kHz, so an /s/
 shows in the sibilant band's 5-8 kHz only, and a white floor 20 dB under the room noise
@@ -24,10 +22,10 @@ the added one, and the recording's must not start with a step of its own.
 The true onset is where the clean recording's envelope (tests/shouts.py's) rises over
 -40 dB of its peak, or 15 dB over its own floor (its 5th percentile) where that is higher
 (a phone's own noise is not a voice), and stays over it until the envelope is within
-30 dB of its peak, but for gaps shorter than 0.1 s (the closure of the /t/ in "stop"): a
+30 dB of its peak, but for gaps shorter than 0.1 s (a stop's closure): a
 click or a noise earlier is not the word.
 A recording whose start so found is within 20 ms after its fade has no start that can be
-told from its own noise (9 of the 45 here), and is left out. The SNR is the power where
+told from its own noise (none of those committed), and is left out. The SNR is the power where
 the envelope is over that threshold against the added noise's, as tests/shouts.py takes it.
 
 Speakers are split in two: TUNED, the people the detector's settings were chosen on, and
@@ -48,10 +46,9 @@ import numpy as np
 from .shouts import ONSET_DB, SAMPLE_RATE, Clip, envelope
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDER = Path(os.environ.get("REFEREE_VOICES") or ROOT.parent / "shared" / "voices")
-TUNED = ("439c84f4", "563aa4e6", "97f4c236", "93ec8b84")
-HELD_OUT = ("51055bda", "6a27a9bf", "b87bdb22", "a8cb6dda")
-SIBILANT_WORDS = ("six", "seven", "stop")  # the /s/ of "Set"
+FOLDER = Path(os.environ.get("REFEREE_VOICES") or ROOT / "tests" / "recordings")
+TUNED = ("en", "fr", "ru", "es")
+HELD_OUT = ("it", "pt-BR", "uk", "en-GB")
 FLOOR_DB = 15.0  # a true onset's least rise over its recording's own floor
 FADE_S = 0.05
 LOUD_DB = -30.0  # the word's loud part: where its start is looked for before
@@ -71,7 +68,7 @@ class Voice:
 
     @property
     def sibilant(self) -> bool:
-        return self.word in SIBILANT_WORDS
+        return self.word.startswith("s")  # the words kept with an s all start with /s/
 
 
 def missing() -> str | None:
