@@ -266,8 +266,8 @@ def test_store_paths(tmp_path, monkeypatch):
 # Mistakes: each names the file, the line, the key, what was given and what is allowed
 
 KNOWN_SECTIONS = (
-    "[rules], [buttons], [pins], [leds], [beeper], [sound], [audio], [display], [serial], [store],"
-    " [web]"
+    "[rules], [buttons], [pins], [leds], [beeper], [sound], [audio], [camera], [display],"
+    " [serial], [store], [web]"
 )
 PIN_NAMES = "GPIO17 (BCM number), BCM17, BOARD11 (header pin), J8:11, WPI0 or 17"
 
@@ -736,3 +736,18 @@ def test_cli_reset_page_asks_the_running_referee(tmp_path, capsys):
             assert opened.next_rules() == {}
     finally:
         daemon.stop()
+
+
+def test_the_camera_is_off_unless_a_source_is_named(tmp_path):
+    assert default_config().camera.source == "off"
+    for word in ("auto", "picamera", "/dev/video2"):
+        assert load(tmp_path, f'[camera]\nsource = "{word}"\n').camera.source == word
+    # A folder is named relative to the settings file, as the store is.
+    assert load(tmp_path, '[camera]\nsource = "./frames"\n').camera.source == str(
+        tmp_path / "frames"
+    )
+    assert error(tmp_path, '[camera]\nsource = "usb"\n') == (
+        'referee.toml:2: [camera] source: must be "off", "auto" (the first camera that gives'
+        ' frames), "picamera", a /dev/videoN device, or a folder whose newest image is what'
+        ' the camera sees; got "usb"'
+    )

@@ -14,11 +14,13 @@ from referee.rules.settings import SettingError, Settings, settings_from
 
 from .lines import Source
 from .schema import (
+    CAMERA_WORDS,
     PIN_NAMES,
     SECTIONS,
     TIMES,
     AudioConfig,
     ButtonTiming,
+    CameraConfig,
     Config,
     DisplayConfig,
     LedDriver,
@@ -166,7 +168,10 @@ def _distinct(pins: list[tuple[tuple[str, str], str]], source: Source) -> None:
         )
 
 
-def _store_path(text: str, source: Source) -> Path | None:
+def _store_path(
+    text: str, source: Source, section: str = "store", key: str = "path"
+) -> Path | None:
+    """A path the file names (the store's, the camera's folder), made absolute."""
     if not text:
         return None
     try:
@@ -174,12 +179,18 @@ def _store_path(text: str, source: Source) -> Path | None:
     except RuntimeError:  # ~user with no such user, or ~ with no home directory
         user = text.split("/")[0]
         what = "no home directory is known" if user == "~" else "no such user on this computer"
-        got = source.written("store", "path")
-        raise source.error(f"{toml_value(user)}: {what}; got {got}", "store", "path") from None
+        got = source.written(section, key)
+        raise source.error(f"{toml_value(user)}: {what}; got {got}", section, key) from None
     # Relative to the settings file, and made absolute now: lgpio changes the working
     # directory when it is imported.
     base = source.path.parent if source.path else Path()
     return (base / path).absolute()
+
+
+def _camera(text: str, source: Source) -> CameraConfig:
+    if text in CAMERA_WORDS:
+        return CameraConfig(text)
+    return CameraConfig(str(_store_path(text, source, "camera", "source")))
 
 
 def check(source: Source) -> Config:
@@ -221,6 +232,7 @@ def check(source: Source) -> Config:
         beeper_pin=beeper_pin,
         sound=sound,
         audio=AudioConfig(**values["audio"]),
+        camera=_camera(values["camera"]["source"], source),
         display=display,
         serial=SerialConfig(**values["serial"]),
         store_path=_store_path(values["store"]["path"], source),

@@ -30,6 +30,7 @@ def _values(config: Config) -> dict[str, dict[str, Any]]:
         "beeper": {"pin": config.beeper_pin or ""},
         "sound": asdict(config.sound),
         "audio": asdict(config.audio),
+        "camera": asdict(config.camera),
         "display": asdict(config.display),
         "serial": asdict(config.serial),
         "store": {"path": str(config.store_path or "")},

@@ -81,6 +81,26 @@ class AudioConfig:
 
 
 @dataclass(frozen=True)
+class CameraConfig:
+    """The camera over the table (issue 32): what it sees, read as the cards laid out."""
+
+    # "off", "auto" (the first /dev/video* that gives frames), "picamera", a /dev/videoN
+    # device, or a folder whose newest image is what the camera sees (an absolute path)
+    source: str
+
+
+CAMERA_WORDS = ("off", "auto", "picamera")
+
+
+def _camera_source(value: str) -> str:
+    # A path has a slash (./frames, relative to the settings file) or starts with ~: a
+    # bare word that is none of the words ("Auto", "usb") is a mistake, not a folder.
+    if value in CAMERA_WORDS or "/" in value or value.startswith("~"):
+        return _no_nul(value)
+    raise ValueError
+
+
+@dataclass(frozen=True)
 class DisplayConfig:
     width: int  # 0 by 0: the screen's own size
     height: int
@@ -107,6 +127,7 @@ class Config:
     beeper_pin: str | None
     sound: SoundConfig
     audio: AudioConfig
+    camera: CameraConfig
     display: DisplayConfig
     serial: SerialConfig
     store_path: Path | None  # None: the store's own default place
@@ -233,6 +254,9 @@ SECTION_TEXT = {
     "audio": "The microphone: each call's sound kept as a clip, replayed slowed down.\n"
     "While it listens the screen shows a microphone mark; only the last 30 s are in\n"
     "memory, and only the calls' clips are written (beside the store).",
+    "camera": "The camera over the table: the cards laid out, read (docs/operating.md).\n"
+    "While it watches the screen shows a camera mark; its frames are read in memory\n"
+    "and never kept nor sent anywhere.",
     "display": "The screen.",
     "serial": "The USB button board, when the buttons come from one.",
     "store": "The ledger of every accepted input (SQLite).",
@@ -341,6 +365,15 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "varispeed",
             f"how a replay is slowed: {_choices(ReplayPitch)} (its own pitch; README.md)",
             ReplayPitch,
+        ),
+    ),
+    "camera": _settings(
+        _setting(
+            "source",
+            "off",
+            '"off", "auto" (the first camera that gives frames), "picamera", a /dev/videoN'
+            " device, or a folder whose newest image is what the camera sees",
+            _camera_source,
         ),
     ),
     "display": _settings(
