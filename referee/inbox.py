@@ -3,9 +3,9 @@ that wakes it when something does.
 
 The main loop reads every source itself (docs/design.md, "Event time"). The few producers that
 are not sources (signal handlers, the sound thread's troubles, the ledger's writer, the
-control socket's requests, the microphone and the page's process) `put` into the `Inbox`,
-whose pipe wakes the loop's wait like any source's file descriptor. Its words are shared by
-every wing that talks to the loop, so it imports none of them.
+control socket's requests, the microphone, the camera and the page's process) `put` into
+the `Inbox`, whose pipe wakes the loop's wait like any source's file descriptor. Its words
+are shared by every wing that talks to the loop, so it imports none of them.
 """
 
 import contextlib
@@ -145,7 +145,28 @@ class Finished:
     take: Callable[[int], str | None]
 
 
-InboxItem = SourceStatus | Quit | Status | LedgerNews | Asked | Finished
+@dataclass(frozen=True, slots=True)
+class SeenCard:
+    """A card as the camera's process read it: its face, each attribute 0, 1 or 2 in
+    number, colour, shading, shape order (vision/card.py's), whether it was read surely,
+    and where it lies in the frame (x, y, width, height)."""
+
+    face: tuple[int, int, int, int]
+    sure: bool
+    box: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A frame's reading from the camera's process (camera/wire.py): the cards, the SETs
+    among the sure ones by index, and when the frame was taken (CLOCK_MONOTONIC)."""
+
+    t_ns: int
+    cards: tuple[SeenCard, ...]
+    sets: tuple[tuple[int, int, int], ...]
+
+
+InboxItem = SourceStatus | Quit | Status | LedgerNews | Asked | Finished | Seen
 
 
 class Inbox:

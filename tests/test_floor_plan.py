@@ -22,7 +22,8 @@ LOW = {
 TOP = {"__init__", "__main__", "cli"}  # the door: imports any part, each when it runs
 # Each wing, and the other wings it may import.
 WINGS: dict[str, set[str]] = {
-    "daemon": {"inputs", "outputs", "audio", "vision", "camera"},  # never web
+    # Never web; nor vision: the camera's process reads the frames, the daemon its lines.
+    "daemon": {"inputs", "outputs", "audio", "camera"},
     "web": {"audio"},  # the page reads the microphone's clips (web/clips_api.py)
     "inputs": set(),
     "outputs": set(),
@@ -30,7 +31,7 @@ WINGS: dict[str, set[str]] = {
     "vision": set(),  # the camera's eyes (issue 32): the daemon and `referee look` use them
     "camera": {"vision"},
 }
-PROCESSES = {"run", "page", "cut", "cmd", "any", "make"}  # the map's second column
+PROCESSES = {"run", "page", "cut", "cam", "cmd", "any", "make"}  # the map's second column
 MAP_SECTION = re.compile(r"^## Module map\n(.*?)(?=^## )", re.MULTILINE | re.DOTALL)
 
 

@@ -29,7 +29,7 @@ from types import TracebackType
 
 from referee.errors import StartError
 from referee.inbox import SourceStatus
-from referee.linux.children import parent_env, wait_or_kill
+from referee.linux.children import how_it_ended, parent_env, wait_or_kill
 from referee.page_socket import SOCKET_FD, address, bind, host_port
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class PageProcess:
                 return
             code = process.wait()
             delay = RESTART_S if time.monotonic() - started >= SETTLED_S else delay
-            how = _how(code)
+            how = how_it_ended(code)
             said = f"the page's process {process.pid} ended ({how}): started again in {delay:g} s"
             log.warning("%s", said)
             self.told(SourceStatus(PAGE, said, ok=False))
@@ -170,13 +170,3 @@ class PageProcess:
         os.close(self._stop_w)
         if self._sock is not None:
             self._sock.close()
-
-
-def _how(code: int) -> str:
-    """How a process ended, from its exit status (negative: the signal that killed it)."""
-    if code >= 0:
-        return f"exit {code}"
-    try:
-        return f"killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"killed by signal {-code}"

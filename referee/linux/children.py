@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import gc
 import logging
+import math
 import os
 import select
 import signal
@@ -37,6 +38,28 @@ Main = Callable[[BinaryIO, BinaryIO], int]  # a forked child's life: its input, 
 # A child started with this in its environment (the daemon's pid) dies with the daemon.
 PARENT = "REFEREE_PARENT"
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class Backoff:
+    """How long to wait before the next try at something lost (a child that died, a camera
+    unplugged): `first_s`, twice as long after each try that fails again soon, up to
+    `most_s`; a try that lasted `settled_s` failed by accident, and starts again at first_s."""
+
+    def __init__(self, first_s: float, most_s: float, settled_s: float = math.inf) -> None:
+        self.first_s, self.most_s, self.settled_s = first_s, most_s, settled_s
+        self._next_s = first_s
+
+    def after(self, lasted_s: float = 0.0) -> float:
+        """The wait before the next try, once a try failed after lasting lasted_s."""
+        if lasted_s >= self.settled_s:
+            self._next_s = self.first_s
+        wait = self._next_s
+        self._next_s = min(2 * wait, self.most_s)
+        return wait
+
+    def reset(self) -> None:
+        """It works again: the next loss waits first_s."""
+        self._next_s = self.first_s
 
 
 def parent_env() -> dict[str, str]:
@@ -87,6 +110,16 @@ def wait_or_kill(process: Child, timeout_s: float, name: str) -> None:
         log.warning("%s did not stop in %g s: killed", name, timeout_s)
         process.kill()
         process.wait()
+
+
+def how_it_ended(code: int) -> str:
+    """How a child ended, from its exit status (negative: the signal that killed it)."""
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 class ThreadsRunning(RuntimeError):

@@ -20,7 +20,7 @@ def look(photos: list[Path], as_json: bool = False) -> int:
     status = 0
     for path in photos:
         try:
-            layout = read_frame(_read_photo(path))
+            layout = read_frame(read_undamaged(path))
         except PhotoFileError as err:
             print(err, file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -42,7 +42,7 @@ def look(photos: list[Path], as_json: bool = False) -> int:
 _DAMAGED = ("Corrupt JPEG data", "Premature end of JPEG file")
 
 
-def _read_photo(path: Path) -> np.ndarray:
+def read_undamaged(path: Path) -> np.ndarray:
     """read_photo, with what the C libraries under OpenCV write on the process's stderr
     (libjpeg's complaints, printed past Python) taken: a complaint of damaged data makes
     the photo refused in one line, the rest is dropped, so that the command's output is

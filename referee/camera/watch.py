@@ -1,0 +1,121 @@
+"""The camera's process: `python -m referee.camera.watch SOURCE`, started by the daemon.
+
+It reads the table FRAMES_PER_S times a second (vision/layout.py) and writes each frame's
+reading to its output, a line each (wire.py); a source lost is said once and opened again
+RETRY_S later, twice as long each time it still cannot be, up to RETRY_MAX_S (the
+microphone's figures). Reading a frame costs some 100 ms of a core and OpenCV's memory:
+so it runs here, never in the daemon's process, at nice 10, OpenCV on one thread, and
+it waits at least as long as a frame took before it reads the next (half a core at most,
+on a Pi 4 too, where a frame takes three to five times as long). It dies with the daemon
+(children.die_with_parent), and ends when the daemon stops reading its output.
+"""
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import BinaryIO
+
+import cv2
+
+from referee.linux.children import Backoff, die_with_parent
+from referee.units import NS_PER_S
+from referee.vision.layout import read_frame
+
+from .sources import Source, SourceLost, open_source
+from .wire import reading_line, status_line
+
+log = logging.getLogger(__name__)
+
+# Two frames a second: a card dealt or taken stays for seconds, a caller picks up three
+# cards over a second or more, and the screen's "no SET" can wait half a second. More
+# would cost the Pi's cores for nothing the table sees.
+FRAMES_PER_S = 2
+RETRY_S = 0.5
+RETRY_MAX_S = 8.0
+NICE = 10
+
+
+class Watch:
+    """The loop of the camera's process, each part given: `out` the daemon's pipe,
+    `sleep` and `clock` time's (the tests turn it a pass at a time: `step`)."""
+
+    def __init__(
+        self,
+        spec: str,
+        out: BinaryIO,
+        *,
+        period_ns: int = NS_PER_S // FRAMES_PER_S,
+        clock: Callable[[], int] = time.monotonic_ns,
+        opener: Callable[[str], Source] = open_source,
+    ) -> None:
+        self.spec, self.out, self.period_ns = spec, out, period_ns
+        self.clock, self.opener = clock, opener
+        self.source: Source | None = None
+        self.backoff = Backoff(RETRY_S, RETRY_MAX_S)
+        self._said: tuple[str, bool] | None = None  # the last change told
+
+    def step(self) -> float:
+        """One pass: the source opened if it is not, one frame read and told; how many
+        seconds to wait before the next."""
+        if self.source is None:
+            try:
+                self.source = self.opener(self.spec)
+            except SourceLost as err:
+                self._tell(f"camera {self.spec}: {err}: waiting for it", ok=False)
+                return self.backoff.after()
+            self.backoff.reset()
+            self._tell(f"camera {self.source.name} watching", ok=True)
+        started = self.clock()
+        try:
+            frame = self.source.read()
+        except SourceLost as err:
+            self.source.close()
+            self.source = None
+            self._tell(f"camera lost ({err}): waiting for it", ok=False)
+            return self.backoff.after()
+        if frame is not None:
+            layout = read_frame(frame.image)
+            cards = [(c.face.values(), c.sure, c.box) for c in layout.cards]
+            self._send(reading_line(frame.t_ns, cards, layout.sets))
+        took = self.clock() - started
+        return max(self.period_ns - took, took) / NS_PER_S
+
+    def _tell(self, text: str, *, ok: bool) -> None:
+        """A change of the camera, told once: a loss is not told again at every try that
+        fails to open it again (whatever each says)."""
+        if self._said is not None and self._said[1] == ok:
+            log.debug("%s", text)
+            return
+        self._said = (text, ok)
+        (log.info if ok else log.warning)("%s", text)
+        self._send(status_line(text, ok=ok))
+
+    def _send(self, line: bytes) -> None:
+        self.out.write(line)
+        self.out.flush()
+
+    def run(self) -> None:
+        while True:
+            time.sleep(self.step())
+
+
+def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python -m referee.camera.watch SOURCE\n")
+        return 2
+    logging.basicConfig(level=logging.INFO, format="referee camera: %(message)s")
+    os.nice(NICE)
+    cv2.setNumThreads(1)
+    try:
+        Watch(args[0], sys.stdout.buffer).run()
+    except (BrokenPipeError, KeyboardInterrupt):  # the daemon stopped reading: its end
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

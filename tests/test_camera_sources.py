@@ -1,0 +1,169 @@
+"""The camera's sources (camera/sources.py) and its process's loop (camera/watch.py), on
+a folder of frames: the newest image is what is seen; what is not a photo it can read
+(damaged, half-written, huge, a FIFO, a link) is skipped with one log line, at once,
+never an error; a folder removed is the camera lost, told once, and found again."""
+
+import io
+import json
+import logging
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.camera import sources
+from referee.camera.sources import FolderSource, SourceLost
+from referee.camera.watch import Watch
+from referee.vision.decode import MAX_FILE_BYTES
+from referee.vision.layout import read_frame
+
+from .camera_frames import BOARD, no_set_table, show
+
+JPEG = BOARD.read_bytes()
+T0 = 1_700_000_000 * 10**9  # a file's modification time, in ns
+
+
+def test_the_rendered_table_is_twelve_cards_read_surely_with_no_set(tmp_path):
+    show(tmp_path, "table.jpg", no_set_table())
+    frame = FolderSource(tmp_path).read()
+    assert frame is not None
+    layout = read_frame(frame.image)
+    assert (len(layout.cards), sum(c.sure for c in layout.cards), layout.sets) == (12, 12, ())
+
+
+def test_the_newest_image_is_what_the_camera_sees_once(tmp_path):
+    show(tmp_path, "b.jpg", no_set_table(), mtime_ns=T0)
+    show(tmp_path, "a.jpg", JPEG, mtime_ns=T0 + 1)
+    (tmp_path / "notes.txt").write_text("newer, and no image")
+    source = FolderSource(tmp_path)
+    first = source.read()
+    assert first is not None and first.image.shape[:2] != (720, 960)  # the photo, not b
+    assert source.read() is None  # nothing new
+    show(tmp_path, "b.jpg", no_set_table(), mtime_ns=T0 + 2)
+    second = source.read()
+    assert second is not None and second.image.shape[:2] == (720, 960)
+    assert second.t_ns > first.t_ns
+
+
+def _damaged(kind: str, cut: int, tmp_path) -> str:
+    """A newest file of a kind the camera cannot read; its name."""
+    path = tmp_path / "new.jpg"
+    match kind:
+        case "cut":  # half-written: a writer that has not finished
+            path.write_bytes(JPEG[: cut % len(JPEG)])
+        case "noise":
+            path.write_bytes(bytes((cut * 7 + i) % 256 for i in range(cut % 5000)))
+        case "huge":
+            with path.open("wb") as f:
+                f.truncate(MAX_FILE_BYTES + 1 + cut)  # sparse: costs no disk
+        case "fifo":
+            os.mkfifo(path)
+        case "link":
+            path.symlink_to(BOARD)
+        case "folder":
+            path.mkdir()
+    os.utime(path, ns=(T0 + 10, T0 + 10), follow_symlinks=False)
+    return path.name
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(["cut", "noise", "huge", "fifo", "link", "folder"]), st.integers(0, 10**6))
+def test_a_newest_file_it_cannot_read_is_skipped_at_once_and_said_once(tmp_path, caplog, kind, cut):
+    for old in tmp_path.iterdir():
+        if old.is_dir() and not old.is_symlink():
+            old.rmdir()
+        else:
+            old.unlink()
+    show(tmp_path, "old.jpg", JPEG, mtime_ns=T0)
+    source = FolderSource(tmp_path)
+    assert source.read() is not None
+    name = _damaged(kind, cut, tmp_path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        started = time.monotonic()
+        assert source.read() is None
+        assert source.read() is None
+        assert time.monotonic() - started < 1.0  # never a wait: a FIFO is not opened
+    said = [r.getMessage() for r in caplog.records]
+    if kind in ("cut", "noise", "huge"):
+        assert len(said) == 1 and name in said[0], said
+    else:  # not a regular file: not an image the folder holds at all
+        assert said == []
+
+
+def test_a_half_written_frame_is_read_once_it_is_whole(tmp_path, caplog):
+    path = tmp_path / "frame.jpg"
+    path.write_bytes(JPEG[: len(JPEG) // 2])
+    source = FolderSource(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert source.read() is None
+    with path.open("ab") as f:
+        f.write(JPEG[len(JPEG) // 2 :])
+    assert source.read() is not None
+    assert len(caplog.records) == 1 and "cut short" in caplog.records[0].getMessage()
+
+
+def test_a_folder_removed_is_the_camera_lost(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    source = FolderSource(folder)
+    folder.rmdir()
+    with pytest.raises(SourceLost, match="No such file"):
+        source.read()
+    with pytest.raises(SourceLost, match="no such folder"):
+        FolderSource(folder)
+
+
+def test_picamera_without_picamera2_says_so_in_a_line(monkeypatch):
+    real = sources.importlib.import_module
+
+    def refuse(name: str):
+        if name == "picamera2":
+            raise ModuleNotFoundError("No module named 'picamera2'")
+        return real(name)
+
+    monkeypatch.setattr(sources.importlib, "import_module", refuse)
+    with pytest.raises(SourceLost, match="picamera2 is not available here"):
+        sources.open_source("picamera")
+
+
+def test_auto_without_a_camera_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr(sources, "DEV", tmp_path)
+    with pytest.raises(SourceLost, match="no camera here gives frames"):
+        sources.open_source("auto")
+
+
+def _lines(out: io.BytesIO) -> list[dict]:
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    out.seek(0)
+    out.truncate()
+    return lines
+
+
+def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    show(folder, "table.jpg", no_set_table())
+    out = io.BytesIO()
+    watch = Watch(str(folder), out)
+    assert 0 < watch.step() <= 0.5
+    said = _lines(out)
+    assert said[0] == {"status": f"camera {folder} watching", "ok": True}
+    assert len(said[1]["cards"]) == 12 and said[1]["sets"] == []
+    (folder / "table.jpg").unlink()
+    folder.rmdir()
+    waits = [watch.step(), watch.step(), watch.step()]
+    assert waits == [0.5, 1.0, 2.0]  # the microphone's backoff
+    lost = _lines(out)
+    assert [s["ok"] for s in lost] == [False]  # told once
+    assert "No such file" in lost[0]["status"]
+    folder.mkdir()
+    show(folder, "board.jpg", JPEG)
+    watch.step()
+    back = _lines(out)
+    assert back[0] == {"status": f"camera {folder} watching", "ok": True}
+    assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 2
