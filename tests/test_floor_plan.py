@@ -122,6 +122,33 @@ def test_the_check_catches_a_wing_reaching_into_another(where, text, why, tmp_pa
     assert any(why in line for line in refused(offender, tmp_path)), refused(offender, tmp_path)
 
 
+def reached(start: list[Path]) -> set[str]:
+    """Every referee module the start's modules import, and those they import, ..."""
+    seen: set[str] = set()
+    todo = [module_name(p) for p in start]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        where = ROOT / name.replace(".", "/")
+        path = where / "__init__.py" if where.is_dir() else where.with_suffix(".py")
+        if path.is_file():
+            todo += sorted(imports(path))
+    return seen
+
+
+def test_the_daemon_reaches_neither_the_cameras_eyes_nor_opencv():
+    """The camera's frames are read in its own process (docs/design.md): the daemon's code
+    reaches its wire, never vision/ nor cv2, so its memory is the same with the camera on."""
+    daemon = reached(modules("referee/daemon"))
+    assert "referee.camera.process" in daemon
+    assert sorted(m for m in daemon if m.startswith("referee.vision")) == []
+    opencv = [m for m in daemon if (path := ROOT / (m.replace(".", "/") + ".py")).is_file()
+              and re.search(r"^\s*(import|from) cv2\b", path.read_text(), re.M)]  # fmt: skip
+    assert opencv == []
+
+
 def modules_of_the_tree() -> list[Path]:
     return [*modules("referee"), *modules("tools")]
 

@@ -13,7 +13,7 @@ ledger is written behind it, by the ledger's own thread: an input's effects are 
 without waiting for the disk (docs/design.md, "The store").
 
 This module holds the loop and the wiring, nothing else: the page's writes are
-requests.py's, the microphone's clips and REPLAY listening.py's.
+requests.py's, the microphone's clips and REPLAY listening.py's, the camera's watching.py's.
 """
 
 import contextlib
@@ -34,6 +34,7 @@ from referee.inbox import (
     Inbox,
     LedgerNews,
     Quit,
+    Seen,
     SourceStatus,
     Status,
     signals_to,
@@ -69,6 +70,7 @@ from .page_process import PAGE
 from .requests import Requests, rules_at_start
 from .session import Outcome, Session
 from .systemd import Notifier
+from .watching import Watching
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from referee.audio.cutter_process import CutterProcess
@@ -160,6 +162,8 @@ class App:
                 self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
+            self.watching = Watching(options.config.camera, self.inbox)
+            opened.callback(self.watching.close)
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
             if (watched := self.store_watch.fileno()) is not None:
@@ -304,6 +308,8 @@ class App:
                 self._log_status()
             case LedgerNews():
                 pass  # the notices are read from the ledger for the next frame
+            case Seen():
+                self.watching.seen(item)
             case Asked():
                 self.requests.take(item)
             case Finished(take=take):

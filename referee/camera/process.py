@@ -1,0 +1,186 @@
+"""The daemon's end of the camera's process (watch.py): started, read, kept alive.
+
+The camera's process is started as the page's is (daemon/page_process.py): a new Python
+running `referee.camera.watch`, in a process group of its own, dying with the daemon
+(children.die_with_parent); the daemon imports neither OpenCV nor numpy for it, so its
+memory is the same with the camera on. A thread of the daemon reads its output, a line at
+a time and each line checked (wire.parse): a frame's reading goes to the main loop's inbox
+as a `Seen`, the camera lost or back as a `SourceStatus`; a line too long or not the
+wire's is dropped with one line in the log. Of the readings that came together only the
+last is handed on: a process that floods its pipe costs the loop one item a read. One that
+ends is told and started again, RESTART_S later and twice as long each time it ends again
+soon, up to RESTART_MAX_S (children.Backoff, the page's figures).
+"""
+
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from referee.inbox import InboxItem, Seen, SourceStatus
+from referee.linux.children import Backoff, how_it_ended, parent_env, wait_or_kill
+
+from .wire import CAMERA, MAX_LINE, BadLine, parse
+
+log = logging.getLogger(__name__)
+
+STOP_S = 2.0
+RESTART_S = 1.0
+RESTART_MAX_S = 60.0
+SETTLED_S = 60.0
+READ_SIZE = 65_536
+PROCESS = "process"  # the condition of its SourceStatus when the process itself ended
+
+
+class CameraProcess:
+    """The camera's process on `source` (the settings' [camera] source), for as long as
+    it is not closed; what it says goes to `put` (the inbox's), from a thread of its own.
+    `watching`: the camera gives frames now (the screens' mark)."""
+
+    def __init__(
+        self,
+        source: str,
+        put: Callable[[InboxItem], None],
+        *,
+        restart_s: float = RESTART_S,
+        command: list[str] | None = None,
+    ) -> None:
+        """command: the process's command line (the tests' hostile ones); by default
+        `python -m referee.camera.watch SOURCE`."""
+        self.source = source
+        self.command = command or [sys.executable, "-m", "referee.camera.watch", source]
+        self.put = put
+        self.watching = False
+        self._lost_told = False  # a loss of the camera was told: its return is told too
+        self._backoff = Backoff(restart_s, RESTART_MAX_S, SETTLED_S)
+        self._lock = threading.Lock()  # a process started or stopped, not both at once
+        self._stopping = False
+        self._stop_r, self._stop_w = os.pipe()
+        # Started by the main thread, and again by the reader, which lives as long as the
+        # daemon: the process's death signal is bound to the thread that started it.
+        self.process = self._start()
+        self._reader = threading.Thread(target=self._run, name="camera", daemon=True)
+        self._reader.start()
+
+    def _start(self) -> "subprocess.Popen[bytes]":
+        """OSError if it cannot be started."""
+        process = subprocess.Popen(
+            self.command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            env=dict(os.environ, **parent_env()),
+            process_group=0,  # a Ctrl-C in the daemon's terminal is the daemon's
+        )
+        self.process = process
+        log.info("camera %s: read by process %d", self.source, process.pid)
+        return process
+
+    def _run(self) -> None:
+        process = self.process
+        while True:
+            started = time.monotonic()
+            if self._read(process):
+                return
+            process.kill()  # its output closed, it can tell nothing more: ended, if not yet
+            code = process.wait()
+            self.watching = False
+            if self._stopping:
+                return
+            delay = self._backoff.after(time.monotonic() - started)
+            said = f"the camera's process {process.pid} ended ({how_it_ended(code)}):"
+            said += f" started again in {delay:g} s"
+            log.warning("%s", said)
+            self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
+            again = self._again(delay)
+            if again is None:
+                return
+            process = again
+            self.put(SourceStatus(CAMERA, "the camera's process started again", True, PROCESS))
+
+    def _again(self, delay: float) -> "subprocess.Popen[bytes] | None":
+        """Started again after delay s, later each time it cannot be; None: stopping."""
+        while not self._stopped(delay):
+            with self._lock:
+                if self._stopping:
+                    return None
+                try:
+                    return self._start()
+                except OSError as err:
+                    said = f"the camera's process cannot be started ({err}): tried again later"
+                    log.error("%s", said)
+                    self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
+            delay = self._backoff.after()
+        return None
+
+    def _stopped(self, timeout_s: float) -> bool:
+        """Waits timeout_s, or until the daemon stops: True then."""
+        return bool(select.select([self._stop_r], [], [], timeout_s)[0])
+
+    def _read(self, process: "subprocess.Popen[bytes]") -> bool:
+        """Its lines until its output ends (False), or the daemon stops (True)."""
+        assert process.stdout is not None
+        out = process.stdout.fileno()
+        kept = b""  # a line begun
+        skipping = False  # within a line too long, dropped up to its end
+        while True:
+            ready = select.select([out, self._stop_r], [], [])[0]
+            if self._stop_r in ready:
+                return True
+            data = os.read(out, READ_SIZE)
+            if not data:
+                process.stdout.close()
+                return False
+            if skipping:  # the rest of a line too long, up to its end
+                if b"\n" not in data:
+                    continue
+                data, skipping = data[data.index(b"\n") + 1 :], False
+            *lines, kept = (kept + data).split(b"\n")
+            self._take(lines)
+            if len(kept) > MAX_LINE:
+                log.warning("camera: a line over %d bytes: dropped", MAX_LINE)
+                kept, skipping = b"", True
+
+    def _take(self, lines: list[bytes]) -> None:
+        """Each line checked; of the readings only the last is handed on."""
+        last: Seen | None = None
+        for line in lines:
+            try:
+                said = parse(line)
+            except BadLine as err:
+                log.warning("camera: a line from its process refused: %s", err)
+                continue
+            if isinstance(said, Seen):
+                last = said
+            else:
+                self._status(said)
+        if last is not None:
+            self.watching = True
+            self.put(last)
+
+    def _status(self, status: SourceStatus) -> None:
+        """The camera lost, or watching: the first opening is only logged (the process
+        logs it), its return after a loss told, for the screen's notice to go."""
+        self.watching = status.ok
+        if status.ok and not self._lost_told:
+            return
+        self._lost_told = not status.ok
+        self.put(status)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stopping = True
+            process = self.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            wait_or_kill(process, STOP_S, "the camera's process")
+        os.write(self._stop_w, b"!")
+        self._reader.join()
+        if process.stdout is not None:
+            process.stdout.close()
+        os.close(self._stop_r)
+        os.close(self._stop_w)

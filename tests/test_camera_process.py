@@ -1,0 +1,131 @@
+"""The camera's process as the daemon keeps it (camera/process.py): its readings reach the
+inbox, what it writes that is not the wire's is dropped with a line in the log, one that
+dies is told and started again, and it dies with the daemon."""
+
+import logging
+import os
+import select
+import signal
+import sys
+import time
+
+import pytest
+
+from referee.camera.process import CameraProcess
+from referee.camera.wire import MAX_LINE, reading_line, status_line
+from referee.inbox import Inbox, InboxItem, Seen, SourceStatus
+
+from .camera_frames import BOARD, show
+
+WAIT_S = 30.0  # the process's start (Python, OpenCV, the model) on a loaded machine
+
+
+def _until(inbox: Inbox, want, what: str, timeout_s: float = WAIT_S) -> list[InboxItem]:
+    """The inbox's items until one for which want(item) holds: waited for on its pipe."""
+    items: list[InboxItem] = []
+    deadline = time.monotonic() + timeout_s
+    while not any(want(i) for i in items):
+        left = deadline - time.monotonic()
+        assert left > 0, f"not within {timeout_s} s: {what}; got {items}"
+        if select.select([inbox.fileno()], [], [], left)[0]:
+            items += inbox.drain()
+    return items
+
+
+@pytest.fixture
+def inbox():
+    box = Inbox()
+    yield box
+    box.close()
+
+
+def test_a_folder_camera_is_read_and_a_killed_process_is_told_and_started_again(tmp_path, inbox):
+    show(tmp_path, "board.jpg", BOARD.read_bytes())
+    camera = CameraProcess(str(tmp_path), inbox.put, restart_s=0.05)
+    try:
+        items = _until(inbox, lambda i: isinstance(i, Seen), "a reading")
+        seen = next(i for i in items if isinstance(i, Seen))
+        assert len(seen.cards) == 12 and len(seen.sets) == 2
+        assert seen.t_ns <= time.monotonic_ns()
+        assert camera.watching
+        first = camera.process.pid
+        os.kill(first, signal.SIGKILL)
+        died = _until(inbox, lambda i: isinstance(i, SourceStatus) and not i.ok, "its death")
+        said = next(i for i in died if isinstance(i, SourceStatus))
+        assert said.text.startswith(f"the camera's process {first} ended (killed by SIGKILL)")
+        again = _until(inbox, lambda i: isinstance(i, Seen), "a reading of the new process")
+        assert SourceStatus("camera", "the camera's process started again", True, "process") in (
+            died + again
+        )
+        assert camera.process.pid != first and camera.watching
+    finally:
+        camera.close()
+    assert camera.process.poll() is not None
+
+
+HOSTILE = (
+    b"x" * (MAX_LINE + 10) + b"\n",  # too long, ended
+    b"not json\n",
+    b'{"t": 1, "cards": [[9,9,9,9,1,0,0,1,1]], "sets": []}\n',
+    status_line("camera lost (it says): waiting for it", ok=False),
+    reading_line(5, [((0, 0, 0, 0), True, (1, 2, 3, 4))], []),
+    b"y" * (3 * MAX_LINE),  # too long, and never ended
+)
+
+
+def test_what_the_process_writes_that_is_not_the_wire_is_dropped_and_said(tmp_path, inbox, caplog):
+    script = tmp_path / "hostile.py"
+    script.write_text(
+        "import signal, sys\n"
+        f"sys.stdout.buffer.write({b''.join(HOSTILE)!r})\n"
+        "sys.stdout.buffer.flush()\n"
+        "signal.pause()\n"  # until the daemon ends it
+    )
+    with caplog.at_level(logging.WARNING, "referee.camera.process"):
+        camera = CameraProcess("x", inbox.put, command=[sys.executable, str(script)])
+        try:
+            items = _until(inbox, lambda i: isinstance(i, Seen), "the one good reading")
+        finally:
+            camera.close()
+    assert items == [
+        SourceStatus("camera", "camera lost (it says): waiting for it", False),
+        Seen(5, (items[-1].cards[0],), ()),
+    ]
+    said = [r.getMessage() for r in caplog.records]
+    refused = "camera: a line from its process refused:"
+    assert said[:3] == [
+        f"{refused} a line of {MAX_LINE + 10} bytes (at most {MAX_LINE})",
+        f"{refused} not JSON",
+        f"{refused} a card's attribute out of range",
+    ]
+    assert f"camera: a line over {MAX_LINE} bytes: dropped" in said
+
+
+def test_a_process_that_closes_its_output_is_ended_and_started_again(tmp_path, inbox):
+    script = tmp_path / "mute.py"
+    script.write_text("import os, signal\nos.close(1)\nsignal.pause()\n")
+    camera = CameraProcess("x", inbox.put, command=[sys.executable, str(script)], restart_s=60)
+    try:
+        items = _until(inbox, lambda i: isinstance(i, SourceStatus), "its end")
+        assert "ended (killed by SIGKILL): started again in 60 s" in items[0].text
+    finally:
+        camera.close()  # while it waits to start it again: no wait
+
+
+def test_with_the_camera_off_the_daemon_imports_nothing_of_it():
+    """No process, and neither the camera's modules nor OpenCV in the daemon's memory."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from referee.config import default_config\n"
+        "from referee.daemon import app\n"
+        "from referee.daemon.watching import Watching\n"
+        "from referee.inbox import Inbox\n"
+        "w = Watching(default_config().camera, Inbox())\n"
+        "assert not w.watching and w.pid is None\n"
+        "names = ('referee.camera', 'referee.vision', 'cv2', 'numpy')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(names)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
