@@ -167,3 +167,16 @@ def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(t
     back = _lines(out)
     assert back[0] == {"status": f"camera {folder} watching", "ok": True}
     assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 2
+
+
+def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(
+    monkeypatch, tmp_path, caplog
+):
+    monkeypatch.setattr(sources, "DEV", tmp_path)
+    out = io.BytesIO()
+    watch = Watch("auto", out)
+    with caplog.at_level(logging.INFO):
+        assert [watch.step(), watch.step()] == [0.5, 1.0]
+    assert out.getvalue() == b""
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said == [f"camera auto: no camera here gives frames ({tmp_path}/video*): waiting for it"]

@@ -63,7 +63,10 @@ class Watch:
             try:
                 self.source = self.opener(self.spec)
             except SourceLost as err:
-                self._tell(f"camera {self.spec}: {err}: waiting for it", ok=False)
+                # `auto` finding none at first is a box without a camera: the log says
+                # so, the screen does not (as with the microphone).
+                quiet = self.spec == "auto" and self._said is None
+                self._tell(f"camera {self.spec}: {err}: waiting for it", ok=False, quiet=quiet)
                 return self.backoff.after()
             self.backoff.reset()
             self._tell(f"camera {self.source.name} watching", ok=True)
@@ -82,7 +85,7 @@ class Watch:
         took = self.clock() - started
         return max(self.period_ns - took, took) / NS_PER_S
 
-    def _tell(self, text: str, *, ok: bool) -> None:
+    def _tell(self, text: str, *, ok: bool, quiet: bool = False) -> None:
         """A change of the camera, told once: a loss is not told again at every try that
         fails to open it again (whatever each says)."""
         if self._said is not None and self._said[1] == ok:
@@ -90,7 +93,8 @@ class Watch:
             return
         self._said = (text, ok)
         (log.info if ok else log.warning)("%s", text)
-        self._send(status_line(text, ok=ok))
+        if not quiet:
+            self._send(status_line(text, ok=ok))
 
     def _send(self, line: bytes) -> None:
         self.out.write(line)
