@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .rules import Settings, State
+from .rules.engine import TABLE
 
 
 class Severity(StrEnum):
@@ -55,6 +56,23 @@ class Join:
 
 
 @dataclass(frozen=True)
+class TableSeen:
+    """What the camera sees on the table, in counts: the cards, those read surely, the
+    SETs among them."""
+
+    cards: int
+    sure: int
+    sets: int
+
+    @property
+    def no_set(self) -> bool:
+        """No SET among a whole table read surely: three more cards are due. A table of
+        fewer than the deal's 12 is the deck's end (or a table the camera sees only part
+        of), and one with a card unsure may hide the SET in it."""
+        return self.sets == 0 and self.cards >= TABLE and self.sure == self.cards
+
+
+@dataclass(frozen=True)
 class View:
     settings: Settings
     state: State
@@ -63,6 +81,8 @@ class View:
     notices: tuple[Notice, ...] = ()
     source: str = ""  # where the buttons come from, e.g. "GPIO (lgpio: kernel edge times)"
     listening: bool = False  # the microphone keeps the last seconds: its mark is shown
+    watching: bool = False  # the camera reads the table: its mark is shown
+    table: TableSeen | None = None  # what the camera sees, while it watches
     replay: ReplayView | None = None  # a call's sound played again, slowed down
     names: tuple[tuple[int, str], ...] = ()  # (seat, player's name), for the named seats
     join: Join | None = None  # in the lobby, while the page is served
@@ -73,3 +93,4 @@ class View:
 
 
 MIC_MARK = "● mic"  # while the microphone listens, on every screen (issue 17: privacy)
+CAM_MARK = "● cam"  # while the camera watches, beside it (issue 32: privacy too)

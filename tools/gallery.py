@@ -30,7 +30,7 @@ from referee.rules import (
     new_game,
     step,
 )
-from referee.view import Join, Notice, ReplayView, Severity, View
+from referee.view import Join, Notice, ReplayView, Severity, TableSeen, View
 
 # A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
 SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
@@ -71,6 +71,8 @@ class Table:
         source: str = GPIO,
         *,
         listening: bool = False,
+        watching: bool = False,
+        table: TableSeen | None = None,
         join: Join | None = None,
     ) -> View:
         return View(
@@ -81,6 +83,8 @@ class Table:
             notices=tuple(notices),
             source=source,
             listening=listening,
+            watching=watching,
+            table=table,
             names=self.names,
             join=join,
         )
@@ -159,6 +163,9 @@ def views() -> dict[str, View]:
 
     midgame = _midgame(four).play(Press(3, at(40)))  # locked: the engine says why it ignores it
     out["scoreboard"] = midgame.view(41)
+    # A box with a microphone and a camera, which sees twelve cards read surely, no SET.
+    seen = TableSeen(cards=12, sure=12, sets=0)
+    out["scoreboard-camera"] = midgame.view(41, listening=True, watching=True, table=seen)
 
     photo = _midgame(four).play(
         Press(2, at(60)), Press(4, at(60) + 4_200_000), Press(1, at(60) + 37_000_000)

@@ -375,6 +375,8 @@ class App:
             notices=self.notices(),
             source=self.inputs.name,
             listening=self.listening.listening,
+            watching=self.watching.watching,
+            table=self.watching.view(),
             replay=self.listening.view(self.clock()),
             names=tuple(sorted(self.session.names.items())),
             join=self._join() if self._joining else None,

@@ -2,7 +2,7 @@
 "The camera's process").
 
 The frames are read in a process of its own (camera/process.py); the loop takes each
-reading (inbox.Seen). With the camera off nothing
+reading (inbox.Seen) as counts, in O(cards), and shows them. With the camera off nothing
 of it is imported and no process runs.
 """
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from referee.config import CameraConfig
 from referee.inbox import Inbox, Seen
+from referee.view import TableSeen
 
 if TYPE_CHECKING:
     from referee.camera.process import CameraProcess
@@ -24,6 +25,7 @@ class Watching:
     def __init__(self, camera: CameraConfig, inbox: Inbox) -> None:
         self._process: CameraProcess | None = None
         self._seen: Seen | None = None
+        self._table: TableSeen | None = None
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
@@ -40,6 +42,12 @@ class Watching:
         if self._seen is not None and seen.t_ns < self._seen.t_ns:
             return
         self._seen = seen
+        sure = sum(card.sure for card in seen.cards)
+        self._table = TableSeen(len(seen.cards), sure, len(seen.sets))
+
+    def view(self) -> TableSeen | None:
+        """What the camera sees, while it watches."""
+        return self._table if self.watching else None
 
     @property
     def pid(self) -> int | None:

@@ -23,7 +23,7 @@ from referee.rules import (
     solo_increment,
 )
 from referee.rules.effects import ms, seat
-from referee.view import View
+from referee.view import CAM_MARK, MIC_MARK, View
 
 TENTH_NS = 100 * NS_PER_MS
 _KEY_NAMES = {
@@ -252,6 +252,19 @@ def cards(view: View) -> str | None:
     if view.settings.book.owes:
         out += f" · owed {state.owed}"
     return out
+
+
+def marks(view: View) -> tuple[str, ...]:
+    """The marks of what records the table now, for privacy: the microphone, the camera."""
+    return (MIC_MARK,) * view.listening + (CAM_MARK,) * view.watching
+
+
+def table_seen(view: View) -> str | None:
+    """What the camera's reading tells the table (advice, not a rule: docs/rules.md)."""
+    table = view.table
+    if table is None or not table.no_set:
+        return None
+    return f"no SET in these {table.cards}: deal three more"
 
 
 def joining(view: View) -> str | None:

@@ -76,6 +76,8 @@ def frame_key(view: View, size: tuple[int, int]) -> tuple[object, ...]:
         view.notices,
         view.source,
         view.listening,
+        view.watching,
+        view.table,
         view.replay,
         view.names,
         view.join,  # the lobby's address and PIN: a new PIN, or the Wi-Fi come up

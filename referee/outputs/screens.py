@@ -20,7 +20,7 @@ from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.seats import Colour, label
 from referee.seats import colour as seat_colour
 from referee.units import NS_PER_S
-from referee.view import MIC_MARK, Join, Severity, View
+from referee.view import Join, Notice, Severity, View
 
 from . import captions, qr
 from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, fit, font
@@ -43,6 +43,7 @@ from .style import (
 )
 
 NOTICES_SHARE = 0.25  # of the screen's height at most: the game comes first
+NBSP = "\u00a0"  # a space the lines are not broken at
 SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 KEYBOARD = "keyboard"  # in the source's name: the keys are the buttons, so show them
 NOTICE_STYLE: dict[Severity, tuple[Colour, str]] = {
@@ -275,7 +276,9 @@ class Screen:
     def notices(self, height: int) -> list[tuple[Colour, str]]:
         """The notices that fit (a quarter of the screen), the most severe first; the
         last one shown counts those left out."""
-        notices = sorted(self.view.notices, key=lambda n: SEVERITY_ORDER.index(n.severity))
+        seen = captions.table_seen(self.view)
+        given = (*self.view.notices, *([Notice(seen, Severity.INFO)] if seen else []))
+        notices = sorted(given, key=lambda n: SEVERITY_ORDER.index(n.severity))
         room = max(1, int(height * NOTICES_SHARE // max(0.08 * height, self.lines_px(2))))
         lines = []
         for i, notice in enumerate(notices[:room]):
@@ -290,10 +293,12 @@ class Screen:
         # Where the buttons come from, small: in full where it fits, else its first word.
         said = self.view.source
         first = said.split(" (")[0]
-        if self.view.listening:
-            said, first = f"{MIC_MARK}  ·  {said}", f"{MIC_MARK}  ·  {first}"
+        shown = [said, first]
+        # What records the table is shown whatever else fits (privacy), each mark whole.
+        if marks := "  ·  ".join(m.replace(" ", NBSP) for m in captions.marks(self.view)):
+            shown = [f"{marks}  ·  {said}", f"{marks}  ·  {first}", marks]
         small = box.height * 2 // 5
-        self.either(source, [said, first], DIM, align="right", max_lines=2, max_size=small)
+        self.either(source, shown, DIM, align="right", max_lines=2, max_size=small)
 
     def footer(self, box: Rect) -> None:
         if not self.view.messages:

@@ -14,7 +14,7 @@ from typing import TextIO
 from referee.names import ELLIPSIS
 from referee.rules import Phase, sitting_out
 from referee.seats import Colour, colour, label
-from referee.view import MIC_MARK, Severity, View
+from referee.view import Notice, Severity, View
 
 from . import captions
 from .style import ATTENTION, DIM, ERROR, URGENT
@@ -120,7 +120,8 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
         )
     lines += [(KEEP, [segment]) for segment in _details(view)]
     lines.append((BLANK, []))
-    for notice in view.notices:
+    seen = captions.table_seen(view)
+    for notice in (*view.notices, *([Notice(seen, Severity.INFO)] if seen else [])):
         error = notice.severity is Severity.ERROR
         mark = "!!" if error else "!"
         said = (f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))
@@ -135,7 +136,7 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
 
 
 def _source(view: View) -> str:
-    return f"{view.source} · {MIC_MARK}" if view.listening else view.source
+    return " · ".join((view.source, *captions.marks(view)))
 
 
 def columns(text: str) -> int:
