@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from referee.buttons import KEYMAP
-from referee.config import default_config
+from referee.config import CameraConfig, default_config
 from referee.daemon.app import App, RunOptions
+from referee.outputs.terminal import CLEAR
 
 KEY_OF = {button: key for key, button in KEYMAP.items()}
 
@@ -17,9 +18,11 @@ KEY_OF = {button: key for key, button in KEYMAP.items()}
 class Daemon:
     """The loop's parts as App.run has them, woken at once by a request or a key."""
 
-    def __init__(self, store, **rules) -> None:
+    def __init__(self, store, *, camera: str = "off", **rules) -> None:
+        """camera: the settings' [camera] source (a folder: tests/camera_frames.py)."""
         config = default_config()
         config = replace(config, game=replace(config.game, **{"players": 4, **rules}))
+        config = replace(config, camera=CameraConfig(camera))
         self._keys, self._typing = os.pipe()
         self.screen = io.StringIO()
         options = RunOptions(config, store, input="keyboard", display="terminal")
@@ -44,6 +47,10 @@ class Daemon:
         """Wait until check() holds, looked at after each pass of the loop."""
         with self._passed:
             assert self._passed.wait_for(check, timeout_s), f"not within {timeout_s} s: {what}"
+
+    def shown(self) -> str:
+        """The terminal's last picture."""
+        return self.screen.getvalue().rpartition(CLEAR)[2]
 
     def press(self, button: str) -> None:
         """The button's key typed on the daemon's keyboard."""

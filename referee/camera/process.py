@@ -47,7 +47,7 @@ class CameraProcess:
         source: str,
         put: Callable[[InboxItem], None],
         *,
-        restart_s: float = RESTART_S,
+        restart_s: float | None = None,
         command: list[str] | None = None,
     ) -> None:
         """command: the process's command line (the tests' hostile ones); by default
@@ -57,7 +57,7 @@ class CameraProcess:
         self.put = put
         self.watching = False
         self._lost_told = False  # a loss of the camera was told: its return is told too
-        self._backoff = Backoff(restart_s, RESTART_MAX_S, SETTLED_S)
+        self._backoff = Backoff(restart_s or RESTART_S, RESTART_MAX_S, SETTLED_S)
         self._lock = threading.Lock()  # a process started or stopped, not both at once
         self._stopping = False
         self._stop_r, self._stop_w = os.pipe()
