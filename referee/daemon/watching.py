@@ -1,5 +1,5 @@
 """The camera's work for the main loop: what it sees, and whether it watches (docs/design.md,
-"The camera's process").
+"The camera's eyes").
 
 The frames are read in a process of its own (camera/process.py); the loop takes each
 reading (inbox.Seen) as counts, in O(cards), and shows them. With the camera off nothing
