@@ -2,13 +2,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from referee.framing import LineFramer
 from referee.inputs.board_lines import (
     MAX_LINE,
     BadLine,
     BoardEdge,
     BoardTime,
     Hello,
-    LineFramer,
     parse_line,
 )
 
@@ -53,14 +53,14 @@ def test_parse_line_says_what_is_wrong(raw, message):
 
 
 def test_the_framer_keeps_half_a_line_for_the_rest():
-    framer = LineFramer()
+    framer = LineFramer(MAX_LINE)
     assert framer.feed(b"D P1 10") == []
     assert framer.feed(b"00\nT 12") == [b"D P1 1000"]
     assert framer.feed(b"00\n\n") == [b"T 1200", b""]
 
 
 def test_the_framer_hands_out_a_line_with_no_end_once_and_skips_the_rest():
-    framer = LineFramer()
+    framer = LineFramer(MAX_LINE)
     assert framer.feed(b"x" * 50) == []
     assert framer.feed(b"x" * 50) == [b"x" * (MAX_LINE + 1)]
     assert framer.feed(b"x" * 500) == []
@@ -68,7 +68,7 @@ def test_the_framer_hands_out_a_line_with_no_end_once_and_skips_the_rest():
 
 
 def test_a_line_whose_start_was_dropped_is_skipped():
-    framer = LineFramer()
+    framer = LineFramer(MAX_LINE)
     framer.skip_line()
     assert framer.feed(b"0 1\nD P2 3\n") == [b"D P2 3"]
 
@@ -77,7 +77,7 @@ def test_a_line_whose_start_was_dropped_is_skipped():
 def test_lines_cut_anywhere_come_out_whole(lines, data):
     stream = b"".join(line + b"\n" for line in lines)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
-    framer = LineFramer()
+    framer = LineFramer(MAX_LINE)
     got = []
     for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
         got += framer.feed(stream[start:end])

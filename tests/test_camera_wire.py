@@ -86,7 +86,7 @@ def test_a_reading_of_the_wrong_shape_is_refused_not_taken(said):
 @pytest.mark.parametrize(
     ("line", "why"),
     [
-        (b"x" * (MAX_LINE + 1), "a line of"),
+        (b"x" * (MAX_LINE + 1), "a line over"),
         (b"[1, 2]", "not a JSON object"),
         (b'{"t": 1, "cards": [], "sets": [], "more": 1}', "unknown keys"),
         (b'{"t": -1, "cards": [], "sets": []}', "stamp"),
@@ -96,7 +96,7 @@ def test_a_reading_of_the_wrong_shape_is_refused_not_taken(said):
         (b'{"t": 1, "cards": ' + json.dumps([[0] * 9] * 82).encode() + b', "sets": []}', "81"),
         (b'{"status": "lost\\u001b[2J", "ok": false}', "control character"),
         (b'{"status": "' + b"x" * 301 + b'", "ok": false}', "short text"),
-        (b"[" * 100_000, "a line of"),
+        (b"[" * 100_000, "a line over"),
     ],
 )
 def test_what_the_wire_refuses(line, why):

@@ -17,7 +17,7 @@ from .conftest import ROOT
 # referee/'s parts by their first name under referee/ (a module, or a package).
 LOW = {
     *("units", "names", "errors", "buttons", "view", "seats", "inbox", "control"),
-    *("page_socket", "terminal_log", "rules", "config", "linux", "store", "history"),
+    *("page_socket", "terminal_log", "framing", "rules", "config", "linux", "store", "history"),
 }
 TOP = {"__init__", "__main__", "cli"}  # the door: imports any part, each when it runs
 # Each wing, and the other wings it may import.

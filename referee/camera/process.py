@@ -3,13 +3,13 @@
 The camera's process is started as the page's is (daemon/page_process.py): a new Python
 running `referee.camera.watch`, in a process group of its own, dying with the daemon
 (children.die_with_parent); the daemon imports neither OpenCV nor numpy for it, so its
-memory is the same with the camera on. A thread of the daemon reads its output, a line at
-a time and each line checked (wire.parse): a frame's reading goes to the main loop's inbox
-as a `Seen`, the camera lost or back as a `SourceStatus`; a line too long or not the
-wire's is dropped with one line in the log. Of the readings that came together only the
-last is handed on: a process that floods its pipe costs the loop one item a read. One that
-ends is told and started again, RESTART_S later and twice as long each time it ends again
-soon, up to RESTART_MAX_S (children.Backoff, the page's figures).
+memory is the same with the camera on. A thread of the daemon reads its output, a line at a
+time (framing.py) and each line checked (wire.parse): a frame's reading goes to the main
+loop's inbox as a `Seen`, the camera lost or back as a `SourceStatus`; a line too long or
+not the wire's is dropped with one line in the log. Of the readings that came together only
+the last is handed on: a process that floods its pipe costs the loop one item a read. One
+that ends is told and started again, RESTART_S later and twice as long each time it ends
+again soon, up to RESTART_MAX_S (children.Backoff, the page's figures).
 """
 
 import logging
@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from referee.framing import LineFramer
 from referee.inbox import InboxItem, Seen, SourceStatus
 from referee.linux.children import Backoff, how_it_ended, parent_env, wait_or_kill
 
@@ -125,8 +126,7 @@ class CameraProcess:
         """Its lines until its output ends (False), or the daemon stops (True)."""
         assert process.stdout is not None
         out = process.stdout.fileno()
-        kept = b""  # a line begun
-        skipping = False  # within a line too long, dropped up to its end
+        lines = LineFramer(MAX_LINE)
         while True:
             ready = select.select([out, self._stop_r], [], [])[0]
             if self._stop_r in ready:
@@ -135,15 +135,7 @@ class CameraProcess:
             if not data:
                 process.stdout.close()
                 return False
-            if skipping:  # the rest of a line too long, up to its end
-                if b"\n" not in data:
-                    continue
-                data, skipping = data[data.index(b"\n") + 1 :], False
-            *lines, kept = (kept + data).split(b"\n")
-            self._take(lines)
-            if len(kept) > MAX_LINE:
-                log.warning("camera: a line over %d bytes: dropped", MAX_LINE)
-                kept, skipping = b"", True
+            self._take(lines.feed(data))
 
     def _take(self, lines: list[bytes]) -> None:
         """Each line checked; of the readings only the last is handed on."""

@@ -51,7 +51,7 @@ def parse(line: bytes) -> Seen | SourceStatus:
     """A line (its newline included or not) as the daemon takes it; BadLine if it is not
     one the wire allows."""
     if len(line) > MAX_LINE:
-        raise BadLine(f"a line of {len(line)} bytes (at most {MAX_LINE})")
+        raise BadLine(f"a line over {MAX_LINE} bytes")
     try:
         said = json.loads(line)
     except (ValueError, RecursionError):

@@ -39,10 +39,11 @@ import serial
 from serial.tools import list_ports
 
 from referee.buttons import BUTTONS, PIN_BUTTONS
+from referee.framing import LineFramer
 from referee.inbox import SourceStatus
 from referee.inputs import SourceItem
 from referee.inputs.board_clock import MARGIN_NS
-from referee.inputs.board_lines import LED_MODES, BadLine, LineFramer, parse_line
+from referee.inputs.board_lines import LED_MODES, MAX_LINE, BadLine, parse_line
 from referee.inputs.board_stream import JUMPED, BoardStream
 from referee.inputs.burst_log import BurstLog
 
@@ -105,7 +106,7 @@ class SerialBoard:
         self._bad_log = BurstLog(log, self.name, "lines that do not parse")
         self._impossible_shown = 0
         self._jumps_shown = 0
-        self._framer = LineFramer()
+        self._framer = LineFramer(MAX_LINE)
         self._stream = BoardStream(self.name)
         self._stalled = False
         now = clock()
