@@ -129,3 +129,13 @@ def test_with_the_camera_off_the_daemon_imports_nothing_of_it():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
+
+
+def test_the_backoff_doubles_up_to_its_most_and_starts_again_after_a_settled_run():
+    from referee.linux.children import Backoff
+
+    backoff = Backoff(1.0, 6.0, settled_s=60.0)
+    assert [backoff.after(0.5) for _ in range(5)] == [1.0, 2.0, 4.0, 6.0, 6.0]
+    assert backoff.after(60.0) == 1.0  # it ran long enough: an accident, not a loop
+    backoff.reset()
+    assert backoff.after() == 1.0

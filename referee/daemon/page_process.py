@@ -29,7 +29,7 @@ from types import TracebackType
 
 from referee.errors import StartError
 from referee.inbox import SourceStatus
-from referee.linux.children import how_it_ended, parent_env, wait_or_kill
+from referee.linux.children import Backoff, how_it_ended, parent_env, wait_or_kill
 from referee.page_socket import SOCKET_FD, address, bind, host_port
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class PageProcess:
     def _watch(self, process: subprocess.Popen[bytes]) -> None:
         """Until the daemon stops: a page that ends is told and started again, later each
         time it dies soon again."""
-        delay = RESTART_S
+        backoff = Backoff(RESTART_S, RESTART_MAX_S, SETTLED_S)
         while True:
             started = time.monotonic()
             ended = os.pidfd_open(process.pid)
@@ -117,19 +117,18 @@ class PageProcess:
             if stop or self._stopping:  # stopped by the daemon's own stop
                 return
             code = process.wait()
-            delay = RESTART_S if time.monotonic() - started >= SETTLED_S else delay
+            delay = backoff.after(time.monotonic() - started)
             how = how_it_ended(code)
             said = f"the page's process {process.pid} ended ({how}): started again in {delay:g} s"
             log.warning("%s", said)
             self.told(SourceStatus(PAGE, said, ok=False))
-            started_again = self._again(delay)
+            started_again = self._again(delay, backoff)
             if started_again is None:
                 return
             process = started_again
             self.told(SourceStatus(PAGE, self.said, ok=True))
-            delay = min(2 * delay, RESTART_MAX_S)
 
-    def _again(self, delay: float) -> subprocess.Popen[bytes] | None:
+    def _again(self, delay: float, backoff: Backoff) -> subprocess.Popen[bytes] | None:
         """The page started again after delay s, and twice as long each time it cannot
         be (told); None when the daemon stops meanwhile."""
         while not self._wait([], delay):
@@ -142,7 +141,7 @@ class PageProcess:
                     said = f"the page's process cannot be started ({err}): tried again later"
                     log.error("%s", said)
                     self.told(SourceStatus(PAGE, said, ok=False))
-            delay = min(2 * delay, RESTART_MAX_S)
+            delay = backoff.after()
         return None
 
     def _wait(self, fds: list[int], timeout_s: float | None) -> bool:
