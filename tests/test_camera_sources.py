@@ -180,3 +180,15 @@ def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(
     assert out.getvalue() == b""
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert said == [f"camera auto: no camera here gives frames ({tmp_path}/video*): waiting for it"]
+
+
+def test_a_device_that_is_no_camera_is_lost_in_one_line(monkeypatch, tmp_path):
+    with pytest.raises(SourceLost, match="/dev/video99: cannot be opened as a camera"):
+        sources.open_source("/dev/video99")
+    (tmp_path / "video0").write_bytes(b"not a camera")  # auto tries it, and finds none
+    (tmp_path / "video10").mkdir()
+    (tmp_path / "video2").mkdir()
+    monkeypatch.setattr(sources, "DEV", tmp_path)
+    assert sources.video_devices() == [str(tmp_path / f"video{n}") for n in (0, 2, 10)]
+    with pytest.raises(SourceLost, match="no camera here gives frames"):
+        sources.open_source("auto")
