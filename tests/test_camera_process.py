@@ -139,3 +139,14 @@ def test_the_backoff_doubles_up_to_its_most_and_starts_again_after_a_settled_run
     assert backoff.after(60.0) == 1.0  # it ran long enough: an accident, not a loop
     backoff.reset()
     assert backoff.after() == 1.0
+
+
+def test_a_process_that_cannot_be_started_is_told_and_never_ends_the_daemon(tmp_path, inbox):
+    missing = str(tmp_path / "no-such-python")
+    camera = CameraProcess("x", inbox.put, command=[missing], restart_s=60)
+    try:
+        items = _until(inbox, lambda i: isinstance(i, SourceStatus), "the trouble told")
+        assert items[0].text.startswith("the camera's process cannot be started (")
+        assert not items[0].ok and camera.process is None and not camera.watching
+    finally:
+        camera.close()  # while it waits to try again: no wait

@@ -192,3 +192,26 @@ def test_a_device_that_is_no_camera_is_lost_in_one_line(monkeypatch, tmp_path):
     assert sources.video_devices() == [str(tmp_path / f"video{n}") for n in (0, 2, 10)]
     with pytest.raises(SourceLost, match="no camera here gives frames"):
         sources.open_source("auto")
+
+
+def test_a_frame_opencv_cannot_work_on_is_skipped_and_said_once(caplog):
+    import numpy as np
+
+    from referee.camera.sources import Frame
+
+    class Odd:
+        name = "odd"
+
+        def read(self):
+            return Frame(np.zeros((40, 60, 3), np.uint16), time.monotonic_ns())
+
+        def close(self):
+            pass
+
+    out = io.BytesIO()
+    watch = Watch("odd", out, opener=lambda spec: Odd())
+    with caplog.at_level(logging.WARNING):
+        assert [watch.step(), watch.step()] == [0.5, 0.5]  # the process goes on
+    assert [json.loads(line)["ok"] for line in out.getvalue().splitlines()] == [True]
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and said[0].startswith("camera odd: a frame could not be read")

@@ -64,19 +64,26 @@ class CameraProcess:
         self._stop_r, self._stop_w = os.pipe()
         # Started by the main thread, and again by the reader, which lives as long as the
         # daemon: the process's death signal is bound to the thread that started it.
-        self.process = self._start()
+        self.process: subprocess.Popen[bytes] | None = None
+        self._try_start()
         self._reader = threading.Thread(target=self._run, name="camera", daemon=True)
         self._reader.start()
 
-    def _start(self) -> "subprocess.Popen[bytes]":
-        """OSError if it cannot be started."""
-        process = subprocess.Popen(
-            self.command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            env=dict(os.environ, **parent_env()),
-            process_group=0,  # a Ctrl-C in the daemon's terminal is the daemon's
-        )
+    def _try_start(self) -> "subprocess.Popen[bytes] | None":
+        """The process started; None if it cannot be (told: tried again later)."""
+        try:
+            process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                env=dict(os.environ, **parent_env()),
+                process_group=0,  # a Ctrl-C in the daemon's terminal is the daemon's
+            )
+        except OSError as err:
+            said = f"the camera's process cannot be started ({err}): tried again later"
+            log.error("%s", said)
+            self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
+            return None
         self.process = process
         log.info("camera %s: read by process %d", self.source, process.pid)
         return process
@@ -84,39 +91,30 @@ class CameraProcess:
     def _run(self) -> None:
         process = self.process
         while True:
-            started = time.monotonic()
-            if self._read(process):
+            if process is None:  # it could not be started
+                delay = self._backoff.after()
+            else:
+                started = time.monotonic()
+                if self._read(process):
+                    return
+                process.kill()  # its output closed, it tells nothing more: ended, if not yet
+                code = process.wait()
+                self.watching = False
+                if self._stopping:
+                    return
+                delay = self._backoff.after(time.monotonic() - started)
+                said = f"the camera's process {process.pid} ended ({how_it_ended(code)}):"
+                said += f" started again in {delay:g} s"
+                log.warning("%s", said)
+                self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
+            if self._stopped(delay):
                 return
-            process.kill()  # its output closed, it can tell nothing more: ended, if not yet
-            code = process.wait()
-            self.watching = False
-            if self._stopping:
-                return
-            delay = self._backoff.after(time.monotonic() - started)
-            said = f"the camera's process {process.pid} ended ({how_it_ended(code)}):"
-            said += f" started again in {delay:g} s"
-            log.warning("%s", said)
-            self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
-            again = self._again(delay)
-            if again is None:
-                return
-            process = again
-            self.put(SourceStatus(CAMERA, "the camera's process started again", True, PROCESS))
-
-    def _again(self, delay: float) -> "subprocess.Popen[bytes] | None":
-        """Started again after delay s, later each time it cannot be; None: stopping."""
-        while not self._stopped(delay):
             with self._lock:
                 if self._stopping:
-                    return None
-                try:
-                    return self._start()
-                except OSError as err:
-                    said = f"the camera's process cannot be started ({err}): tried again later"
-                    log.error("%s", said)
-                    self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
-            delay = self._backoff.after()
-        return None
+                    return
+                process = self._try_start()
+            if process is not None:
+                self.put(SourceStatus(CAMERA, "the camera's process started again", True, PROCESS))
 
     def _stopped(self, timeout_s: float) -> bool:
         """Waits timeout_s, or until the daemon stops: True then."""
@@ -167,12 +165,12 @@ class CameraProcess:
         with self._lock:
             self._stopping = True
             process = self.process
-        if process.poll() is None:
+        if process is not None and process.poll() is None:
             process.send_signal(signal.SIGTERM)
             wait_or_kill(process, STOP_S, "the camera's process")
         os.write(self._stop_w, b"!")
         self._reader.join()
-        if process.stdout is not None:
+        if process is not None and process.stdout is not None:
             process.stdout.close()
         os.close(self._stop_r)
         os.close(self._stop_w)

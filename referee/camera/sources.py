@@ -132,8 +132,10 @@ class DeviceSource:
 
     def read(self) -> Frame:
         ok, image = self._capture.read()
-        if not ok or image is None or image.ndim != 3:
+        if not ok or image is None:
             raise SourceLost(f"{self.name}: no frame")
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise SourceLost(f"{self.name}: frames that are not 8-bit colour ({image.shape})")
         return Frame(bounded(image), time.monotonic_ns())
 
     def close(self) -> None:

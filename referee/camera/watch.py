@@ -56,6 +56,7 @@ class Watch:
         self.source: Source | None = None
         self.backoff = Backoff(RETRY_S, RETRY_MAX_S)
         self._said: tuple[str, bool] | None = None  # the last change told
+        self._refused = False  # the last frame could not be read
 
     def step(self) -> float:
         """One pass: the source opened if it is not, one frame read and told; how many
@@ -80,7 +81,14 @@ class Watch:
             self._tell(f"camera lost ({err}): waiting for it", ok=False)
             return self.backoff.after()
         if frame is not None:
-            layout = read_frame(frame.image)
+            try:
+                layout = read_frame(frame.image)
+            except cv2.error as err:  # a frame OpenCV cannot work on: skipped, said once
+                if not self._refused:
+                    log.warning("camera %s: a frame could not be read: %s", self.spec, err)
+                self._refused = True
+                return self.period_ns / NS_PER_S
+            self._refused = False
             cards = [(c.face.values(), c.sure, c.box) for c in layout.cards]
             self._send(reading_line(frame.t_ns, cards, layout.sets))
             del frame, layout

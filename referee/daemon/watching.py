@@ -52,7 +52,8 @@ class Watching:
     @property
     def pid(self) -> int | None:
         """The camera's process now, if one runs (for the tests and the log)."""
-        return None if self._process is None else self._process.process.pid
+        process = None if self._process is None else self._process.process
+        return None if process is None else process.pid
 
     def close(self) -> None:
         if self._process is not None:
