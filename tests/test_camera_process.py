@@ -8,6 +8,7 @@ import select
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,15 @@ def test_a_process_that_cannot_be_started_is_told_and_never_ends_the_daemon(tmp_
         assert not items[0].ok and camera.process is None and not camera.watching
     finally:
         camera.close()  # while it waits to try again: no wait
+
+
+def test_the_cameras_process_runs_on_one_thread(tmp_path, inbox):
+    """One core at most: neither OpenCV's threads nor OpenBLAS's."""
+    show(tmp_path, "board.jpg", BOARD.read_bytes())
+    camera = CameraProcess(str(tmp_path), inbox.put)
+    try:
+        _until(inbox, lambda i: isinstance(i, Seen), "a reading")
+        assert camera.process is not None
+        assert len(list(Path(f"/proc/{camera.process.pid}/task").iterdir())) == 1
+    finally:
+        camera.close()

@@ -36,6 +36,9 @@ RESTART_MAX_S = 60.0
 SETTLED_S = 60.0
 READ_SIZE = 65_536
 PROCESS = "process"  # the condition of its SourceStatus when the process itself ended
+# numpy's OpenBLAS starts a thread a core at its import (it reads these then), OpenCV is
+# held to one by the process itself: the camera takes one core at most.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 class CameraProcess:
@@ -76,7 +79,7 @@ class CameraProcess:
                 self.command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
-                env=dict(os.environ, **parent_env()),
+                env=dict(os.environ, **ONE_THREAD, **parent_env()),
                 process_group=0,  # a Ctrl-C in the daemon's terminal is the daemon's
             )
         except OSError as err:
