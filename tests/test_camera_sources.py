@@ -165,7 +165,7 @@ def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(t
     show(folder, "board.jpg", JPEG)
     watch.step()
     back = _lines(out)
-    assert back[0] == {"status": f"camera {folder} watching", "ok": True}
+    assert back[0] == {"status": f"camera {folder} watching again", "ok": True}
     assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 2
 
 

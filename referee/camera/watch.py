@@ -39,8 +39,8 @@ NICE = 10
 
 
 class Watch:
-    """The loop of the camera's process, each part given: `out` the daemon's pipe,
-    `sleep` and `clock` time's (the tests turn it a pass at a time: `step`)."""
+    """The loop of the camera's process: `out` the daemon's pipe, `clock` the time,
+    `opener` the source's (the tests turn it a pass at a time: `step`)."""
 
     def __init__(
         self,
@@ -71,7 +71,8 @@ class Watch:
                 self._tell(f"camera {self.spec}: {err}: waiting for it", ok=False, quiet=quiet)
                 return self.backoff.after()
             self.backoff.reset()
-            self._tell(f"camera {self.source.name} watching", ok=True)
+            again = " again" if self._said is not None else ""
+            self._tell(f"camera {self.source.name} watching{again}", ok=True)
         started = self.clock()
         try:
             frame = self.source.read()
