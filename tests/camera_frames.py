@@ -1,5 +1,7 @@
 """A fake camera: a folder of frames (camera/sources.py's FolderSource), and the frames it
-shows: a real photo of a known layout, and a rendered table of twelve with no SET."""
+shows: rendered tables of twelve known cards (tools/vision/render.py), one with three SETs
+and one with none, each drawn where every card is read surely (tests/test_camera_sources.py
+checks it). Rendered, not photographed: the real photos are not in the repository."""
 
 import functools
 import os
@@ -11,23 +13,29 @@ import numpy as np
 from referee.vision.card import all_faces
 from tools.vision.render import render_table
 
-from .conftest import ROOT
-
-# tests/photos/README.md: 12 cards, two SETs among them, every card read surely.
-BOARD = ROOT / "tests" / "photos" / "test_board.jpg"
-# Twelve cards among which there is no SET, drawn where each is read surely (checked by
-# tests/test_camera_sources.py): the table that must be dealt three more.
+# Twelve cards with three SETs among them, on wood, 1024 x 768.
+SETS_FACES = [58, 1, 4, 38, 79, 31, 22, 76, 46, 57, 34, 47]
+# Twelve cards among which there is no SET, on cloth, 960 x 720: three more are due.
 NO_SET_FACES = [52, 72, 59, 11, 1, 47, 43, 41, 12, 40, 62, 32]
+
+
+def _jpeg(faces: list[int], seed: int, size: tuple[int, int], top: str) -> bytes:
+    deck = all_faces()
+    rng = np.random.default_rng(seed)
+    table = render_table([deck[i] for i in faces], rng, size=size, top=top, light="day")
+    ok, jpeg = cv2.imencode(".jpg", table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    return jpeg.tobytes()
+
+
+@functools.cache
+def set_table() -> bytes:
+    return _jpeg(SETS_FACES, 1, (1024, 768), "wood")
 
 
 @functools.cache
 def no_set_table() -> bytes:
-    deck = all_faces()
-    faces = [deck[i] for i in NO_SET_FACES]
-    table = render_table(faces, np.random.default_rng(0), size=(960, 720), top="cloth", light="day")
-    ok, jpeg = cv2.imencode(".jpg", table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
-    assert ok
-    return jpeg.tobytes()
+    return _jpeg(NO_SET_FACES, 0, (960, 720), "cloth")
 
 
 def show(folder: Path, name: str, data: bytes, *, mtime_ns: int | None = None) -> Path:

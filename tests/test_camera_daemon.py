@@ -13,7 +13,7 @@ from referee.camera import process
 from referee.view import CAM_MARK, TableSeen
 from referee.vision.decode import MAX_FILE_BYTES
 
-from .camera_frames import BOARD, no_set_table, show
+from .camera_frames import no_set_table, set_table, show
 from .daemon import Daemon
 
 WAIT_S = 30.0  # the camera's process starts (Python, OpenCV, the model) on a loaded machine
@@ -34,7 +34,7 @@ def frames(tmp_path):
 @pytest.fixture
 def watched(store, frames, monkeypatch):
     monkeypatch.setattr(process, "RESTART_S", 0.05)
-    show(frames, "board.jpg", BOARD.read_bytes(), mtime_ns=10**18)
+    show(frames, "sets.jpg", set_table(), mtime_ns=10**18)
     running = Daemon(store, camera=str(frames))
     yield running
     running.stop()
@@ -47,7 +47,7 @@ def _table(daemon: Daemon) -> TableSeen | None:
 
 
 def test_the_daemon_shows_what_the_camera_sees_and_its_mark(watched, frames):
-    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 2), "the board, read", WAIT_S)
+    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 3), "the table, read", WAIT_S)
     watched.wait_for(lambda: CAM_MARK in watched.shown(), "the camera's mark")
     assert NO_SET not in _flat(watched.shown())
     # A new newest frame: twelve cards, no SET among them.
@@ -57,11 +57,11 @@ def test_the_daemon_shows_what_the_camera_sees_and_its_mark(watched, frames):
 
 
 def test_files_the_camera_cannot_read_never_stop_the_loop(watched, frames):
-    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 2), "the board, read", WAIT_S)
+    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 3), "the table, read", WAIT_S)
     pid = watched.app.watching.pid
     newer = 10**18
     for name, write in [
-        ("cut.jpg", lambda p: p.write_bytes(BOARD.read_bytes()[:5000])),
+        ("cut.jpg", lambda p: p.write_bytes(set_table()[:5000])),
         ("huge.jpg", lambda p: (p.touch(), os.truncate(p, MAX_FILE_BYTES + 1))),
         ("noise.png", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)),
         ("fifo.jpg", lambda p: os.mkfifo(p)),
@@ -69,7 +69,7 @@ def test_files_the_camera_cannot_read_never_stop_the_loop(watched, frames):
         newer += 1
         write(frames / name)
         os.utime(frames / name, ns=(newer, newer))
-    # The loop goes on: a key pressed is played; the camera still sees the board.
+    # The loop goes on: a key pressed is played; the camera still sees the table.
     watched.press("P1")
     watched.wait_for(lambda: "P1" in _flat(watched.shown()), "the press shown")
     show(frames, "table.jpg", no_set_table(), mtime_ns=newer + 1)
@@ -85,7 +85,7 @@ def test_the_cameras_process_killed_is_told_and_started_again(watched):
     ended = f"the camera's process {first} ended (killed by SIGKILL)"
     watched.wait_for(lambda: ended in _flat(watched.screen.getvalue()), "its end told", WAIT_S)
     watched.wait_for(
-        lambda: watched.app.watching.pid != first and _table(watched) == TableSeen(12, 12, 2),
+        lambda: watched.app.watching.pid != first and _table(watched) == TableSeen(12, 12, 3),
         "a new process reading the table",
         WAIT_S,
     )

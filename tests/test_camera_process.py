@@ -16,7 +16,7 @@ from referee.camera.process import CameraProcess
 from referee.camera.wire import MAX_LINE, reading_line, status_line
 from referee.inbox import Inbox, InboxItem, Seen, SourceStatus
 
-from .camera_frames import BOARD, show
+from .camera_frames import set_table, show
 
 WAIT_S = 30.0  # the process's start (Python, OpenCV, the model) on a loaded machine
 
@@ -41,12 +41,12 @@ def inbox():
 
 
 def test_a_folder_camera_is_read_and_a_killed_process_is_told_and_started_again(tmp_path, inbox):
-    show(tmp_path, "board.jpg", BOARD.read_bytes())
+    show(tmp_path, "sets.jpg", set_table())
     camera = CameraProcess(str(tmp_path), inbox.put, restart_s=0.05)
     try:
         items = _until(inbox, lambda i: isinstance(i, Seen), "a reading")
         seen = next(i for i in items if isinstance(i, Seen))
-        assert len(seen.cards) == 12 and len(seen.sets) == 2
+        assert len(seen.cards) == 12 and len(seen.sets) == 3
         assert seen.t_ns <= time.monotonic_ns()
         assert camera.watching
         first = camera.process.pid
@@ -155,7 +155,7 @@ def test_a_process_that_cannot_be_started_is_told_and_never_ends_the_daemon(tmp_
 
 def test_the_cameras_process_runs_on_one_thread(tmp_path, inbox):
     """One core at most: neither OpenCV's threads nor OpenBLAS's."""
-    show(tmp_path, "board.jpg", BOARD.read_bytes())
+    show(tmp_path, "sets.jpg", set_table())
     camera = CameraProcess(str(tmp_path), inbox.put)
     try:
         _until(inbox, lambda i: isinstance(i, Seen), "a reading")

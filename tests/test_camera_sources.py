@@ -19,27 +19,31 @@ from referee.camera.watch import Watch
 from referee.vision.decode import MAX_FILE_BYTES
 from referee.vision.layout import read_frame
 
-from .camera_frames import BOARD, no_set_table, show
+from .camera_frames import no_set_table, set_table, show
 
-JPEG = BOARD.read_bytes()
 T0 = 1_700_000_000 * 10**9  # a file's modification time, in ns
 
 
-def test_the_rendered_table_is_twelve_cards_read_surely_with_no_set(tmp_path):
-    show(tmp_path, "table.jpg", no_set_table())
+@pytest.mark.parametrize(("table", "sets"), [(set_table, 3), (no_set_table, 0)])
+def test_the_fake_cameras_tables_are_twelve_cards_read_surely(tmp_path, table, sets):
+    show(tmp_path, "table.jpg", table())
     frame = FolderSource(tmp_path).read()
     assert frame is not None
     layout = read_frame(frame.image)
-    assert (len(layout.cards), sum(c.sure for c in layout.cards), layout.sets) == (12, 12, ())
+    assert (len(layout.cards), sum(c.sure for c in layout.cards), len(layout.sets)) == (
+        12,
+        12,
+        sets,
+    )
 
 
 def test_the_newest_image_is_what_the_camera_sees_once(tmp_path):
     show(tmp_path, "b.jpg", no_set_table(), mtime_ns=T0)
-    show(tmp_path, "a.jpg", JPEG, mtime_ns=T0 + 1)
+    show(tmp_path, "a.jpg", set_table(), mtime_ns=T0 + 1)
     (tmp_path / "notes.txt").write_text("newer, and no image")
     source = FolderSource(tmp_path)
     first = source.read()
-    assert first is not None and first.image.shape[:2] != (720, 960)  # the photo, not b
+    assert first is not None and first.image.shape[:2] == (768, 1024)  # a, not b
     assert source.read() is None  # nothing new
     show(tmp_path, "b.jpg", no_set_table(), mtime_ns=T0 + 2)
     second = source.read()
@@ -52,7 +56,7 @@ def _damaged(kind: str, cut: int, tmp_path) -> str:
     path = tmp_path / "new.jpg"
     match kind:
         case "cut":  # half-written: a writer that has not finished
-            path.write_bytes(JPEG[: cut % len(JPEG)])
+            path.write_bytes(set_table()[: cut % len(set_table())])
         case "noise":
             path.write_bytes(bytes((cut * 7 + i) % 256 for i in range(cut % 5000)))
         case "huge":
@@ -61,7 +65,7 @@ def _damaged(kind: str, cut: int, tmp_path) -> str:
         case "fifo":
             os.mkfifo(path)
         case "link":
-            path.symlink_to(BOARD)
+            path.symlink_to(tmp_path / "old.jpg")
         case "folder":
             path.mkdir()
     os.utime(path, ns=(T0 + 10, T0 + 10), follow_symlinks=False)
@@ -78,7 +82,7 @@ def test_a_newest_file_it_cannot_read_is_skipped_at_once_and_said_once(tmp_path,
             old.rmdir()
         else:
             old.unlink()
-    show(tmp_path, "old.jpg", JPEG, mtime_ns=T0)
+    show(tmp_path, "old.jpg", set_table(), mtime_ns=T0)
     source = FolderSource(tmp_path)
     assert source.read() is not None
     name = _damaged(kind, cut, tmp_path)
@@ -97,12 +101,12 @@ def test_a_newest_file_it_cannot_read_is_skipped_at_once_and_said_once(tmp_path,
 
 def test_a_half_written_frame_is_read_once_it_is_whole(tmp_path, caplog):
     path = tmp_path / "frame.jpg"
-    path.write_bytes(JPEG[: len(JPEG) // 2])
+    path.write_bytes(set_table()[: len(set_table()) // 2])
     source = FolderSource(tmp_path)
     with caplog.at_level(logging.WARNING):
         assert source.read() is None
     with path.open("ab") as f:
-        f.write(JPEG[len(JPEG) // 2 :])
+        f.write(set_table()[len(set_table()) // 2 :])
     assert source.read() is not None
     assert len(caplog.records) == 1 and "cut short" in caplog.records[0].getMessage()
 
@@ -162,11 +166,11 @@ def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(t
     assert [s["ok"] for s in lost] == [False]  # told once
     assert "No such file" in lost[0]["status"]
     folder.mkdir()
-    show(folder, "board.jpg", JPEG)
+    show(folder, "sets.jpg", set_table())
     watch.step()
     back = _lines(out)
     assert back[0] == {"status": f"camera {folder} watching again", "ok": True}
-    assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 2
+    assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 3
 
 
 def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(
