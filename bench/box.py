@@ -25,8 +25,12 @@
   makes its samples too (its cost is counted in: an upper bound on a real card's). The
   drawing load (LOADS) is one of:
     idle    the App as it is: it draws when the picture changes and sleeps otherwise;
-    render  the loop never sleeps and renders the whole View on the window's surface on
-            every pass, on top of the App's own frames: the main thread always busy.
+    render  the loop draws as often as the box lets itself: at every frame its pacing
+            allows (60 a second, the settings' most, and App's DRAW_SHARE), a new frame,
+            the whole View rendered on the window's surface on top of the App's own
+            drawing: the main thread as busy as frames can make it. (A loop made to never
+            sleep at all, as this load was until the box paced slow frames too, is one
+            the kernel stops for 50 ms of every second at SCHED_FIFO: no box reaches it.)
 """
 
 import json
@@ -178,6 +182,8 @@ class Box:
         self.reads: list[tuple[int, str]] = []  # (read at, button pressed): raw order
         config = default_config()
         config = replace(config, game=replace(config.game, players=players))
+        if load == "render":
+            config = replace(config, display=replace(config.display, fps=60))
         if source == "gpio":
             kind, fd = "gpio", self._fake_request(config.pins)
         else:
@@ -225,12 +231,20 @@ class Box:
             drawn = show(view)
             if drawn:
                 notify()
-            return drawn
+            return drawn or load == "render"  # a frame drawn: the App paces the next
 
         app.step = stepped  # type: ignore[method-assign]
         self.window.show = shown  # type: ignore[method-assign]
-        if load != "idle":
-            app._timeout = lambda now_ns, view: 0.0  # type: ignore[method-assign]
+        if load == "render":
+            timeout = app._timeout
+
+            def next_frame(now_ns: int, view: View) -> float | None:
+                # Every frame a new one: due as soon as the pacing allows, or sooner.
+                frame_s = max(0, app._next_frame_ns - now_ns) / 1e9
+                wait = timeout(now_ns, view)
+                return frame_s if wait is None else min(frame_s, wait)
+
+            app._timeout = next_frame  # type: ignore[method-assign]
 
     def _watch_ledger(self) -> None:
         """Note when each input is on the disk: its transaction committed (fsync)."""

@@ -19,10 +19,11 @@ the next pair. For every pair, on each source:
   the watermark trusts; for gaps above that the earlier GPIO edge is late past the
   bound, a broken promise the box must catch as late data; the board's lines may come
   in any order up to its next T, which waits for them);
-- conditions: `draw` (the main loop never sleeps and renders a 1280x720 frame on every
-  pass), `hog` (the same, with a busy process on every core), `gil` (the same, and a
-  thread of the box holds the GIL for 10 ms to 2 s between the two deliveries) and
-  `sigstop` (the same, and the box's process is stopped for 10 ms to 2 s between them);
+- conditions: `draw` (the main loop draws a new 1280x720 frame as often as its pacing
+  lets it, bench/box.py's `render`), `hog` (the same, with a busy process on every core),
+  `gil` (the same, and a thread of the box holds the GIL for 10 ms to 2 s between the two
+  deliveries) and `sigstop` (the same, and the box's process is stopped for 10 ms to 2 s
+  between them);
   stalls are mostly short: 10, 30, 100 and 300 ms, and one pair in ten 1 or 2 s;
 - with `--mic on` (or `off,on`: both, the same pairs), the box listening (bench/box.py:
   the real capture thread and ring on a fake 48 kHz card, and every call's clip written);

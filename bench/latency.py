@@ -26,20 +26,20 @@
      stolen    the share of the CPUs' time a virtual machine's host took while the
                load ran (/proc/stat's steal): a CPU taken then wakes nobody on time.
    Loads: `idle` (the App as it is: it sleeps until the press, then until its watermark
-   passes the tie window, decides, draws), `render` (the loop never sleeps and renders a
-   frame on every pass: the main thread always busy). Disks: `fast`, the store on this
-   machine's disk; `slow`, the same presses (the same seed) with the store on a slow SD
-   card: tests/slow_fsync.c, an LD_PRELOAD shim, makes every sync of the store's files
-   wait 5 to 50 ms after the real one, and 300 ms once in 50 (seeded), inside SQLite's
-   commit, in whichever thread commits; the process runs again with it loaded. Targets,
-   idle on the fast disk: decision p99 within the tie window + 2 ms; beep p99 within
-   20 ms. Every row, against the slow card's target (issue 16): beep and frame p99
-   within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
-   it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening
-   (`on`: bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every
-   call's clip cut by the clips' cutter, a process beside the box's, and written beside
-   the store), the same presses in both; the targets hold for both. Phones (`--phones`, 0
-   by default; `10` or `0,10`): each row runs once a number, the same presses in each.
+   passes the tie window, decides, draws), `render` (the loop draws a new frame as often as
+   its pacing lets it, bench/box.py: the main thread as busy as frames make it). Disks:
+   `fast`, the store on this machine's disk; `slow`, the same presses (the same seed) with
+   the store on a slow SD card: tests/slow_fsync.c, an LD_PRELOAD shim, makes every sync of
+   the store's files wait 5 to 50 ms after the real one, and 300 ms once in 50 (seeded),
+   inside SQLite's commit, in whichever thread commits; the process runs again with it
+   loaded. Targets, idle on the fast disk: decision p99 within the tie window + 2 ms; beep
+   p99 within 20 ms. Every row, against the slow card's target (issue 16): beep and frame
+   p99 within 20 ms and max within 100 ms (the `verdict` column); the slow rows must meet
+   it. Microphones (`--mic`): each row runs with the box deaf (`off`) and listening (`on`:
+   bench/box.py's fake card at 48 kHz, the real capture thread and ring, and every call's
+   clip cut by the clips' cutter, a process beside the box's, and written beside the
+   store), the same presses in both; the targets hold for both. Phones (`--phones`, 0 by
+   default; `10` or `0,10`): each row runs once a number, the same presses in each.
    With N phones, the page's server runs as on the box, `referee
    web` in its own process on the row's store (bench/web.py's `serving`), and N phones
    follow the game on it: N event streams (GET /api/events), read by another process
@@ -218,7 +218,7 @@ class Latency:
             self.box.plan(tap(button)[1:] + tap("UNDO", 2 * MS))
             wait_until(lambda: self.app.session.state.phase is Phase.OPEN, "the undo")
             # The next press at a random moment of a loop that has drawn the undo and
-            # sleeps: the `render` load is the loop that never does.
+            # sleeps: under the `render` load it is drawing, or rests between frames.
             time.sleep(self.rng.uniform(0.03, 0.08))
         wait_until(self.all_saved, "the presses on the disk")
         for probe in self.probes:

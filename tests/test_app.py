@@ -211,6 +211,31 @@ def test_a_timers_second_is_drawn_ahead_so_it_turns_on_screen_on_time(make_app):
     assert [shown for _, shown in screen.flipped[1:]] == [str(round(s)) for s in seconds]
 
 
+class CrawlingScreen(SlowScreen):
+    """A screen slower than the timer it shows: every frame takes 1.5 s."""
+
+    def show(self, view) -> bool:
+        self.clock.now += 1500 * MS
+        self.flipped.append((self.clock.now, captions.shown_clocks(view)[0]))
+        return True
+
+
+def test_a_loop_whose_frames_take_too_long_still_rests_between_them(make_app):
+    """Frames slower than the screen's changes (a Pi drawing a large screen) would keep
+    the loop drawing without a rest: busy the whole second at SCHED_FIFO, the kernel
+    stops it for 50 ms of every second, beeps and decisions with it. After each frame it
+    rests a third of what the frame took (DRAW_SHARE), and a press wakes it sooner."""
+    table = make_app(pointout_ns=20 * S)
+    app = table.app
+    table.tap("P1", "P2", "SUPER", "P1")
+    app.screen = CrawlingScreen(table.clock)
+    for _ in range(3):
+        app.present(app.view())
+        wait = app._timeout(table.clock.now, app.view())
+        assert wait is not None and wait >= 0.5 - 1e-9  # a third of 1.5 s, at least
+        table.clock.now += round(wait * S)
+
+
 def test_a_timer_fires_once_the_watermark_passes_its_deadline(make_app):
     table = make_app(pointout_ns=2 * S)
     table.tap("P1", "P2", "SUPER", "P1")

@@ -81,6 +81,13 @@ MESSAGES_KEPT = 6
 WINDOW_POLL_NS = 500_000_000
 # A frame is drawn ahead of its moment by as long as the last one took, up to this.
 FRAME_LEAD_MAX_NS = 20_000_000
+# The share of its time the loop may spend drawing: a frame that took longer than the
+# frame rate allows is followed by a rest of a third of what it took. A loop drawing
+# without a rest is busy the whole second, and at SCHED_FIFO (daemon/realtime.py) the
+# kernel's real-time throttling then stops it, and the sound's thread with it, for 50 ms
+# of every second (sched_rt_runtime_us: 95 %): bench/latency.py's loop drawing on every
+# pass heard and showed 1 press in 20 some 40-57 ms late, waiting on the CPU's queue.
+DRAW_SHARE = 0.75
 # A press due to be decided this soon is waited for awake (Inputs.wait): a sleeping CPU
 # may wake milliseconds late, and a press waits only the kernel's bound and the tie
 # window. So the box spends at most this much CPU on each press.
@@ -280,8 +287,10 @@ class App:
         started = self.clock()
         if self.screen is not None and self.screen.show(view):
             drawn = self.clock()
-            self._frame_lead_ns = min(drawn - started, FRAME_LEAD_MAX_NS)
-            self._next_frame_ns = drawn + NS_PER_S // self.options.config.display.fps
+            took = drawn - started
+            self._frame_lead_ns = min(took, FRAME_LEAD_MAX_NS)
+            rest = round(took * (1 - DRAW_SHARE) / DRAW_SHARE)
+            self._next_frame_ns = drawn + max(NS_PER_S // self.options.config.display.fps, rest)
         if self.lights is not None:
             self.lights.show(led_modes(view))
         plan = tuple((self.session.mono_ns(t), sound) for t, sound in countdown_plan(view))
