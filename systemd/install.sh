@@ -83,10 +83,11 @@ install_packages() {
         is_installed "$want" || missing="$missing $want"
     done
     is_installed "$LGPIO_PACKAGE" || venv_has_lgpio || missing="$missing $LGPIO_PACKAGE"
-    # Asked of apt's lists as they are when nothing else sends apt to update them: a plain
-    # Debian, which never has it, is not updated at every install for it.
-    if ! is_installed "$PICAMERA_PACKAGE" &&
-        { [ -n "$missing" ] || first_known "$PICAMERA_PACKAGE" >/dev/null 2>&1; }; then
+    # Wanted where apt knows it, or on Raspberry Pi OS (/etc/rpi-issue), whose lists may
+    # not be fetched yet: a plain Debian, which never has it, is not sent to update its
+    # lists at every install for it.
+    if ! is_installed "$PICAMERA_PACKAGE" && { [ -n "$missing" ] || [ -e /etc/rpi-issue ] ||
+        first_known "$PICAMERA_PACKAGE" >/dev/null 2>&1; }; then
         missing="$missing $PICAMERA_PACKAGE"
     fi
     [ -n "$missing" ] || return 0
