@@ -40,6 +40,15 @@ fi
 # Raspberry Pi OS packages lgpio for its Python; plain Debian does not, and there it comes
 # from PyPI into the venv instead (a wheel for the Pi's arm64, else built from source).
 LGPIO_PACKAGE=python3-lgpio
+# The camera over the table ([camera], `referee look`): OpenCV is the `camera` extra of
+# pyproject.toml, from PyPI into the venv on every box (a 36 MB aarch64 wheel, some 170 MB
+# installed), whether or not a camera is set: a camera added later, and `referee look`
+# to aim it, then need no second install, and nothing of it loads while [camera] source
+# is off. Not Debian's python3-opencv: 149 packages and 430 MB (Qt, VTK, GDAL, MPI), every
+# one of its libraries loaded by `import cv2`. A Raspberry Pi camera is read through
+# picamera2, which only Raspberry Pi OS's apt has (it needs libcamera's Python bindings):
+# installed where apt knows it, seen through the venv's system site packages.
+PICAMERA_PACKAGE=python3-picamera2
 # Debian leaves /dev/gpiochip* to root alone; Raspberry Pi OS gives them to the gpio group
 # (raspberrypi-sys-mods). This rule does the same on any Debian, harmless on the Pi.
 UDEV_RULE=/etc/udev/rules.d/60-referee-gpio.rules
@@ -74,12 +83,23 @@ install_packages() {
         is_installed "$want" || missing="$missing $want"
     done
     is_installed "$LGPIO_PACKAGE" || venv_has_lgpio || missing="$missing $LGPIO_PACKAGE"
+    # Wanted where apt knows it, or on Raspberry Pi OS (/etc/rpi-issue), whose lists may
+    # not be fetched yet: a plain Debian, which never has it, is not sent to update its
+    # lists at every install for it.
+    if ! is_installed "$PICAMERA_PACKAGE" && { [ -n "$missing" ] || [ -e /etc/rpi-issue ] ||
+        first_known "$PICAMERA_PACKAGE" >/dev/null 2>&1; }; then
+        missing="$missing $PICAMERA_PACKAGE"
+    fi
     [ -n "$missing" ] || return 0
     apt-get update
     names=""
     for want in $missing; do
         if [ "$want" = "$LGPIO_PACKAGE" ] && ! first_known "$want" >/dev/null 2>&1; then
             lgpio_from_pypi=yes
+            continue
+        fi
+        if [ "$want" = "$PICAMERA_PACKAGE" ] && ! first_known "$want" >/dev/null 2>&1; then
+            say "apt has no $PICAMERA_PACKAGE (not Raspberry Pi OS): a camera on USB only"
             continue
         fi
         names="$names $(first_known "$want")"
@@ -103,6 +123,40 @@ install_lgpio() {
         code_changed=yes
     fi
     say "apt has no $LGPIO_PACKAGE (not Raspberry Pi OS): lgpio is in $PREFIX, from PyPI"
+}
+
+system_numpy_hold() {
+    # Debian's numpy 1.x (Bookworm's, which picamera2 pulls in) is what Raspberry Pi OS's
+    # picamera2 and its simplejpeg are built against: a numpy 2 in the venv would come
+    # first on their path and break their import. The venv keeps to the system's numpy 1.
+    if "$PYTHON" -c 'import importlib.metadata as m, sys; sys.exit(m.version("numpy")[:2] != "1.")' \
+        2>/dev/null; then
+        echo 'numpy<2'
+    fi
+}
+
+camera_requirements() {
+    "$PREFIX/bin/python" - "$SRC/pyproject.toml" <<'EOF'
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print(" ".join(tomllib.load(f)["project"]["optional-dependencies"]["camera"]))
+EOF
+}
+
+install_camera() {
+    # Binary wheels only: where PyPI has none (a 32-bit OS), building OpenCV would take
+    # the Pi hours. Requirements already met cost pip no download.
+    # shellcheck disable=SC2046,SC2086 # one word per requirement: none has a space
+    if "$PREFIX/bin/python" -m pip install --quiet --only-binary=:all: \
+        $(camera_requirements) $numpy_hold; then
+        return 0
+    fi
+    if "$PREFIX/bin/python" -c 'import importlib.util as u, sys; sys.exit(not u.find_spec("cv2"))'; then
+        say "OpenCV from PyPI is not installed (pip said why, above): the system's serves"
+    else
+        say "OpenCV is not installed (pip said why, above): 'referee look' and [camera] need it;"
+        say "run 'sudo make install' again once PyPI can be reached (a 32-bit OS: sudo apt install python3-opencv)"
+    fi
 }
 
 install_udev_rule() {
@@ -155,7 +209,8 @@ install_venv() {
     # shellcheck disable=SC2086 # SOURCES is a list of paths without spaces
     # -L: the stage has no hardware/ for referee/pinmap.toml's link to point into.
     (cd "$SRC" && cp -RL $SOURCES "$stage")
-    "$venv/bin/python" -m pip install --quiet "$stage"
+    # shellcheck disable=SC2086 # empty, or one requirement without a space
+    "$venv/bin/python" -m pip install --quiet "$stage" $numpy_hold
     echo "$digest" >"$stamp"
     code_changed=yes
 }
@@ -196,6 +251,7 @@ if [ -z "$DESTDIR" ]; then
     install_packages
     create_user
 fi
+numpy_hold=$(system_numpy_hold)
 install_venv
 install_config
 install_units
@@ -206,6 +262,7 @@ if [ -n "$DESTDIR" ]; then
     exit 0
 fi
 install_lgpio
+install_camera
 if [ -n "$udev_changed" ]; then
     udevadm control --reload-rules
     udevadm trigger --subsystem-match=gpio

@@ -204,6 +204,38 @@ def test_the_guest_image_reads_the_scripts_whole_package_list():
     assert not re.search(r"mesa|libegl|libgles|libgbm|libdrm", value[1])
 
 
+def _numpy_hold(tmp_path: Path, system_numpy: str | None) -> str:
+    """What install.sh's system_numpy_hold says when the system's Python has that numpy
+    (its metadata, first on the path: none of its code is needed)."""
+    site = tmp_path / "site"
+    if system_numpy is not None:
+        info = site / f"numpy-{system_numpy}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: numpy\nVersion: {system_numpy}\n"
+        )
+    script = ROOT / "systemd/install.sh"
+    shown = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'eval "$(sed -n "/^system_numpy_hold() {{/,/^}}/p" {script})"; system_numpy_hold',
+        ],
+        env={**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shown.stdout.strip()
+
+
+@pytest.mark.parametrize(("system_numpy", "hold"), [("1.24.2", "numpy<2"), ("2.2.4", "")])
+def test_the_venv_keeps_to_the_systems_numpy_1(tmp_path, system_numpy, hold):
+    """Raspberry Pi OS Bookworm's picamera2 (its simplejpeg) is built against Debian's
+    numpy 1.24: a numpy 2 from PyPI in the venv, first on the path, breaks its import."""
+    assert _numpy_hold(tmp_path, system_numpy) == hold
+
+
 def test_touches_nothing_outside_destdir(installed):
     assert not installed.log.exists(), installed.log.read_text()
     assert system_paths() == installed.system_before

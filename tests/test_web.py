@@ -193,6 +193,13 @@ def test_the_page_is_served_whole_with_nothing_from_elsewhere(client):
     assert client.get("/index.html").content == page.content
 
 
+def test_the_page_says_the_cameras_frames_never_leave_the_box(client):
+    """Issue 32: the table must be told on the page, as in the README, what the camera
+    keeps and where its frames go."""
+    text = " ".join(client.get("/").text.split())
+    assert "its frames never leave the box and are not kept" in text
+
+
 # The PIN
 
 

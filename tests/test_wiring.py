@@ -400,6 +400,16 @@ def test_a_hat_screen_sits_on_the_pi_right_under_its_window():
     )
 
 
+def test_every_back_panel_lets_the_cameras_ribbon_or_its_usb_plug_out():
+    """The camera over the table had no way out of the box: each back panel has a slot
+    its 15-pin ribbon and a webcam's USB-A plug both pass."""
+    for drawing in enclosure.DRAWINGS:
+        back = drawing.panels[1]
+        [slot] = [h for h in back.holes if h.what == "camera"]
+        assert slot.width > enclosure.CAMERA_RIBBON_MM
+        assert slot.width > enclosure.USB_PLUG_MM[0] and slot.height > enclosure.USB_PLUG_MM[1]
+
+
 def test_the_pi_holes_are_58_by_49_mm_apart():
     for drawing in enclosure.DRAWINGS:
         floor = drawing.panels[2]

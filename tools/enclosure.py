@@ -47,6 +47,12 @@ M3_HOLE = 3.2  # clearance for M3
 LED_BOARD = (70.0, 50.0)
 LED_HOLE_IN = 4.0
 SPEAKER_MM = 40.0  # the speaker under the grille (a 40 mm one, the grille's size)
+# The camera over the table's lead (wiring.md, "A camera over the table"): a Pi camera's
+# ribbon, 16 mm wide at its 15-pin end (1 mm pitch; a Pi 5's cable is 11.5 mm at its 22-pin
+# end), or a webcam's USB-A plug, some 16 x 8 mm moulded; either passes a 20 x 10 slot.
+CAMERA_RIBBON_MM = 16.0
+USB_PLUG_MM = (16.0, 8.0)
+CAMERA_SLOT = (20.0, 10.0)
 BAR_OUT = 5.0  # a bar's screw, this far outside the screen's outline
 
 
@@ -234,7 +240,8 @@ def _back(box: tuple[float, float, float]) -> Panel:
     """The buzzers' 12 mm holes (a GX12 socket, or an M12 cable gland) in a row; below
     them the leads: the Pi's power, the 12 V socket (an M8-threaded panel socket: measure
     yours), a USB microphone on its cable to the table's middle, a speaker outside the
-    box, and HDMI to a TV. Each slot lets its plug through."""
+    box, HDMI to a TV, and the camera over the table (its ribbon, or a webcam's USB
+    plug). Each slot lets its plug through."""
     width, _, height = box
     row1, row2 = round(height * 0.34), round(height * 0.74)
     buzzers = tuple(
@@ -246,6 +253,7 @@ def _back(box: tuple[float, float, float]) -> Panel:
         ("mic", 18.0, 10.0),
         ("speaker", 18.0, 10.0),
         ("HDMI", 24.0, 14.0),
+        ("camera", *CAMERA_SLOT),
     )
     gap = 10.0
     x = (width - sum(w for _, w, _ in leads) - gap * (len(leads) - 1)) / 2
