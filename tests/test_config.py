@@ -761,6 +761,6 @@ def test_the_camera_shows_the_set_a_caller_takes_unless_told_to_judge_it(tmp_pat
         config = load(tmp_path, f'[camera]\nsource = "auto"\njudge = "{word}"\n')
         assert config.camera == CameraConfig("auto", CameraJudge(word))
     assert error(tmp_path, '[camera]\njudge = "yes"\n') == (
-        'referee.toml:2: [camera] judge: must be how the box judges the SET a caller takes: show,'
+        "referee.toml:2: [camera] judge: must be how the box judges the SET a caller takes: show,"
         ' propose or decide (docs/rules.md); got "yes"'
     )

@@ -6,6 +6,7 @@ import pytest
 
 from referee.rules import (
     NS_PER_S,
+    CameraVerdict,
     End,
     Ignored,
     Judgement,
@@ -485,8 +486,8 @@ REACH = {
     Phase.SUPER_CALL: "config players=3\n0 super\n0 press 2\n0 super\n0.5 press 2\n",
     Phase.OVER: "config players=3\n0 end\n",
 }
-INPUTS = [Press(1, S), Press(2, S), Verdict(True, S), Verdict(False, S), Super(S), Undo(S),
-          End(S), Tick(S)]  # fmt: skip
+INPUTS = [Press(1, S), Press(2, S), Verdict(True, S), Verdict(False, S), CameraVerdict(True, S),
+          CameraVerdict(False, S), Super(S), Undo(S), End(S), Tick(S)]  # fmt: skip
 
 
 @pytest.mark.parametrize("phase", list(Phase))
