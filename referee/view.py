@@ -7,6 +7,7 @@ it and nothing else, so they never need the engine, the store or the inputs.
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .claim import Claim
 from .rules import Settings, State
 from .rules.engine import TABLE
 
@@ -23,6 +24,7 @@ class Notice:
 
     text: str
     severity: Severity = Severity.WARNING
+    short: str = ""  # where the text does not fit (a small screen): what is said instead
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,22 @@ class Join:
 
 
 @dataclass(frozen=True)
+class ClaimSeen:
+    """The SET a caller took, as the camera saw it (docs/rules.md, "The camera")."""
+
+    claim: Claim
+    propose: bool = False  # [camera] judge = "propose": the press that confirms it is shown
+
+
+@dataclass(frozen=True)
 class TableSeen:
     """What the camera sees on the table, in counts: the cards, those read surely, the
-    SETs among them."""
+    SETs among them; and the claim of the call being judged, once seen."""
 
     cards: int
     sure: int
     sets: int
+    claim: ClaimSeen | None = None
 
     @property
     def no_set(self) -> bool:

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from referee.vision.card import all_faces
-from tools.vision.render import render_table
+from tools.vision.render import render_table, table_top
 
 # Twelve cards with three SETs among them, on wood, 1024 x 768.
 SETS_FACES = [58, 1, 4, 38, 79, 31, 22, 76, 46, 57, 34, 47]
@@ -19,11 +19,36 @@ SETS_FACES = [58, 1, 4, 38, 79, 31, 22, 76, 46, 57, 34, 47]
 NO_SET_FACES = [52, 72, 59, 11, 1, 47, 43, 41, 12, 40, 62, 32]
 
 
-def _jpeg(faces: list[int], seed: int, size: tuple[int, int], top: str) -> bytes:
+def _jpeg(
+    faces: list[int],
+    seed: int,
+    size: tuple[int, int],
+    top: str,
+    *,
+    taken: tuple[int, ...] = (),
+    smudged: tuple[int, ...] = (),
+) -> bytes:
+    """The table; `taken` (indices into faces): those cards picked up, the table's top
+    where they lay, every other card as it was; `smudged`: those cards half covered by a
+    dark blot (a hand's shadow, a coffee cup), which the camera cannot read surely."""
     deck = all_faces()
     rng = np.random.default_rng(seed)
     table = render_table([deck[i] for i in faces], rng, size=size, top=top, light="day")
-    ok, jpeg = cv2.imencode(".jpg", table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    image = table.image
+    if taken:
+        # The same seed draws the same top first (render_table begins with it).
+        top_only = table_top(np.random.default_rng(seed), size, top)
+        gone = np.zeros(image.shape[:2], np.uint8)
+        for i in taken:
+            cv2.fillConvexPoly(gone, table.cards[i].corners.astype(np.int32), 255)
+        gone = cv2.dilate(gone, np.ones((41, 41), np.uint8)) > 0  # and its shadow
+        image[gone] = top_only[gone]
+    for i in smudged:
+        corners = table.cards[i].corners
+        centre = corners.mean(axis=0)
+        half = (corners[:2] * 0.5 + centre * 0.5).astype(np.int32)
+        cv2.fillConvexPoly(image, np.array([*half, centre.astype(np.int32)]), (40, 30, 20))
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
     assert ok
     return jpeg.tobytes()
 
@@ -31,6 +56,18 @@ def _jpeg(faces: list[int], seed: int, size: tuple[int, int], top: str) -> bytes
 @functools.cache
 def set_table() -> bytes:
     return _jpeg(SETS_FACES, 1, (1024, 768), "wood")
+
+
+@functools.cache
+def set_table_taken(taken: tuple[int, ...], smudged: tuple[int, ...] = ()) -> bytes:
+    """set_table() with those cards (indices into SETS_FACES) picked up; `smudged` half
+    covered before, as set_table_smudged shows them."""
+    return _jpeg(SETS_FACES, 1, (1024, 768), "wood", taken=taken, smudged=smudged)
+
+
+@functools.cache
+def set_table_smudged(smudged: tuple[int, ...]) -> bytes:
+    return _jpeg(SETS_FACES, 1, (1024, 768), "wood", smudged=smudged)
 
 
 @functools.cache

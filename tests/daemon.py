@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from referee.buttons import KEYMAP
-from referee.config import CameraConfig, default_config
+from referee.config import CameraConfig, CameraJudge, default_config
 from referee.daemon.app import App, RunOptions
 from referee.outputs.terminal import CLEAR
 
@@ -18,11 +18,14 @@ KEY_OF = {button: key for key, button in KEYMAP.items()}
 class Daemon:
     """The loop's parts as App.run has them, woken at once by a request or a key."""
 
-    def __init__(self, store, *, camera: str = "off", **rules) -> None:
-        """camera: the settings' [camera] source (a folder: tests/camera_frames.py)."""
+    def __init__(
+        self, store, *, camera: str = "off", judge: CameraJudge = CameraJudge.SHOW, **rules
+    ) -> None:
+        """camera, judge: the settings' [camera] source (a folder: tests/camera_frames.py)
+        and what it does with the SET a caller takes."""
         config = default_config()
         config = replace(config, game=replace(config.game, **{"players": 4, **rules}))
-        config = replace(config, camera=CameraConfig(camera))
+        config = replace(config, camera=CameraConfig(camera, judge))
         self._keys, self._typing = os.pipe()
         self.screen = io.StringIO()
         options = RunOptions(config, store, input="keyboard", display="terminal")

@@ -11,6 +11,8 @@ from referee.cli import main
 from referee.config import (
     ENV_VAR,
     ButtonTiming,
+    CameraConfig,
+    CameraJudge,
     ConfigError,
     DisplayConfig,
     LedDriver,
@@ -750,4 +752,15 @@ def test_the_camera_is_off_unless_a_source_is_named(tmp_path):
         'referee.toml:2: [camera] source: must be "off", "auto" (the first camera that gives'
         ' frames), "picamera", a /dev/videoN device, or a folder whose newest image is what'
         ' the camera sees; got "usb"'
+    )
+
+
+def test_the_camera_shows_the_set_a_caller_takes_unless_told_to_judge_it(tmp_path):
+    assert default_config().camera.judge is CameraJudge.SHOW
+    for word in ("show", "propose", "decide"):
+        config = load(tmp_path, f'[camera]\nsource = "auto"\njudge = "{word}"\n')
+        assert config.camera == CameraConfig("auto", CameraJudge(word))
+    assert error(tmp_path, '[camera]\njudge = "yes"\n') == (
+        "referee.toml:2: [camera] judge: must be how the box judges the SET a caller takes: show,"
+        ' propose or decide (docs/rules.md); got "yes"'
     )

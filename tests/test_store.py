@@ -20,6 +20,7 @@ from referee.rules import (
     NS_PER_S,
     RULE_BOOKS,
     RULE_KEYS,
+    CameraVerdict,
     End,
     Press,
     RuleSet,
@@ -107,6 +108,7 @@ settings_st = st.builds(
 kinds_st = st.one_of(
     st.builds(lambda p: lambda t: Press(p, t), st.integers(1, 8)),
     st.builds(lambda v: lambda t: Verdict(v, t), st.booleans()),
+    st.builds(lambda v: lambda t: CameraVerdict(v, t), st.booleans()),
     st.just(Super),
     st.just(Undo),
     st.just(Tick),

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pygame
 
+from referee.claim import Claim
 from referee.config import NextRules
+from referee.inbox import SeenCard
 from referee.outputs.display import render
 from referee.rules import (
     NS_PER_MS,
@@ -30,7 +32,7 @@ from referee.rules import (
     new_game,
     step,
 )
-from referee.view import Join, Notice, ReplayView, Severity, TableSeen, View
+from referee.view import ClaimSeen, Join, Notice, ReplayView, Severity, TableSeen, View
 
 # A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
 SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
@@ -172,6 +174,17 @@ def views() -> dict[str, View]:
     )
     out["call"] = photo.view(62.4, listening=True)  # a box with a microphone: its mark
     out["replay"] = replace(out["call"], replay=_replay_of_the_call())
+    # P2 picked up three cards: the camera saw them go, and they are not a SET.
+    three = Claim(
+        (
+            SeenCard((0, 0, 0, 1), True, (100, 80, 90, 130)),
+            SeenCard((1, 0, 0, 1), True, (300, 80, 90, 130)),
+            SeenCard((2, 1, 0, 1), True, (500, 80, 90, 130)),
+        )
+    )
+    taken = _midgame(four).play(Press(2, at(60)))
+    claim = TableSeen(cards=9, sure=9, sets=1, claim=ClaimSeen(three))
+    out["call-camera"] = taken.view(62.5, listening=True, watching=True, table=claim)
 
     tied = _midgame(replace(four, tie_ns=2 * NS_PER_MS)).play(
         Press(2, at(60)),

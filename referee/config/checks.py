@@ -187,10 +187,11 @@ def _store_path(
     return (base / path).absolute()
 
 
-def _camera(text: str, source: Source) -> CameraConfig:
+def _camera(values: dict[str, Any], source: Source) -> CameraConfig:
+    text, judge = values["source"], values["judge"]
     if text in CAMERA_WORDS:
-        return CameraConfig(text)
-    return CameraConfig(str(_store_path(text, source, "camera", "source")))
+        return CameraConfig(text, judge)
+    return CameraConfig(str(_store_path(text, source, "camera", "source")), judge)
 
 
 def check(source: Source) -> Config:
@@ -232,7 +233,7 @@ def check(source: Source) -> Config:
         beeper_pin=beeper_pin,
         sound=sound,
         audio=AudioConfig(**values["audio"]),
-        camera=_camera(values["camera"]["source"], source),
+        camera=_camera(values["camera"], source),
         display=display,
         serial=SerialConfig(**values["serial"]),
         store_path=_store_path(values["store"]["path"], source),

@@ -36,6 +36,14 @@ class ReplayPitch(StrEnum):
     KEPT = "kept"  # a time stretch (audio/stretch.py): the voices' own pitch
 
 
+class CameraJudge(StrEnum):
+    """What the box does with the SET a caller takes, seen (docs/rules.md, "The camera")."""
+
+    SHOW = "show"  # shown: the table judges
+    PROPOSE = "propose"  # shown, and the table confirms or overrules it with one press
+    DECIDE = "decide"  # entered as the verdict; the judges' buttons and UNDO overrule it
+
+
 class SoundOutput(StrEnum):
     BEEPER = "beeper"
     SOUNDCARD = "soundcard"
@@ -87,6 +95,7 @@ class CameraConfig:
     # "off", "auto" (the first /dev/video* that gives frames), "picamera", a /dev/videoN
     # device, or a folder whose newest image is what the camera sees (an absolute path)
     source: str
+    judge: CameraJudge = CameraJudge.SHOW
 
 
 CAMERA_WORDS = ("off", "auto", "picamera")
@@ -374,6 +383,12 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             '"off", "auto" (the first camera that gives frames), "picamera", a /dev/videoN'
             " device, or a folder whose newest image is what the camera sees",
             _camera_source,
+        ),
+        _setting(
+            "judge",
+            "show",
+            f"how the box judges the SET a caller takes: {_choices(CameraJudge)} (docs/rules.md)",
+            CameraJudge,
         ),
     ),
     "display": _settings(

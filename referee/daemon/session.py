@@ -29,6 +29,7 @@ from referee.names import folded
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
+    CameraVerdict,
     Effect,
     Ignored,
     Input,
@@ -255,6 +256,18 @@ class Session:
         if inp.t_ns < self.last_ns:
             return self._late(inp)
         return list(self._feed(inp))
+
+    @property
+    def call_mono_ns(self) -> int | None:
+        """The first press of the call waiting for its verdict, if one does (monotonic):
+        the camera follows its claim."""
+        call = self.state.pending
+        return None if call is None else self.mono_ns(call.first_ns)
+
+    def camera(self, valid: bool, mono_ns: int) -> list[Outcome]:
+        """The camera's verdict, at its frame's time: or at the last input decided, if
+        that is later, since the camera's reading comes a frame's work after it."""
+        return list(self._feed(CameraVerdict(valid, max(self.game_ns(mono_ns), self.last_ns))))
 
     def start_next(self, now_ns: int) -> list[Outcome]:
         """A new game after the end (SUPER, or a phone), once every input and change of

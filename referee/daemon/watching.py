@@ -1,31 +1,48 @@
-"""The camera's work for the main loop: what it sees, and whether it watches (docs/design.md,
-"The camera's eyes").
+"""The camera's work for the main loop: what it sees, whether it watches, and the SET a
+caller takes (docs/design.md, "The camera's eyes"; docs/rules.md, "The camera").
 
 The frames are read in a process of its own (camera/process.py); the loop takes each
-reading (inbox.Seen) as counts, in O(cards), and shows them. With the camera off nothing
-of it is imported and no process runs.
+reading (inbox.Seen) as counts, in O(cards), and shows them. While a call waits, each
+reading is compared with the layout when it opened (claim.py); the claim, once seen, is
+shown, and with `[camera] judge = "decide"` its verdict waits here until the buttons are
+decided past its frame, for the loop to enter. With the camera off nothing of it is
+imported and no process runs.
 """
 
 import logging
+from collections import deque
 from typing import TYPE_CHECKING
 
-from referee.config import CameraConfig
+from referee.claim import Claim, taken
+from referee.config import CameraConfig, CameraJudge
 from referee.inbox import Inbox, Seen
-from referee.view import TableSeen
+from referee.units import NS_PER_S
+from referee.view import ClaimSeen, TableSeen
 
 if TYPE_CHECKING:
     from referee.camera.process import CameraProcess
 
 log = logging.getLogger(__name__)
 
+# The readings kept to find the layout when a call opened: the call is known to the loop
+# within milliseconds of its press, so a few seconds of readings hold it with room.
+KEPT_NS = 10 * NS_PER_S
+
 
 class Watching:
-    """The camera's process while [camera] source is not off, and its latest reading."""
+    """The camera's process while [camera] source is not off, its latest reading, and
+    the claim of the call being judged."""
 
     def __init__(self, camera: CameraConfig, inbox: Inbox) -> None:
         self._process: CameraProcess | None = None
-        self._seen: Seen | None = None
+        self._judge = camera.judge
+        self._seen: deque[Seen] = deque()  # the last KEPT_NS of readings, oldest first
         self._table: TableSeen | None = None
+        self._call_ns: int | None = None  # the first press of the call followed
+        self._before: Seen | None = None  # the layout when it opened
+        self._maybe: Claim | None = None  # a claim seen once: a hand may be passing
+        self._claim: Claim | None = None  # a claim seen twice in a row
+        self._verdict: tuple[bool, int] | None = None  # (valid, frame's time) to enter
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
@@ -37,13 +54,61 @@ class Watching:
         """The camera gives frames now: the screens show its mark."""
         return self._process is not None and self._process.watching
 
-    def seen(self, seen: Seen) -> None:
-        """A frame's reading; one older than the last (a process started again) is not."""
-        if self._seen is not None and seen.t_ns < self._seen.t_ns:
+    def seen(self, seen: Seen, call_ns: int | None) -> None:
+        """A frame's reading; one older than the last (a process started again) is not.
+        call_ns: the first press of the call waiting for its verdict, if one does
+        (CLOCK_MONOTONIC, as the frames' times)."""
+        if self._seen and seen.t_ns < self._seen[-1].t_ns:
             return
-        self._seen = seen
+        self._seen.append(seen)
+        while seen.t_ns - self._seen[0].t_ns > KEPT_NS:
+            self._seen.popleft()
+        self._follow(seen, call_ns)
         sure = sum(card.sure for card in seen.cards)
-        self._table = TableSeen(len(seen.cards), sure, len(seen.sets))
+        claim = (
+            None
+            if self._claim is None
+            else ClaimSeen(self._claim, self._judge is CameraJudge.PROPOSE)
+        )
+        self._table = TableSeen(len(seen.cards), sure, len(seen.sets), claim)
+
+    def _follow(self, seen: Seen, call_ns: int | None) -> None:
+        if call_ns is None:
+            # Shown after its verdict while the table still shows it: until cards are
+            # dealt in its place, or put back.
+            if self._before is not None and taken(self._before.cards, seen.cards) != self._claim:
+                self._claim = None
+            return
+        if call_ns != self._call_ns:
+            self._call_ns, self._maybe, self._claim = call_ns, None, None
+            self._before = next((s for s in reversed(self._seen) if s.t_ns <= call_ns), None)
+        if self._claim is not None or self._before is None:
+            return  # one claim a call: an UNDO of its verdict does not bring it back
+        claim = taken(self._before.cards, seen.cards)
+        if claim is None or claim != self._maybe:
+            # Twice in a row: a hand moving over the table hides cards for a frame, the
+            # cards a caller took stay gone.
+            self._maybe = claim
+            return
+        self._claim = claim
+        said = "SET" if claim.why_not is None else f"not a SET: {claim.why_not}"
+        log.info("the camera sees the claim: %s (%s)", said, "sure" if claim.sure else "unsure")
+        if self._judge is CameraJudge.DECIDE and claim.verdict is not None:
+            self._verdict = (claim.verdict, seen.t_ns)
+
+    @property
+    def verdict_ns(self) -> int | None:
+        """The frame's time of a verdict waiting to be entered (CLOCK_MONOTONIC)."""
+        return None if self._verdict is None else self._verdict[1]
+
+    def verdict(self, decided_ns: int, call_ns: int | None) -> tuple[bool, int] | None:
+        """The camera's verdict (valid, its frame's time), once the buttons are decided
+        up to its frame (decided_ns), so that it takes its place among them; none when
+        its call no longer waits (the judges were quicker)."""
+        if self._verdict is None or (call_ns == self._call_ns and decided_ns < self._verdict[1]):
+            return None
+        verdict, self._verdict = self._verdict, None
+        return verdict if call_ns == self._call_ns else None
 
     def view(self) -> TableSeen | None:
         """What the camera sees, while it watches."""

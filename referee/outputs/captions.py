@@ -9,6 +9,7 @@ does, so the main loop sleeps a second at a time and 10 frames a second only at 
 import re
 from collections.abc import Callable
 
+from referee import faces
 from referee.buttons import KEYMAP, QUIT_KEY
 from referee.rules import (
     NS_PER_MS,
@@ -23,7 +24,7 @@ from referee.rules import (
     solo_increment,
 )
 from referee.rules.effects import ms, seat
-from referee.view import CAM_MARK, MIC_MARK, View
+from referee.view import CAM_MARK, MIC_MARK, ClaimSeen, View
 
 TENTH_NS = 100 * NS_PER_MS
 _KEY_NAMES = {
@@ -260,11 +261,29 @@ def marks(view: View) -> tuple[str, ...]:
 
 
 def table_seen(view: View) -> str | None:
-    """What the camera's reading tells the table (advice, not a rule: docs/rules.md)."""
+    """What the camera's reading tells the table (docs/rules.md, "The camera"): the claim
+    of the call being judged, once seen; else, as advice, that there is no SET."""
     table = view.table
+    if table is not None and table.claim is not None:
+        return claim_seen(table.claim)
     if table is None or not table.no_set:
         return None
     return f"no SET in these {table.cards}: deal three more"
+
+
+CARDS_SEEN = " · "  # before the claim's cards: a small screen shows what comes before
+
+
+def claim_seen(seen: ClaimSeen) -> str:
+    """ "SET · 1 red solid oval, 2 red solid ovals, 3 red solid ovals", "not a SET: two
+    red, one green · ...", with the press that confirms it when proposed."""
+    claim = seen.claim
+    if not claim.sure:
+        return "the camera cannot see the claim"
+    said = "SET" if claim.why_not is None else f"not a SET: {claim.why_not}"
+    if seen.propose:
+        said += f" ({'VALID' if claim.why_not is None else 'INVALID'} to confirm)"
+    return f"{said}{CARDS_SEEN}{', '.join(faces.words(card.face) for card in claim.cards)}"
 
 
 def joining(view: View) -> str | None:

@@ -262,8 +262,8 @@ class Screen:
         boxes = rows(area, weights, self.pad, least)
         header, main, footer = boxes[0], boxes[1 + len(shown)], boxes[-1]
         self.header(header)
-        for box, (colour, line) in zip(boxes[1 : 1 + len(shown)], shown, strict=True):
-            self.text(self.panel(box, colour), line, ink_on(colour), max_lines=2)
+        for box, (colour, said) in zip(boxes[1 : 1 + len(shown)], shown, strict=True):
+            self.either(self.panel(box, colour), said, ink_on(colour), max_lines=2)
         if legend:
             # One line where it fits, spaced out or tight: two would be larger, but a bar
             # read in two halves.
@@ -273,18 +273,21 @@ class Screen:
         self.footer(footer)
         SCREENS[self.name()](self, main)
 
-    def notices(self, height: int) -> list[tuple[Colour, str]]:
-        """The notices that fit (a quarter of the screen), the most severe first; the
-        last one shown counts those left out."""
+    def notices(self, height: int) -> list[tuple[Colour, tuple[str, ...]]]:
+        """The notices that fit (a quarter of the screen), the most severe first, each in
+        full and shorter; the last one shown counts those left out."""
         seen = captions.table_seen(self.view)
-        given = (*self.view.notices, *([Notice(seen, Severity.INFO)] if seen else []))
+        short = seen.partition(captions.CARDS_SEEN)[0] if seen else ""
+        given = (*self.view.notices, *([Notice(seen, Severity.INFO, short)] if seen else []))
         notices = sorted(given, key=lambda n: SEVERITY_ORDER.index(n.severity))
         room = max(1, int(height * NOTICES_SHARE // max(0.08 * height, self.lines_px(2))))
         lines = []
         for i, notice in enumerate(notices[:room]):
             colour, mark = NOTICE_STYLE[notice.severity]
             rest = len(notices) - room if i == room - 1 and len(notices) > room else 0
-            lines.append((colour, mark + notice.text + (f" (+{rest} more)" if rest else "")))
+            more = f" (+{rest} more)" if rest else ""
+            said = (notice.text, notice.short) if notice.short else (notice.text,)
+            lines.append((colour, tuple(mark + text + more for text in said)))
         return lines
 
     def header(self, box: Rect) -> None:

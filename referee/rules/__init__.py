@@ -13,7 +13,7 @@ from .engine import (
     solo_increment,
     step,
 )
-from .inputs import End, Input, Press, Super, Tick, Undo, Verdict, words
+from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict, words
 from .report import report
 from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
 from .script import (
@@ -43,6 +43,7 @@ __all__ = [
     "RULE_KEYS",
     "Call",
     "Calls",
+    "CameraVerdict",
     "Effect",
     "End",
     "Ignored",

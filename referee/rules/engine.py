@@ -53,7 +53,7 @@ from .effects import (
     Unlocked,
     seat,
 )
-from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict
 from .rulesets import SuperMeans
 from .settings import DECK, Settings
 from .state import (
@@ -80,6 +80,7 @@ SOLO_HALF_LIFE_NS = 15 * NS_PER_S
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
 SET = 3  # cards in a SET
+CAMERA = "the camera's verdict"  # how its step begins: a judge's press may overrule it
 TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
 
@@ -155,7 +156,7 @@ def _why(state: State, inp: Input) -> str:
     if state.phase is Phase.OVER:
         return "the game is over (UNDO takes back the end)"
     match inp:
-        case Verdict():
+        case Verdict() | CameraVerdict():
             return "no call to judge"
         case Undo():
             return "nothing to undo in the lobby"
@@ -324,6 +325,38 @@ def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
         return _ignore(state, _no_cards(settings))
     judgement = Judgement.VALID if inp.valid else Judgement.INVALID
     return _verdict(settings, state, judgement, inp.t_ns)
+
+
+def _camera_judge(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
+    """The camera's verdict on the SET a lone caller took: a verdict like a judge's, but
+    that the judges' next press may overrule (_overrule)."""
+    call = state.pending
+    if call is None:
+        return _ignore(state, "the camera judges a SET taken, not a no-SET claim")
+    if len(call.callers) > 1:
+        return _ignore(state, "tied callers: the table judges whose SET the camera saw")
+    judged = _judge(settings, state, Verdict(inp.valid, inp.t_ns))
+    if judged.step is None:  # refused: no cards left for it
+        return judged
+    return judged._replace(step=f"{CAMERA} on {seat(call.callers[0])}")
+
+
+def _overrule(settings: Settings, state: State, inp: Verdict) -> _Change:
+    """A judge's VALID or INVALID while the camera's verdict is the latest step: the same
+    verdict confirms it (nothing changes); the other replaces it, as an UNDO of the
+    camera's and that press would, but without the point-out timer, which the camera's
+    verdict beat. UNDO afterwards takes back the judge's verdict, as any other."""
+    waiting = state.previous
+    if waiting is None or not state.step.startswith(CAMERA):
+        return _ignore(state, _why(state, inp))
+    if state.calls.last.verdicts[-1] is (Judgement.VALID if inp.valid else Judgement.INVALID):
+        return _ignore(state, f"the judges agree with {state.step}")
+    judged = _judge(settings, waiting, inp)
+    if judged.step is None:  # refused (no cards left for a VALID): the camera's stands
+        return _Change(state, judged.effects)
+    # Stepped from the call still waiting, so that UNDO walks back to it.
+    overruled = stepped(judged.state, waiting, judged.step)
+    return _Change(overruled, (Undone(state.step), *judged.effects))
 
 
 def _dealt(taken: int, table: int) -> int:
@@ -683,14 +716,18 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.LOBBY, End): _lobby_end,
     (Phase.OPEN, Press): _open_press,
     (Phase.OPEN, Super): _open_super,
+    (Phase.OPEN, Verdict): _overrule,
     (Phase.CALL, Press): _call_press,
     (Phase.CALL, Verdict): _judge,
+    (Phase.CALL, CameraVerdict): _camera_judge,
     (Phase.CALL, Super): _call_super,
     (Phase.SUPER_JOIN, Press): _join_press,
     (Phase.SUPER_JOIN, Super): _flip,
     (Phase.SUPER_COUNTDOWN, Press): _countdown_press,
+    (Phase.SUPER_COUNTDOWN, Verdict): _overrule,
     (Phase.SUPER_CALL, Press): _call_press,
     (Phase.SUPER_CALL, Verdict): _judge,
+    (Phase.SUPER_CALL, CameraVerdict): _camera_judge,
     (Phase.OVER, Undo): _undo,
     **{(phase, Undo): _undo for phase in _LIVE},
     **{(phase, End): _end for phase in _LIVE},

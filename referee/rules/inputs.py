@@ -20,6 +20,15 @@ class Verdict:
 
 
 @value
+class CameraVerdict:
+    """The camera's verdict on the SET a caller took (docs/rules.md, "The camera"): SET
+    or not, at the time of the frame that showed the three cards gone."""
+
+    valid: bool
+    t_ns: int
+
+
+@value
 class Super:
     t_ns: int
 
@@ -42,7 +51,7 @@ class Tick:
     t_ns: int
 
 
-Input = Press | Verdict | Super | Undo | End | Tick
+Input = Press | Verdict | CameraVerdict | Super | Undo | End | Tick
 
 
 def words(inp: Input) -> str:
@@ -52,6 +61,8 @@ def words(inp: Input) -> str:
             return f"press {p}"
         case Verdict(valid=v):
             return "valid" if v else "invalid"
+        case CameraVerdict(valid=v):
+            return "camera valid" if v else "camera invalid"
         case Super():
             return "super"
         case Undo():

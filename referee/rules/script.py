@@ -18,7 +18,7 @@ from itertools import chain
 
 from referee.units import MAX_SEATS, NS_PER_S
 
-from .inputs import End, Input, Press, Super, Tick, Undo, Verdict
+from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict
 from .numbers import scaled, shown, whole
 from .settings import DECK, RULE_KEYS, SettingError, Settings, settings_from
 
@@ -29,7 +29,7 @@ _BARE: dict[str, Callable[[int], Input]] = {
     "undo": Undo,
     "tick": Tick,
 }
-KINDS = ("press", *_BARE, "end")
+KINDS = ("press", *_BARE, "camera", "end")
 # The last time a script may give: longer than any game, and every time up to it (with a
 # timer's day after it) fits the ledger's 64-bit nanoseconds and any clock.
 LAST_S = 1_000_000_000
@@ -75,6 +75,10 @@ def input_maker(text: str) -> Callable[[int], Input]:
         if player is None:
             raise ValueError(f"press needs one player number, 1 to {MAX_SEATS}: 'press 2'{got}")
         return partial(Press, player)
+    if kind == "camera":
+        if args not in (["valid"], ["invalid"]):
+            raise ValueError(f"camera takes valid or invalid: 'camera valid'{got}")
+        return partial(CameraVerdict, args[0] == "valid")
     if kind == "end":
         if not args:
             return End

@@ -123,7 +123,12 @@ def _advance(path: list[_Transition], settings: Settings, state: State, inp: Inp
         # Back to the state before the step undone: what came after it no longer stands.
         while path[-1].state is not state.previous:
             path.pop()
-        path[-1].state = new  # its timers started again; the same history
+        if new.previous is state.previous:
+            # A judge's press overruling the camera's verdict: taken back, and a step
+            # of its own from the state before it (engine._overrule).
+            path.append(_Transition(inp.t_ns, new, effects))
+        else:
+            path[-1].state = new  # its timers started again; the same history
     else:
         path.append(_Transition(inp.t_ns, new, effects))
     return new

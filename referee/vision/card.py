@@ -2,17 +2,7 @@
 
 from dataclasses import dataclass
 
-NUMBERS = (1, 2, 3)
-COLORS = ("red", "green", "purple")
-SHADINGS = ("solid", "striped", "open")
-SHAPES = ("diamond", "oval", "squiggle")
-# The attributes in the order the classifier's heads give them, each with its values.
-ATTRIBUTES: tuple[tuple[str, tuple[int | str, ...]], ...] = (
-    ("number", NUMBERS),
-    ("color", COLORS),
-    ("shading", SHADINGS),
-    ("shape", SHAPES),
-)
+from referee.faces import COLORS, NUMBERS, SHADINGS, SHAPES, words
 
 
 @dataclass(frozen=True)
@@ -25,7 +15,7 @@ class Face:
     shape: str
 
     def values(self) -> tuple[int, int, int, int]:
-        """Each attribute as 0, 1 or 2, in ATTRIBUTES' order."""
+        """Each attribute as 0, 1 or 2, in referee/faces.py's ATTRIBUTES' order."""
         return (
             NUMBERS.index(self.number),
             COLORS.index(self.color),
@@ -39,8 +29,7 @@ class Face:
         return cls(NUMBERS[n], COLORS[c], SHADINGS[s], SHAPES[p])
 
     def __str__(self) -> str:
-        plural = "" if self.number == 1 else "s"
-        return f"{self.number} {self.color} {self.shading} {self.shape}{plural}"
+        return words(self.values())
 
 
 def all_faces() -> list[Face]:

@@ -3,9 +3,12 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.rules import (
     NS_PER_S,
+    CameraVerdict,
     End,
     Ignored,
     Judgement,
@@ -19,10 +22,12 @@ from referee.rules import (
     Verdict,
     engine,
     new_game,
+    replay,
     step,
 )
 from referee.rules import effects as fx
 from referee.rules.engine import _TRANSITIONS
+from tests.tables import table_game
 
 from .helpers import play, points
 
@@ -485,8 +490,8 @@ REACH = {
     Phase.SUPER_CALL: "config players=3\n0 super\n0 press 2\n0 super\n0.5 press 2\n",
     Phase.OVER: "config players=3\n0 end\n",
 }
-INPUTS = [Press(1, S), Press(2, S), Verdict(True, S), Verdict(False, S), Super(S), Undo(S),
-          End(S), Tick(S)]  # fmt: skip
+INPUTS = [Press(1, S), Press(2, S), Verdict(True, S), Verdict(False, S), CameraVerdict(True, S),
+          CameraVerdict(False, S), Super(S), Undo(S), End(S), Tick(S)]  # fmt: skip
 
 
 @pytest.mark.parametrize("phase", list(Phase))
@@ -516,3 +521,44 @@ def test_the_engine_asks_the_rule_books_never_a_rule_sets_name():
     source = (Path(engine.__file__)).read_text()
     assert "RuleSet" not in source
     assert not any(f"rules {op}" in source for op in ("is", "==", "!=", "in"))
+
+
+TABLES = [(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1), (RuleSet.SOLITAIRE, 1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rules=st.sampled_from(TABLES),
+    seed=st.integers(0, 2**32),
+    cut=st.integers(0, 200),
+    valid=st.booleans(),
+)
+def test_a_judges_press_overruling_the_camera_is_as_if_the_camera_had_said_nothing(
+    rules, seed, cut, valid
+):
+    """docs/rules.md, "The camera": anywhere in a game, the other verdict replaces the
+    camera's and the same one changes nothing; UNDO then brings the call back. Without a
+    point-out limit, which the camera's verdict beat."""
+    game_settings = Settings(rules=rules[0], players=rules[1], pointout_ns=0)
+    inputs = table_game(game_settings, seed, calls=15, end=False)[:cut]
+    state = replay(game_settings, inputs, lobby=False)
+    t = max((i.t_ns for i in inputs), default=0) + S
+    free = [p.id for p in state.players if not p.locked]
+    if state.phase is Phase.OPEN and free:  # a lone call, opened by the first who may call
+        state, _ = step(game_settings, state, Press(free[0], t))
+    call = state.pending
+    if call is None or len(call.callers) > 1 or state.phase is not Phase.CALL:
+        return  # a super round, a tie, the end: what other tests play
+    judged, _ = step(game_settings, state, Verdict(not valid, t + 2 * S))
+    by_camera, _ = step(game_settings, state, CameraVerdict(valid, t + S))
+    if by_camera is state:
+        return  # refused (no cards left for a VALID): nothing to overrule
+    overruled, effects = step(game_settings, by_camera, Verdict(not valid, t + 2 * S))
+    if judged is state:  # the judges' VALID refused (no cards left): the camera's stands
+        assert overruled is by_camera and isinstance(effects[-1], fx.Ignored)
+        return
+    assert overruled == judged
+    agreed, effects = step(game_settings, by_camera, Verdict(valid, t + 2 * S))
+    assert agreed is by_camera and isinstance(effects[-1], fx.Ignored)
+    undone, _ = step(game_settings, overruled, Undo(t + 3 * S))
+    assert undone.pending == call

@@ -13,6 +13,7 @@ from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
     RULE_BOOKS,
+    CameraVerdict,
     End,
     Input,
     Judgement,
@@ -32,7 +33,14 @@ from referee.rules import (
 )
 from referee.store.store import Store
 
-KINDS = ["press"] * 10 + ["valid", "invalid"] * 3 + ["super"] * 4 + ["undo"] * 2 + ["tick", "end"]
+KINDS = (
+    ["press"] * 10
+    + ["valid", "invalid"] * 3
+    + ["camera valid", "camera invalid"]
+    + ["super"] * 4
+    + ["undo"] * 2
+    + ["tick", "end"]
+)
 GAPS = st.sampled_from([0, 0, NS_PER_MS, 3 * NS_PER_MS, NS_PER_S // 2, 4 * NS_PER_S, 12 * NS_PER_S])
 
 
@@ -112,6 +120,8 @@ class Game(RuleBasedStateMachine):
             "press": lambda t: Press(player, t),
             "valid": lambda t: Verdict(True, t),
             "invalid": lambda t: Verdict(False, t),
+            "camera valid": lambda t: CameraVerdict(True, t),
+            "camera invalid": lambda t: CameraVerdict(False, t),
             "super": Super,
             "undo": Undo,
             "end": lambda t: End(t, left),

@@ -59,6 +59,20 @@ def test_what_undo_took_back_is_not_in_the_history():
     assert line.calls[1].margin_ns(3) is None  # nobody else pressed
 
 
+def test_a_judges_press_that_overrules_the_camera_is_the_verdict_that_stands():
+    line = history(
+        "config players=2\n0 press 1\n1 valid\n2 press 2\n3 camera invalid\n4 valid\n"
+        "5 press 1\n6 camera valid\n7 valid\n"
+    )
+    judged = [[(r.seat, r.judgement, r.at_ns) for r in c.rulings] for c in line.calls]
+    assert judged == [
+        [(1, Judgement.VALID, 1 * S)],
+        [(2, Judgement.VALID, 4 * S)],  # the camera's INVALID at 3 s was overruled
+        [(1, Judgement.VALID, 6 * S)],  # the judges agreed: the camera's stands
+    ]
+    assert line.scores[-1] == (6 * S, (2, 1))
+
+
 def test_super_rounds_say_who_was_in_them_who_won_and_how_they_ended():
     first, second = history(SUPER_GAME).rounds
     assert (first.opened_ns, first.flip_ns, first.participants) == (12 * S, 13 * S, (2, 3))

@@ -18,7 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.vision.card import COLORS, NUMBERS, SHADINGS, SHAPES, Face, all_faces
+from referee.faces import COLORS, NUMBERS, SHADINGS, SHAPES
+from referee.vision.card import Face, all_faces
 from referee.vision.find_cards import warp
 
 from . import render
