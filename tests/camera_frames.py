@@ -85,3 +85,12 @@ def show(folder: Path, name: str, data: bytes, *, mtime_ns: int | None = None) -
         os.utime(aside, ns=(mtime_ns, mtime_ns))
     aside.rename(path)
     return path
+
+
+# The camera's process starts (Python, OpenCV, the model) slowly on a loaded machine.
+WAIT_S = 30.0
+
+
+def flat(text: str) -> str:
+    """A screen's text on one line: a notice may wrap."""
+    return " ".join(text.split())

@@ -205,3 +205,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
     pyfuncitem.funcargs["browser"].thread.submit(test, **args).result()
     return True
+
+
+@pytest.fixture
+def frames(tmp_path: Path) -> Path:
+    """A folder camera's folder (tests/camera_frames.py shows frames in it)."""
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    return folder

@@ -13,22 +13,10 @@ from referee.camera import process
 from referee.view import CAM_MARK, TableSeen
 from referee.vision.decode import MAX_FILE_BYTES
 
-from .camera_frames import no_set_table, set_table, show
+from .camera_frames import WAIT_S, flat, no_set_table, set_table, show
 from .daemon import Daemon
 
-WAIT_S = 30.0  # the camera's process starts (Python, OpenCV, the model) on a loaded machine
 NO_SET = "no SET in these 12: deal three more"
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-@pytest.fixture
-def frames(tmp_path):
-    folder = tmp_path / "frames"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture
@@ -49,10 +37,10 @@ def _table(daemon: Daemon) -> TableSeen | None:
 def test_the_daemon_shows_what_the_camera_sees_and_its_mark(watched, frames):
     watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 3), "the table, read", WAIT_S)
     watched.wait_for(lambda: CAM_MARK in watched.shown(), "the camera's mark")
-    assert NO_SET not in _flat(watched.shown())
+    assert NO_SET not in flat(watched.shown())
     # A new newest frame: twelve cards, no SET among them.
     show(frames, "table.jpg", no_set_table(), mtime_ns=10**18 + 1)
-    watched.wait_for(lambda: NO_SET in _flat(watched.shown()), "deal three more", WAIT_S)
+    watched.wait_for(lambda: NO_SET in flat(watched.shown()), "deal three more", WAIT_S)
     assert _table(watched) == TableSeen(12, 12, 0)
 
 
@@ -71,7 +59,7 @@ def test_files_the_camera_cannot_read_never_stop_the_loop(watched, frames):
         os.utime(frames / name, ns=(newer, newer))
     # The loop goes on: a key pressed is played; the camera still sees the table.
     watched.press("P1")
-    watched.wait_for(lambda: "P1" in _flat(watched.shown()), "the press shown")
+    watched.wait_for(lambda: "P1" in flat(watched.shown()), "the press shown")
     show(frames, "table.jpg", no_set_table(), mtime_ns=newer + 1)
     watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 0), "the next good frame", WAIT_S)
     assert watched.app.watching.pid == pid  # the process read past them all
@@ -83,13 +71,13 @@ def test_the_cameras_process_killed_is_told_and_started_again(watched):
     assert first is not None
     os.kill(first, signal.SIGKILL)
     ended = f"the camera's process {first} ended (killed by SIGKILL)"
-    watched.wait_for(lambda: ended in _flat(watched.screen.getvalue()), "its end told", WAIT_S)
+    watched.wait_for(lambda: ended in flat(watched.screen.getvalue()), "its end told", WAIT_S)
     watched.wait_for(
         lambda: watched.app.watching.pid != first and _table(watched) == TableSeen(12, 12, 3),
         "a new process reading the table",
         WAIT_S,
     )
-    watched.wait_for(lambda: f"! {ended}" not in _flat(watched.shown()), "the notice gone")
+    watched.wait_for(lambda: f"! {ended}" not in flat(watched.shown()), "the notice gone")
 
 
 def test_a_folder_removed_mid_game_is_told_and_watched_again_once_it_is_back(watched, frames):
@@ -97,9 +85,9 @@ def test_a_folder_removed_mid_game_is_told_and_watched_again_once_it_is_back(wat
     for file in frames.iterdir():
         file.unlink()
     frames.rmdir()
-    watched.wait_for(lambda: "camera lost" in _flat(watched.shown()), "the loss told", WAIT_S)
+    watched.wait_for(lambda: "camera lost" in flat(watched.shown()), "the loss told", WAIT_S)
     assert CAM_MARK not in watched.shown() and _table(watched) is None
     frames.mkdir()
     show(frames, "table.jpg", no_set_table())
-    watched.wait_for(lambda: NO_SET in _flat(watched.shown()), "watched again", WAIT_S)
-    assert CAM_MARK in watched.shown() and "! camera lost" not in _flat(watched.shown())
+    watched.wait_for(lambda: NO_SET in flat(watched.shown()), "watched again", WAIT_S)
+    assert CAM_MARK in watched.shown() and "! camera lost" not in flat(watched.shown())

@@ -10,26 +10,14 @@ from referee.config import CameraJudge
 from referee.rules import Judgement, Settings, words
 from referee.store.store import Store
 
-from .camera_frames import set_table, set_table_taken, show
+from .camera_frames import WAIT_S, flat, set_table, set_table_taken, show
 from .daemon import Daemon
 
-WAIT_S = 30.0  # the camera's process starts (Python, OpenCV, the model) on a loaded machine
 FIRST = 10**18  # frames' times, newer than anything the file system stamps
 SET = (0, 1, 10)  # three of SETS_FACES that make a SET
 NOT_SET = (2, 3, 4)  # three that do not: two ovals, one squiggle
 LAST = (5, 6, 7)  # three more, one of them (UNSURE) half covered before it is taken
 UNSURE = 5
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-@pytest.fixture
-def frames(tmp_path):
-    folder = tmp_path / "frames"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture
@@ -73,7 +61,7 @@ class Table:
         self.show(data, cards)
 
     def says(self, text: str) -> None:
-        self.daemon.wait_for(lambda: text in _flat(self.daemon.shown()), text)
+        self.daemon.wait_for(lambda: text in flat(self.daemon.shown()), text)
 
 
 @pytest.fixture
