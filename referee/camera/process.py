@@ -14,7 +14,6 @@ again soon, up to RESTART_MAX_S (children.Backoff, the page's figures).
 
 import logging
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from collections.abc import Callable
 
 from referee.framing import LineFramer
 from referee.inbox import InboxItem, Seen, SourceStatus
-from referee.linux.children import Backoff, how_it_ended, parent_env, wait_or_kill
+from referee.linux.children import Backoff, Stop, how_it_ended, parent_env, wait_or_kill
 
 from .wire import CAMERA, MAX_LINE, BadLine, parse
 
@@ -64,7 +63,7 @@ class CameraProcess:
         self._backoff = Backoff(restart_s or RESTART_S, RESTART_MAX_S, SETTLED_S)
         self._lock = threading.Lock()  # a process started or stopped, not both at once
         self._stopping = False
-        self._stop_r, self._stop_w = os.pipe()
+        self._stop = Stop()
         # Started by the main thread, and again by the reader, which lives as long as the
         # daemon: the process's death signal is bound to the thread that started it.
         self.process: subprocess.Popen[bytes] | None = None
@@ -110,7 +109,7 @@ class CameraProcess:
                 said += f" started again in {delay:g} s"
                 log.warning("%s", said)
                 self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
-            if self._stopped(delay):
+            if self._stop.wait(timeout_s=delay) is None:
                 return
             with self._lock:
                 if self._stopping:
@@ -119,18 +118,13 @@ class CameraProcess:
             if process is not None:
                 self.put(SourceStatus(CAMERA, "the camera's process started again", True, PROCESS))
 
-    def _stopped(self, timeout_s: float) -> bool:
-        """Waits timeout_s, or until the daemon stops: True then."""
-        return bool(select.select([self._stop_r], [], [], timeout_s)[0])
-
     def _read(self, process: "subprocess.Popen[bytes]") -> bool:
         """Its lines until its output ends (False), or the daemon stops (True)."""
         assert process.stdout is not None
         out = process.stdout.fileno()
         lines = LineFramer(MAX_LINE)
         while True:
-            ready = select.select([out, self._stop_r], [], [])[0]
-            if self._stop_r in ready:
+            if self._stop.wait([out]) is None:
                 return True
             data = os.read(out, READ_SIZE)
             if not data:
@@ -171,9 +165,8 @@ class CameraProcess:
         if process is not None and process.poll() is None:
             process.send_signal(signal.SIGTERM)
             wait_or_kill(process, STOP_S, "the camera's process")
-        os.write(self._stop_w, b"!")
+        self._stop.stop()
         self._reader.join()
         if process is not None and process.stdout is not None:
             process.stdout.close()
-        os.close(self._stop_r)
-        os.close(self._stop_w)
+        self._stop.close()

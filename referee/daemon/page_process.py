@@ -16,7 +16,6 @@ daemon/lobby.py).
 
 import logging
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -29,7 +28,7 @@ from types import TracebackType
 
 from referee.errors import StartError
 from referee.inbox import SourceStatus
-from referee.linux.children import Backoff, how_it_ended, parent_env, wait_or_kill
+from referee.linux.children import Backoff, Stop, how_it_ended, parent_env, wait_or_kill
 from referee.page_socket import SOCKET_FD, address, bind, host_port
 
 log = logging.getLogger(__name__)
@@ -68,7 +67,7 @@ class PageProcess:
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()  # a process started or stopped, not both at once
         self._stopping = False
-        self._stop_r, self._stop_w = os.pipe()
+        self._stop = Stop()
         self._watcher: threading.Thread | None = None
 
     def __enter__(self) -> "PageProcess":
@@ -111,7 +110,7 @@ class PageProcess:
             started = time.monotonic()
             ended = os.pidfd_open(process.pid)
             try:
-                stop = self._wait([ended], None)
+                stop = self._stop.wait([ended]) is None
             finally:
                 os.close(ended)
             if stop or self._stopping:  # stopped by the daemon's own stop
@@ -131,7 +130,7 @@ class PageProcess:
     def _again(self, delay: float, backoff: Backoff) -> subprocess.Popen[bytes] | None:
         """The page started again after delay s, and twice as long each time it cannot
         be (told); None when the daemon stops meanwhile."""
-        while not self._wait([], delay):
+        while self._stop.wait(timeout_s=delay) is not None:
             with self._lock:
                 if self._stopping:
                     return None
@@ -143,11 +142,6 @@ class PageProcess:
                     self.told(SourceStatus(PAGE, said, ok=False))
             delay = backoff.after()
         return None
-
-    def _wait(self, fds: list[int], timeout_s: float | None) -> bool:
-        """Until one of fds is readable or timeout_s passed: True when the daemon stops."""
-        ready, _, _ = select.select([*fds, self._stop_r], [], [], timeout_s)
-        return self._stop_r in ready
 
     def __exit__(
         self,
@@ -162,10 +156,9 @@ class PageProcess:
             process.send_signal(signal.SIGTERM)
             wait_or_kill(process, STOP_S, "the page's process")
         # Only then: a page the watcher started dies with the watcher's thread.
-        os.write(self._stop_w, b"!")
+        self._stop.stop()
         if self._watcher is not None:
             self._watcher.join()
-        os.close(self._stop_r)
-        os.close(self._stop_w)
+        self._stop.close()
         if self._sock is not None:
             self._sock.close()

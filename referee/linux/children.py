@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, NoReturn, Protocol
 
@@ -110,6 +110,27 @@ def wait_or_kill(process: Child, timeout_s: float, name: str) -> None:
         log.warning("%s did not stop in %g s: killed", name, timeout_s)
         process.kill()
         process.wait()
+
+
+class Stop:
+    """The daemon's stop, for the thread that watches a child: a pipe that select() sees,
+    so that the thread waits for its child's news and for the stop in one wait."""
+
+    def __init__(self) -> None:
+        self._r, self._w = os.pipe()
+
+    def wait(self, fds: Sequence[int] = (), timeout_s: float | None = None) -> list[int] | None:
+        """The fds readable once one is or timeout_s passed ([]); None once stopped."""
+        ready = select.select([*fds, self._r], [], [], timeout_s)[0]
+        return None if self._r in ready else ready
+
+    def stop(self) -> None:
+        os.write(self._w, b"!")
+
+    def close(self) -> None:
+        """After the watching thread has ended."""
+        os.close(self._r)
+        os.close(self._w)
 
 
 def how_it_ended(code: int) -> str:
