@@ -93,7 +93,7 @@ def input_maker(text: str) -> Callable[[int], Input]:
     if kind == "camera":
         if not args or args[0] not in ("valid", "invalid"):
             raise ValueError(
-                f"camera takes valid or invalid, then the cards seen: 'camera valid'{got}"
+                f"camera takes valid or invalid, then its cards or none: 'camera valid'{got}"
             )
         valid = args[0] == "valid"
         if len(args) == 1:  # a script may leave out what the camera saw
