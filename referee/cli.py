@@ -492,7 +492,8 @@ its time in seconds since the start, never going back:
     20 tick        # only moves time on, so that timers can fire
 
 Inputs: {", ".join(KINDS)} (press N: player N's buzzer; camera valid or camera invalid:
-the camera's verdict; end left=N: the cards left).
+the camera's verdict, with its cards or not; seen 1rSo 2gTd 3pOs?: the cards the camera
+saw taken, 1rSo a 1 red solid oval, ? unsure; end left=N: the cards left).
 Times run from 0 to {LAST_S:,} s, read to the nanosecond; numbers are plain digits
 (a time or a duration may have a point and an exponent: 0.5, 1e-05). UTF-8 text.
 A bad line stops the replay with exit status {EXIT_BAD_INPUT} and FILE:LINE: what is wrong.

@@ -49,3 +49,22 @@ def words(face: Values) -> str:
     """A face in words: "3 red striped ovals"."""
     n, c, s, p = face
     return f"{NUMBERS[n]} {COLORS[c]} {SHADINGS[s]} {_named(3, p, NUMBERS[n])}"
+
+
+# A face in a word, as the ledger writes the cards the camera saw (docs/rules.md, "The
+# camera"): the number, then each other attribute's initial, the shading's a capital so
+# that the word reads in four ("1rOo": 1 red open oval). Striped is T, solid having S.
+LETTERS = ("123", "rgp", "STO", "dos")
+
+
+def code(face: Values) -> str:
+    """A face as a word: "3pTs" for 3 purple striped squiggles."""
+    return "".join(letters[v] for letters, v in zip(LETTERS, face, strict=True))
+
+
+def read_code(word: str) -> tuple[int, int, int, int]:
+    """The face a word says; ValueError when it says none."""
+    values = [letters.find(c) for letters, c in zip(LETTERS, word, strict=False)]
+    if len(word) != len(LETTERS) or -1 in values:
+        raise ValueError("a card is its number, then r/g/p, S/T/O, d/o/s: '1rSo'")
+    return values[0], values[1], values[2], values[3]

@@ -8,6 +8,7 @@ import pytest
 
 from referee.config import CameraJudge
 from referee.rules import Judgement, Settings, words
+from referee.rules.inputs import makes_set
 from referee.store.store import Store
 
 from .camera_frames import WAIT_S, flat, set_table, set_table_taken, show
@@ -93,13 +94,17 @@ def test_the_box_decides_a_set_taken_says_why_three_are_not_one_and_what_it_cann
     table.call("P1")
     table.taken(set_table_taken(SET + NOT_SET + LAST, smudged=(UNSURE,)), 3)
     table.says("the camera cannot see the claim")
-    assert state().pending is not None and table.daemon.app.watching.verdict_ns is None
+    assert state().pending is not None
+    table.daemon.wait_for(lambda: state().calls.last.seen is not None, "the cards seen")
     table.daemon.press("INVALID")  # the table judges as ever
     table.daemon.wait_for(lambda: state().pending is None, "judged by the table")
     table.daemon.app.session.ledger.flush()
     with Store.open_readonly(game) as opened:
         stored = opened.latest_game()
         assert stored is not None
-        said = [words(i) for i in stored.inputs]
-        assert [w for w in said if w.startswith("camera")] == ["camera valid", "camera invalid"]
+        said = [words(i).split() for i in stored.inputs]
+        kinds = [w[:2] if w[0] == "camera" else w[:1] for w in said if w[0] in ("camera", "seen")]
+        assert kinds == [["camera", "valid"], ["camera", "invalid"], ["seen"]]  # one a call
         assert stored.state() == state()  # a replay gives the same game
+    # What the camera saw stays with each call: a SET, not one, a card it could not read.
+    assert [makes_set(c.seen) for c in state().calls if c.seen] == [True, False, None]

@@ -32,7 +32,13 @@ def test_prints_the_state_as_json(tmp_path, capsys):
     state = json.loads(out)
     assert state["phase"] == "call" and state["rules"] == "super"
     assert state["calls"] == [
-        {"callers": [2], "presses": [[2, 0.0], [4, 12.3]], "verdicts": [], "super": False}
+        {
+            "callers": [2],
+            "presses": [[2, 0.0], [4, 12.3]],
+            "verdicts": [],
+            "super": False,
+            "seen": None,
+        }
     ]
     assert [p["id"] for p in state["players"]] == [1, 2, 3, 4]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from referee import faces
 from referee.cli import main
 from referee.rules import Effect, ScriptError, new_game, parse_script, report, step
 
@@ -84,6 +85,12 @@ def _last_call(state: dict[str, Any]) -> dict[str, Any]:
     return call
 
 
+def _card(card: dict[str, Any]) -> str:
+    """A card of the state's `seen` in the ledger's word."""
+    face = [values.index(card[name]) for name, values in faces.ATTRIBUTES]
+    return faces.code(face) + ("" if card["sure"] else "?")
+
+
 def observed(state: dict[str, Any], key: str, want: str) -> tuple[Any, Any]:
     """(what the state says, what the expectation says) for one `key=value`."""
     players = state["players"]
@@ -111,6 +118,13 @@ def observed(state: dict[str, Any], key: str, want: str) -> tuple[Any, Any]:
             return [place.get(p["id"]) for p in players], _numbers(want)
         case "deals":  # the points each player scored in each deal: 1,0/2,-1 for two deals
             return state.get("deals"), [_numbers(deal) for deal in want.split("/")]
+        case "seen":  # the cards the camera saw taken in the ledger's words: 1rSo,2gTd,3pOs?
+            seen = _last_call(state)["seen"]
+            return (None if seen is None else [_card(c) for c in seen["cards"]]), (
+                None if want == "none" else _words(want)
+            )
+        case "seen_set":  # whether they are a SET: true, false, or none (a card unsure)
+            return str(_last_call(state)["seen"]["set"]).lower(), want
     raise AssertionError(f"unknown expectation {key!r}")
 
 

@@ -104,7 +104,13 @@ def test_board_lines_through_the_daemon_to_the_ledger(tmp_path, capsys):
     assert [p["points"] for p in state["players"]] == [0, 0, 1]
     assert state["bank"] == 2
     assert state["calls"] == [
-        {"callers": [4], "presses": [[4, 0.0], [2, 0.3]], "verdicts": ["valid"], "super": False}
+        {
+            "callers": [4],
+            "presses": [[4, 0.0], [2, 0.3]],
+            "verdicts": ["valid"],
+            "super": False,
+            "seen": None,
+        }
     ]
 
 

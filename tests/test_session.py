@@ -4,7 +4,7 @@ import pytest
 
 from referee.daemon.arbiter import Decision
 from referee.daemon.session import LateInput, Session
-from referee.rules import Phase, RuleSet, Settings, words
+from referee.rules import CameraVerdict, Card, Phase, RuleSet, Seen, Settings, words
 from referee.store.store import Store
 
 MS = 1_000_000
@@ -156,18 +156,25 @@ def test_a_late_join_in_the_lobby_is_replayed_in_its_place_with_new_rules(tmp_pa
         assert stored_state(session).players == session.state.players
 
 
-def test_the_cameras_verdict_is_kept_at_its_frames_time_or_the_last_decided(session):
+UNSURE = (Card((0, 0, 0, 1)), Card((0, 0, 0, 1), sure=False), Card((0, 0, 0, 1)))
+
+
+def test_the_cameras_claim_is_kept_at_its_frames_time_or_the_last_decided(session):
     play(session, 1 * S, "P2")
     assert session.call_mono_ns == T0 + 1 * S
-    session.camera(True, T0 + int(1.5 * S))
+    session.camera(CameraVerdict(True, T0 + int(1.5 * S)))
     assert session.call_mono_ns is None
     assert [p.points for p in session.state.players] == [0, 1, 0, 0]
     play(session, 3 * S, "P3")
     session.tick(T0 + 4 * S)  # decided up to 4 s: a frame of 3.5 s comes after that
-    session.camera(False, T0 + int(3.5 * S))
+    session.camera(Seen(UNSURE, T0 + int(3.5 * S)))
     assert session.late == 0
     session.ledger.flush()
     game = session.store.latest_game()
     assert game is not None and game.state() == session.state
     kept = [(i.t_ns, words(i)) for i in game.inputs[-3:]]
-    assert kept == [(1 * S + S // 2, "camera valid"), (3 * S, "press 3"), (4 * S, "camera invalid")]
+    assert kept == [
+        (1 * S + S // 2, "camera valid"),
+        (3 * S, "press 3"),
+        (4 * S, "seen 1rSo 1rSo? 1rSo"),
+    ]

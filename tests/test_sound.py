@@ -40,6 +40,7 @@ from referee.outputs.sound import (
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
+    Card,
     Input,
     Judgement,
     Press,
@@ -96,6 +97,7 @@ EFFECT_SOUNDS = [
     (fx.SharedCards((1, 2)), [SHARED]),
     (fx.NoSetDealt(1), [SUPER]),
     (fx.DebtPaid(0), []),  # its SET's chirp says it
+    (fx.CameraSaw((Card((0, 0, 0, 0)),) * 3), []),  # the camera's verdict is its Judged
     (fx.DealOver(1, 2), [DEAL_OVER]),
     (fx.DealStarted(2, 2, 2), [turn(2)]),
 ]

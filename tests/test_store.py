@@ -24,6 +24,7 @@ from referee.rules import (
     End,
     Press,
     RuleSet,
+    Seen,
     Settings,
     Super,
     Tick,
@@ -41,6 +42,7 @@ from referee.store.schema import SCHEMA_VERSION
 from referee.store.store import Store, StoreError
 
 from .conftest import SCENARIOS
+from .rules.helpers import camera_entry, cards_st
 from .slow_fsync import writes_held
 
 SCRIPTS = sorted(SCENARIOS.glob("*.txt"))
@@ -109,6 +111,8 @@ kinds_st = st.one_of(
     st.builds(lambda p: lambda t: Press(p, t), st.integers(1, 8)),
     st.builds(lambda v: lambda t: Verdict(v, t), st.booleans()),
     st.builds(lambda v: lambda t: CameraVerdict(v, t), st.booleans()),
+    st.builds(camera_entry, cards_st),
+    st.builds(lambda cards: lambda t: Seen(cards, t), cards_st),
     st.just(Super),
     st.just(Undo),
     st.just(Tick),

@@ -91,6 +91,7 @@ def test_a_game_is_its_calls_super_rounds_and_scores_through_it(client):
         "presses": [[2, 0], [3, 4]],
         "verdicts": ["valid"],
         "super": False,
+        "seen": None,
         "judged": [{"seat": 2, "verdict": "valid", "at_ms": 2000, "points": 1}],
     }
     assert calls[2]["judged"] == [{"seat": 1, "verdict": "invalid", "at_ms": 10000, "points": 0}]

@@ -266,8 +266,8 @@ class App:
         if decisions:
             self.listening.presses(self.session)
         horizon = self.arbiter.horizon(watermark)
-        if (seen := self.watching.verdict(horizon, self.session.call_mono_ns)) is not None:
-            outcomes += self.session.camera(*seen)
+        if (seen := self.watching.entry(horizon, self.session.call_mono_ns)) is not None:
+            outcomes += self.session.camera(seen)
         outcomes += self.session.tick(horizon)
         for outcome in outcomes:
             log.info("%s", outcome.text)
@@ -353,7 +353,7 @@ class App:
         tie_ns = self.session.settings.tie_ns
         # What the watermark must pass: a decision the arbiter holds, or a timer.
         wanted = [self.arbiter.next_due_ns(tie_ns), self.session.deadline_mono_ns]
-        wanted.append(self.watching.verdict_ns)  # the camera's verdict, once decided up to it
+        wanted.append(self.watching.entry_ns)  # the camera's claim, once decided up to it
         times = [self.inputs.wake_ns(min((t for t in wanted if t is not None), default=None))]
         if self.screen is not None and (frame := captions.next_change_ns(view)) is not None:
             # No sooner than the settings' frame rate allows.

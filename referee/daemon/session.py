@@ -29,7 +29,6 @@ from referee.names import folded
 from referee.rules import (
     NS_PER_MS,
     NS_PER_S,
-    CameraVerdict,
     Effect,
     Ignored,
     Input,
@@ -264,10 +263,11 @@ class Session:
         call = self.state.pending
         return None if call is None else self.mono_ns(call.first_ns)
 
-    def camera(self, valid: bool, mono_ns: int) -> list[Outcome]:
-        """The camera's verdict, at its frame's time: or at the last input decided, if
-        that is later, since the camera's reading comes a frame's work after it."""
-        return list(self._feed(CameraVerdict(valid, max(self.game_ns(mono_ns), self.last_ns))))
+    def camera(self, claim: Input) -> list[Outcome]:
+        """The claim the camera saw (its verdict, or only its cards), stamped with its
+        frame's time (monotonic): entered then, or at the last input decided if that is
+        later, since the camera's reading comes a frame's work after it."""
+        return list(self._feed(replace(claim, t_ns=max(self.game_ns(claim.t_ns), self.last_ns))))
 
     def start_next(self, now_ns: int) -> list[Outcome]:
         """A new game after the end (SUPER, or a phone), once every input and change of

@@ -4,9 +4,9 @@ caller takes (docs/design.md, "The camera's eyes"; docs/rules.md, "The camera").
 The frames are read in a process of its own (camera/process.py); the loop takes each
 reading (inbox.Seen) as counts, in O(cards), and shows them. While a call waits, each
 reading is compared with the layout when it opened (claim.py); the claim, once seen, is
-shown, and with `[camera] judge = "decide"` its verdict waits here until the buttons are
-decided past its frame, for the loop to enter. With the camera off nothing of it is
-imported and no process runs.
+shown, and its input (`seen`, or with `[camera] judge = "decide"` the camera's verdict)
+waits here until the buttons are decided past its frame, for the loop to enter. With the
+camera off nothing of it is imported and no process runs.
 """
 
 import logging
@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from referee.claim import Claim, taken
 from referee.config import CameraConfig, CameraJudge
 from referee.inbox import Inbox, Seen
+from referee.rules import CameraVerdict, Card, Input
+from referee.rules import Seen as SeenTaken
 from referee.units import NS_PER_S
 from referee.view import ClaimSeen, TableSeen
 
@@ -42,7 +44,7 @@ class Watching:
         self._before: Seen | None = None  # the layout when it opened
         self._maybe: Claim | None = None  # a claim seen once: a hand may be passing
         self._claim: Claim | None = None  # a claim seen twice in a row
-        self._verdict: tuple[bool, int] | None = None  # (valid, frame's time) to enter
+        self._entry: Input | None = None  # the claim's input, at its frame's time, to enter
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
@@ -93,22 +95,27 @@ class Watching:
         self._claim = claim
         said = "SET" if claim.why_not is None else f"not a SET: {claim.why_not}"
         log.info("the camera sees the claim: %s (%s)", said, "sure" if claim.sure else "unsure")
+        first, second, third = (Card(card.face, card.sure) for card in claim.cards)
+        cards = (first, second, third)
         if self._judge is CameraJudge.DECIDE and claim.verdict is not None:
-            self._verdict = (claim.verdict, seen.t_ns)
+            self._entry = CameraVerdict(claim.verdict, seen.t_ns, cards)
+        else:
+            self._entry = SeenTaken(cards, seen.t_ns)
 
     @property
-    def verdict_ns(self) -> int | None:
-        """The frame's time of a verdict waiting to be entered (CLOCK_MONOTONIC)."""
-        return None if self._verdict is None else self._verdict[1]
+    def entry_ns(self) -> int | None:
+        """The frame's time of a claim waiting to be entered (CLOCK_MONOTONIC)."""
+        return None if self._entry is None else self._entry.t_ns
 
-    def verdict(self, decided_ns: int, call_ns: int | None) -> tuple[bool, int] | None:
-        """The camera's verdict (valid, its frame's time), once the buttons are decided
-        up to its frame (decided_ns), so that it takes its place among them; none when
-        its call no longer waits (the judges were quicker)."""
-        if self._verdict is None or (call_ns == self._call_ns and decided_ns < self._verdict[1]):
+    def entry(self, decided_ns: int, call_ns: int | None) -> Input | None:
+        """The claim's input, stamped with its frame's time (CLOCK_MONOTONIC), once the
+        buttons are decided up to it (decided_ns), so that it takes its place among them;
+        none when its call no longer waits (the judges were quicker): one input a call."""
+        entry = self._entry
+        if entry is None or (call_ns == self._call_ns and decided_ns < entry.t_ns):
             return None
-        verdict, self._verdict = self._verdict, None
-        return verdict if call_ns == self._call_ns else None
+        self._entry = None
+        return entry if call_ns == self._call_ns else None
 
     def view(self) -> TableSeen | None:
         """What the camera sees, while it watches."""

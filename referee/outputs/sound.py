@@ -184,8 +184,9 @@ def _sound_for(effect: object) -> Sound | None:
             return FANFARE
         case Ignored():
             return TICK
-    # PhotoFinish, Locked, Unlocked, RoundEnded, DebtPaid (its SET chirped): the screen
-    # says them. TimeUp: the end was heard at the deadline (countdown_plan).
+    # PhotoFinish, Locked, Unlocked, RoundEnded, DebtPaid (its SET chirped), CameraSaw (a
+    # camera's verdict sounds as its Judged): the screen says them. TimeUp: the end was
+    # heard at the deadline (countdown_plan).
     return None
 
 

@@ -13,7 +13,19 @@ from .engine import (
     solo_increment,
     step,
 )
-from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict, words
+from .inputs import (
+    CameraVerdict,
+    Card,
+    End,
+    Input,
+    Press,
+    Seen,
+    Super,
+    Tick,
+    Undo,
+    Verdict,
+    words,
+)
 from .report import report
 from .rulesets import RULE_BOOKS, RuleBook, SuperMeans
 from .script import (
@@ -44,6 +56,7 @@ __all__ = [
     "Call",
     "Calls",
     "CameraVerdict",
+    "Card",
     "Effect",
     "End",
     "Ignored",
@@ -57,6 +70,7 @@ __all__ = [
     "RuleSet",
     "Script",
     "ScriptError",
+    "Seen",
     "Settings",
     "State",
     "Super",

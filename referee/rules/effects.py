@@ -5,6 +5,7 @@ Every effect has a `text` the table can read; outputs pick the ones they act on.
 
 from referee.units import NS_PER_MS
 
+from .inputs import Cards, makes_set
 from .state import Judgement, Place, Result
 from .values import value
 
@@ -202,6 +203,24 @@ class RoundEnded:
 
 
 @value
+class CameraSaw:
+    """The cards a caller took, as the camera saw them: kept with the call."""
+
+    cards: Cards
+    note: str = ""  # why the camera's verdict does not judge the call, when it does not
+
+    @property
+    def text(self) -> str:
+        sees = makes_set(self.cards)
+        said = f"the camera sees {'a SET' if sees else 'no SET'}"
+        if sees is None:
+            said = "the camera cannot see the claim"
+        return f"{said}: {' '.join(c.word for c in self.cards)}" + (
+            f" ({self.note})" if self.note else ""
+        )
+
+
+@value
 class NoSetClaimed:
     @property
     def text(self) -> str:
@@ -307,6 +326,7 @@ Effect = (
     | CountdownResumed
     | TimeUp
     | RoundEnded
+    | CameraSaw
     | NoSetClaimed
     | ClaimJudged
     | NoSetDealt

@@ -25,6 +25,7 @@ from referee.units import MAX_SEATS, NS_PER_S
 
 from .effects import (
     CallOpened,
+    CameraSaw,
     ClaimJudged,
     CoCaller,
     CountdownResumed,
@@ -53,7 +54,7 @@ from .effects import (
     Unlocked,
     seat,
 )
-from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict
+from .inputs import SET, CameraVerdict, Cards, End, Input, Press, Seen, Super, Tick, Undo, Verdict
 from .rulesets import SuperMeans
 from .settings import DECK, Settings
 from .state import (
@@ -79,7 +80,6 @@ SOLO_START = 100
 SOLO_HALF_LIFE_NS = 15 * NS_PER_S
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
-SET = 3  # cards in a SET
 CAMERA = "the camera's verdict"  # how its step begins: a judge's press may overrule it
 TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
@@ -158,6 +158,8 @@ def _why(state: State, inp: Input) -> str:
     match inp:
         case Verdict() | CameraVerdict():
             return "no call to judge"
+        case Seen():
+            return "no call waits for what the camera saw"
         case Undo():
             return "nothing to undo in the lobby"
         case Super() if state.phase is Phase.SUPER_CALL:
@@ -327,18 +329,45 @@ def _judge(settings: Settings, state: State, inp: Verdict) -> _Change:
     return _verdict(settings, state, judgement, inp.t_ns)
 
 
+def _saw(state: State, cards: Cards | None) -> State:
+    """The state with the cards the camera saw kept with the pending call: the first it
+    saw, one claim a call. Not a step: UNDO takes it back with the call."""
+    call = state.pending
+    if cards is None or call is None or call.seen is not None:
+        return state
+    return evolve_state(state, calls=state.calls.with_last(evolve(call, seen=cards)))
+
+
+def _seen(settings: Settings, state: State, inp: Seen) -> _Change:
+    if state.pending is None:
+        return _ignore(state, "the camera sees a SET taken, not a no-SET claim")
+    seen = _saw(state, inp.cards)
+    if seen is state:
+        return _ignore(state, "the camera saw this call's claim already")
+    return _Change(seen, (CameraSaw(inp.cards),))
+
+
 def _camera_judge(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
     """The camera's verdict on the SET a lone caller took: a verdict like a judge's, but
-    that the judges' next press may overrule (_overrule)."""
+    that the judges' next press may overrule (_overrule); the cards it saw are kept with
+    the call even when it does not judge it."""
     call = state.pending
     if call is None:
         return _ignore(state, "the camera judges a SET taken, not a no-SET claim")
+    tied = "tied callers: the table judges whose SET the camera saw"
+    seen = _saw(state, inp.cards)
     if len(call.callers) > 1:
-        return _ignore(state, "tied callers: the table judges whose SET the camera saw")
-    judged = _judge(settings, state, Verdict(inp.valid, inp.t_ns))
-    if judged.step is None:  # refused: no cards left for it
-        return judged
-    return judged._replace(step=f"{CAMERA} on {seat(call.callers[0])}")
+        if seen is state or inp.cards is None:
+            return _ignore(state, tied)
+        return _Change(seen, (CameraSaw(inp.cards, tied),))
+    saw = () if seen is state or inp.cards is None else (CameraSaw(inp.cards),)
+    judged = _judge(settings, seen, Verdict(inp.valid, inp.t_ns))
+    if judged.step is None:  # refused (no cards left for it): as if it never came
+        return _judge(settings, state, Verdict(inp.valid, inp.t_ns))
+    # Stepped from the call with its cards seen, so that UNDO and a judge's overruling
+    # press go back to the call still waiting and keep what the camera saw.
+    step = f"{CAMERA} on {seat(call.callers[0])}"
+    return _Change(stepped(judged.state, seen, step), (*saw, *judged.effects))
 
 
 def _overrule(settings: Settings, state: State, inp: Verdict) -> _Change:
@@ -720,6 +749,7 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.CALL, Press): _call_press,
     (Phase.CALL, Verdict): _judge,
     (Phase.CALL, CameraVerdict): _camera_judge,
+    (Phase.CALL, Seen): _seen,
     (Phase.CALL, Super): _call_super,
     (Phase.SUPER_JOIN, Press): _join_press,
     (Phase.SUPER_JOIN, Super): _flip,
@@ -728,6 +758,7 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.SUPER_CALL, Press): _call_press,
     (Phase.SUPER_CALL, Verdict): _judge,
     (Phase.SUPER_CALL, CameraVerdict): _camera_judge,
+    (Phase.SUPER_CALL, Seen): _seen,
     (Phase.OVER, Undo): _undo,
     **{(phase, Undo): _undo for phase in _LIVE},
     **{(phase, End): _end for phase in _LIVE},

@@ -5,9 +5,11 @@ docs/rules.md, "Replay scripts and the state", says what each key means.
 
 from typing import Any
 
+from referee.faces import ATTRIBUTES
 from referee.units import NS_PER_MS
 
 from .engine import match_deals
+from .inputs import Cards, makes_set
 from .settings import Settings
 from .state import Call, State
 
@@ -18,13 +20,26 @@ def milliseconds(ns: int) -> float:
 
 
 def call_json(c: Call) -> dict[str, Any]:
-    """A call: its callers, its photo finish (each press after the first) and verdicts."""
+    """A call: its callers, its photo finish (each press after the first), its verdicts
+    and what the camera saw of it."""
     return {
         "callers": list(c.callers),
         "presses": [[p, milliseconds(c.offset_ns(t))] for p, t in c.presses],
         "verdicts": [v.value for v in c.verdicts],
         "super": c.super_round,
+        "seen": None if c.seen is None else seen_json(c.seen),
     }
+
+
+def seen_json(cards: Cards) -> dict[str, Any]:
+    """The cards the camera saw taken, named as `referee look --json` names them, and
+    whether they are a SET (null when one was not read surely)."""
+    named = [
+        {name: values[v] for (name, values), v in zip(ATTRIBUTES, c.face, strict=True)}
+        | {"sure": c.sure}
+        for c in cards
+    ]
+    return {"cards": named, "set": makes_set(cards)}
 
 
 def report(settings: Settings, state: State) -> dict[str, Any]:

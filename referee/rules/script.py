@@ -16,9 +16,24 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from itertools import chain
 
+from referee.faces import read_code
 from referee.units import MAX_SEATS, NS_PER_S
 
-from .inputs import CameraVerdict, End, Input, Press, Super, Tick, Undo, Verdict
+from .inputs import (
+    SET,
+    CameraVerdict,
+    Card,
+    Cards,
+    End,
+    Input,
+    Press,
+    Seen,
+    Super,
+    Tick,
+    Undo,
+    Verdict,
+    makes_set,
+)
 from .numbers import scaled, shown, whole
 from .settings import DECK, RULE_KEYS, SettingError, Settings, settings_from
 
@@ -29,7 +44,7 @@ _BARE: dict[str, Callable[[int], Input]] = {
     "undo": Undo,
     "tick": Tick,
 }
-KINDS = ("press", *_BARE, "camera", "end")
+KINDS = ("press", *_BARE, "camera", "seen", "end")
 # The last time a script may give: longer than any game, and every time up to it (with a
 # timer's day after it) fits the ledger's 64-bit nanoseconds and any clock.
 LAST_S = 1_000_000_000
@@ -76,9 +91,23 @@ def input_maker(text: str) -> Callable[[int], Input]:
             raise ValueError(f"press needs one player number, 1 to {MAX_SEATS}: 'press 2'{got}")
         return partial(Press, player)
     if kind == "camera":
-        if args not in (["valid"], ["invalid"]):
-            raise ValueError(f"camera takes valid or invalid: 'camera valid'{got}")
-        return partial(CameraVerdict, args[0] == "valid")
+        if not args or args[0] not in ("valid", "invalid"):
+            raise ValueError(
+                f"camera takes valid or invalid, then its cards or none: 'camera valid'{got}"
+            )
+        valid = args[0] == "valid"
+        if len(args) == 1:  # a script may leave out what the camera saw
+            return partial(CameraVerdict, valid)
+        cards = _cards(args[1:], f"camera {args[0]} 1rSo 2gTd 3pOs", got)
+        sees = makes_set(cards)
+        if sees is None:
+            raise ValueError(f"the camera judges only three cards read surely{got}")
+        if sees is not valid:
+            verdict = "valid" if sees else "invalid"
+            raise ValueError(f"these cards are {'a' if sees else 'no'} SET: camera {verdict}{got}")
+        return partial(CameraVerdict, valid, cards=cards)
+    if kind == "seen":
+        return partial(Seen, _cards(args, "seen 1rSo 2gTd 3pOs?", got))
     if kind == "end":
         if not args:
             return End
@@ -94,6 +123,20 @@ def input_maker(text: str) -> Callable[[int], Input]:
     if args:
         raise ValueError(f"{kind} takes no arguments{got}")
     return _BARE[kind]
+
+
+def _cards(words: list[str], example: str, got: str) -> Cards:
+    """Three cards in the ledger's words, each "1rSo" or, unsure, "1rSo?"."""
+    if len(words) != SET:
+        raise ValueError(f"the camera saw three cards: '{example}'{got}")
+    cards = []
+    for word in words:
+        code = word.removesuffix("?")
+        try:
+            cards.append(Card(read_code(code), sure=code == word))
+        except ValueError as err:
+            raise ValueError(f"{shown(word)}: {err}") from None
+    return cards[0], cards[1], cards[2]
 
 
 def _count(text: str, least: int, most: int) -> int | None:

@@ -11,6 +11,7 @@ from dataclasses import field
 from enum import StrEnum
 from typing import Any, TypeVar, overload
 
+from .inputs import Cards
 from .settings import DECK
 from .values import evolver, value
 
@@ -64,6 +65,7 @@ class Call:
     verdicts: tuple[Judgement, ...] = ()
     super_round: bool = False
     deal: int = 0  # official: the deal it was called in
+    seen: Cards | None = None  # the three cards the camera saw taken (docs/rules.md)
 
     @property
     def first_ns(self) -> int:

@@ -130,6 +130,11 @@ def _advance(path: list[_Transition], settings: Settings, state: State, inp: Inp
         else:
             path[-1].state = new  # its timers started again; the same history
     else:
+        on_its_way = new.previous
+        if on_its_way is not None and on_its_way is not state and on_its_way is not state.previous:
+            # A step from a change made on its way (the camera's verdict, from the call
+            # with the cards it saw): UNDO goes back to that change, so it is on the path.
+            path.append(_Transition(inp.t_ns, on_its_way, ()))
         path.append(_Transition(inp.t_ns, new, effects))
     return new
 

@@ -1,6 +1,26 @@
 """Play a replay script through the engine, keeping every effect (h11's test helper idea)."""
 
-from referee.rules import Effect, Settings, State, new_game, parse_script, step
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+
+from referee.rules import (
+    CameraVerdict,
+    Card,
+    Effect,
+    Input,
+    Seen,
+    Settings,
+    State,
+    new_game,
+    parse_script,
+    step,
+)
+from referee.rules.inputs import Cards, makes_set
+
+faces_st = st.tuples(*[st.integers(0, 2)] * 4)
+# Any three cards the camera may see taken, each read surely or not.
+cards_st: st.SearchStrategy[Cards] = st.tuples(*[st.builds(Card, faces_st, st.booleans())] * 3)
 
 
 def play(text: str) -> tuple[Settings, State, list[Effect]]:
@@ -15,3 +35,10 @@ def play(text: str) -> tuple[Settings, State, list[Effect]]:
 
 def points(state: State) -> list[int]:
     return [p.points for p in state.players]
+
+
+def camera_entry(cards: Cards) -> Callable[[int], Input]:
+    """What the camera enters, judging with judge = "decide": its verdict on three cards
+    read surely, else only what it saw."""
+    sees = makes_set(cards)
+    return lambda t: Seen(cards, t) if sees is None else CameraVerdict(sees, t, cards)

@@ -1,5 +1,6 @@
 """The engine against docs/rules.md, rule by rule and decision by decision."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,12 +10,14 @@ from hypothesis import strategies as st
 from referee.rules import (
     NS_PER_S,
     CameraVerdict,
+    Card,
     End,
     Ignored,
     Judgement,
     Phase,
     Press,
     RuleSet,
+    Seen,
     Settings,
     Super,
     Tick,
@@ -22,14 +25,17 @@ from referee.rules import (
     Verdict,
     engine,
     new_game,
+    parse_input,
     replay,
     step,
+    words,
 )
 from referee.rules import effects as fx
 from referee.rules.engine import _TRANSITIONS
+from referee.rules.inputs import makes_set
 from tests.tables import table_game
 
-from .helpers import play, points
+from .helpers import camera_entry, cards_st, play, points
 
 S = NS_PER_S
 
@@ -490,8 +496,10 @@ REACH = {
     Phase.SUPER_CALL: "config players=3\n0 super\n0 press 2\n0 super\n0.5 press 2\n",
     Phase.OVER: "config players=3\n0 end\n",
 }
+A_SET = (Card((0, 0, 0, 0)), Card((1, 1, 1, 1)), Card((2, 2, 2, 2)))
 INPUTS = [Press(1, S), Press(2, S), Verdict(True, S), Verdict(False, S), CameraVerdict(True, S),
-          CameraVerdict(False, S), Super(S), Undo(S), End(S), Tick(S)]  # fmt: skip
+          CameraVerdict(False, S), CameraVerdict(True, S, A_SET), Seen(A_SET, S), Super(S),
+          Undo(S), End(S), Tick(S)]  # fmt: skip
 
 
 @pytest.mark.parametrize("phase", list(Phase))
@@ -532,13 +540,15 @@ TABLES = [(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1), (RuleSet
     seed=st.integers(0, 2**32),
     cut=st.integers(0, 200),
     valid=st.booleans(),
+    cards=st.none() | cards_st.filter(lambda cards: makes_set(cards) is not None),
 )
 def test_a_judges_press_overruling_the_camera_is_as_if_the_camera_had_said_nothing(
-    rules, seed, cut, valid
+    rules, seed, cut, valid, cards
 ):
     """docs/rules.md, "The camera": anywhere in a game, the other verdict replaces the
     camera's and the same one changes nothing; UNDO then brings the call back. Without a
-    point-out limit, which the camera's verdict beat."""
+    point-out limit, which the camera's verdict beat. What the camera saw stays with the
+    call throughout."""
     game_settings = Settings(rules=rules[0], players=rules[1], pointout_ns=0)
     inputs = table_game(game_settings, seed, calls=15, end=False)[:cut]
     state = replay(game_settings, inputs, lobby=False)
@@ -549,16 +559,46 @@ def test_a_judges_press_overruling_the_camera_is_as_if_the_camera_had_said_nothi
     call = state.pending
     if call is None or len(call.callers) > 1 or state.phase is not Phase.CALL:
         return  # a super round, a tie, the end: what other tests play
-    judged, _ = step(game_settings, state, Verdict(not valid, t + 2 * S))
-    by_camera, _ = step(game_settings, state, CameraVerdict(valid, t + S))
+    if cards is not None:
+        valid = bool(makes_set(cards))
+    seen = state if cards is None else step(game_settings, state, Seen(cards, t + S))[0]
+    judged, _ = step(game_settings, seen, Verdict(not valid, t + 2 * S))
+    by_camera, _ = step(game_settings, state, CameraVerdict(valid, t + S, cards))
     if by_camera is state:
         return  # refused (no cards left for a VALID): nothing to overrule
     overruled, effects = step(game_settings, by_camera, Verdict(not valid, t + 2 * S))
-    if judged is state:  # the judges' VALID refused (no cards left): the camera's stands
+    if judged is seen:  # the judges' VALID refused (no cards left): the camera's stands
         assert overruled is by_camera and isinstance(effects[-1], fx.Ignored)
         return
     assert overruled == judged
     agreed, effects = step(game_settings, by_camera, Verdict(valid, t + 2 * S))
     assert agreed is by_camera and isinstance(effects[-1], fx.Ignored)
     undone, _ = step(game_settings, overruled, Undo(t + 3 * S))
-    assert undone.pending == call
+    assert undone.pending == seen.pending
+    assert seen.pending is not None and seen.pending.seen == cards
+
+
+@given(cards=cards_st)
+def test_the_cards_seen_read_back_from_the_ledgers_words(cards):
+    """Every three faces, sure or not, as seen and (three sure) as the camera's verdict."""
+    for inp in (Seen(cards, S), camera_entry(cards)(S)):
+        text = words(inp)
+        assert parse_input(text.split(), S) == inp
+        assert len(text) <= len("camera invalid 1rSo 2gTd 3pOs")  # a short line a call
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("camera valid 1rSo 2rSo 3rSd", "no SET: camera invalid"),
+        ("camera invalid 1rSo 2rSo 3rSo", "a SET: camera valid"),
+        ("camera valid 1rSo 2rSo 3rSo?", "only three cards read surely"),
+        ("seen 1rSo 2rSo", "three cards"),
+        ("seen 1rSo 2rSo 3rso", "'3rso': a card is its number"),
+        ("seen 1rSo 2rSo 3rSo??", "'3rSo??'"),
+        ("camera 1rSo 2rSo 3rSo", "camera takes valid or invalid"),
+    ],
+)
+def test_cards_that_say_something_else_are_refused(text, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        parse_input(text.split(), S)

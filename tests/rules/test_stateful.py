@@ -20,6 +20,7 @@ from referee.rules import (
     Phase,
     Press,
     RuleSet,
+    Seen,
     Settings,
     State,
     Super,
@@ -31,12 +32,15 @@ from referee.rules import (
     replay,
     step,
 )
+from referee.rules.inputs import Cards
 from referee.store.store import Store
+
+from .helpers import camera_entry, cards_st
 
 KINDS = (
     ["press"] * 10
     + ["valid", "invalid"] * 3
-    + ["camera valid", "camera invalid"]
+    + ["camera valid", "camera invalid", "camera", "seen"]
     + ["super"] * 4
     + ["undo"] * 2
     + ["tick", "end"]
@@ -114,14 +118,17 @@ class Game(RuleBasedStateMachine):
         kind=st.sampled_from(KINDS),
         player=st.integers(1, 6),
         left=st.none() | st.integers(0, 12),
+        cards=cards_st,
     )
-    def act(self, gap: int, kind: str, player: int, left: int | None) -> None:
+    def act(self, gap: int, kind: str, player: int, left: int | None, cards: Cards) -> None:
         makers = {
             "press": lambda t: Press(player, t),
             "valid": lambda t: Verdict(True, t),
             "invalid": lambda t: Verdict(False, t),
             "camera valid": lambda t: CameraVerdict(True, t),
             "camera invalid": lambda t: CameraVerdict(False, t),
+            "camera": camera_entry(cards),
+            "seen": lambda t: Seen(cards, t),
             "super": Super,
             "undo": Undo,
             "end": lambda t: End(t, left),
@@ -137,12 +144,18 @@ class Game(RuleBasedStateMachine):
             self.feed(0, lambda t, p=player: Press(p, t))
         self.feed(NS_PER_S, Super)
 
-    @rule(gap=GAPS, first=st.integers(1, 5), second=st.integers(1, 5), then=st.sampled_from(KINDS))
-    def tied_call(self, gap: int, first: int, second: int, then: str) -> None:
+    @rule(
+        gap=GAPS,
+        first=st.integers(1, 5),
+        second=st.integers(1, 5),
+        then=st.sampled_from(KINDS),
+        cards=cards_st,
+    )
+    def tied_call(self, gap: int, first: int, second: int, then: str, cards: Cards) -> None:
         """Two presses at once and what follows: official shared cards, tied verdicts."""
         self.feed(gap, lambda t: Press(first, t))
         self.feed(0, lambda t: Press(second, t))
-        self.act(NS_PER_MS, then, first, None)
+        self.act(NS_PER_MS, then, first, None, cards)
 
     @invariant()
     def no_points_below_zero_unless_the_rules_allow(self) -> None:

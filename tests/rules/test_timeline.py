@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.rules import NS_PER_MS, NS_PER_S, Judgement, RuleSet, Settings, parse_script, replay
+from referee.rules.inputs import makes_set
 from referee.rules.timeline import RoundEnd, timeline
 from tests.tables import table_game
 from tests.test_store import inputs_st, settings_st
@@ -71,6 +72,18 @@ def test_a_judges_press_that_overrules_the_camera_is_the_verdict_that_stands():
         [(1, Judgement.VALID, 6 * S)],  # the judges agreed: the camera's stands
     ]
     assert line.scores[-1] == (6 * S, (2, 1))
+
+
+def test_undo_and_overruling_of_the_cameras_verdict_keep_the_cards_it_saw():
+    """The verdict with its cards is a step from the call with them (engine._camera_judge):
+    UNDO and an overruling press go back to that call, which the history keeps."""
+    line = history(
+        "config players=2\n0 press 1\n1 camera valid 1rSo 2gTd 3pOs\n2 undo\n3 invalid\n"
+        "4 press 2\n5 camera invalid 1rSo 2rSo 3gSo\n6 valid\n"
+    )
+    judged = [[(r.seat, r.judgement, r.at_ns) for r in c.rulings] for c in line.calls]
+    assert judged == [[(1, Judgement.INVALID, 3 * S)], [(2, Judgement.VALID, 6 * S)]]
+    assert [makes_set(c.call.seen) for c in line.calls if c.call.seen] == [True, False]
 
 
 def test_super_rounds_say_who_was_in_them_who_won_and_how_they_ended():
