@@ -189,6 +189,7 @@ class App:
                 self.messages,
                 self.troubles,
                 self.listening.clip_store,
+                self.hint,
                 clock,
             )
             opened.callback(self._save_what_waits)
