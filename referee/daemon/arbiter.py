@@ -16,10 +16,11 @@ but never change one.
   `replay_hold` but before `end_hold`, it is REPLAY, no input of the rules.
 - VALID pressed while UNDO is held down (pressed before it, not yet ended) is HINT, no
   input of the rules, at VALID's press (again while UNDO is held: HINT again); that hold
-  of UNDO then decides nothing more.
-  Pressed that way, VALID would be taken back by UNDO's own release at once, so no one
-  means it as a verdict. It is told from the edges as they are read: the judge buttons
-  are on one source, whose edges come in time order.
+  of UNDO then decides nothing more. Pressed that way, VALID was a verdict that UNDO's
+  own release took back at once: no one meant it. It is told from the edges as they are
+  read: the box reads one source, whose edges come in time order but for a few
+  milliseconds between its lines (inputs/gpio.py), and a judge holds UNDO far longer
+  than that before VALID.
 - A button down longer than `stuck` is stuck: it is ignored and reported until it is
   released; a button already down when the box starts is stuck from the start.
 - A source that loses track of a button (a board unplugged or restarted) makes up its
