@@ -13,6 +13,9 @@ END = "END"
 # No input of the rules: the REPLAY button, UNDO held a while and let go, or the keyboard's
 # `r` replays the last call's sound (docs/rules.md, "Replay").
 REPLAY = "REPLAY"
+# No input of the rules either: VALID pressed while UNDO is held, or the keyboard's `h`,
+# asks the camera whether the table holds a SET (docs/rules.md, "Is there a SET?").
+HINT = "HINT"
 # The buttons a pin may read, the Pi's or the serial board's: REPLAY's is optional
 # (`[pins] REPLAY = ""`; on the board, a pin wired or not), as a box without it has UNDO's
 # gesture.
@@ -32,5 +35,6 @@ KEYMAP: dict[str, str] = {
     "u": "UNDO",
     "e": END,
     "r": REPLAY,
+    "h": HINT,
 }
 QUIT_KEY = "q"

@@ -13,6 +13,7 @@ the daemon's READ_S; one line back:
     {"op": "filerules"}                            the settings file's again: phones' forgotten
     {"op": "newgame"}                              a new game, as SUPER after the end
     {"op": "clips", "game": 3}                     delete the clips of a game's calls
+    {"op": "hint"}    ->   {"ok": true, "said": "there is a SET"}: is there a SET?
 
 Each is one type of inbox.py's PageRequest, read here (`parse_request`) and written
 (`wire`). An error with `"trouble": true` is the box's (it stopped, the disk refused, it
@@ -28,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .inbox import DeleteClips, FileRules, NameSeat, NewGame, PageRequest, SetRules
+from .inbox import DeleteClips, FileRules, Hint, NameSeat, NewGame, PageRequest, SetRules
 from .names import check_name
 from .units import ID_MAX, MAX_SEATS
 
@@ -71,12 +72,19 @@ def parse_request(data: bytes) -> PageRequest:
         case "clips":
             return clips_request(rest)
         case "filerules":
-            if unknown := sorted(rest):
-                raise RequestError(f"unknown key {_shown(unknown[0])}: it takes none")
+            _no_keys(rest)
             return FileRules()
+        case "hint":
+            return hint_request(rest)
     raise RequestError(
-        'unknown "op": the box knows "name", "rules", "filerules", "newgame" and "clips"'
+        'unknown "op": the box knows "name", "rules", "filerules", "newgame", "clips" and "hint"'
     )
+
+
+def _no_keys(value: dict[str, Any]) -> None:
+    """A request that takes nothing but its op; or RequestError."""
+    if unknown := sorted(value):
+        raise RequestError(f"unknown key {_shown(unknown[0])}: it takes none")
 
 
 def name_request(value: dict[str, Any]) -> NameSeat:
@@ -112,6 +120,12 @@ def new_game_request(value: dict[str, Any]) -> NewGame:
     if unknown := sorted(value.keys()):
         raise RequestError(f"unknown key {_shown(unknown[0])}: a new game takes none")
     return NewGame()
+
+
+def hint_request(value: dict[str, Any]) -> Hint:
+    """`{}`: a hint asks nothing else; or RequestError."""
+    _no_keys(value)
+    return Hint()
 
 
 def clips_request(value: dict[str, Any]) -> DeleteClips:

@@ -57,9 +57,10 @@ class Reply(Protocol):
         """The loop takes the request on: False when its asker gave up waiting."""
         ...
 
-    def give(self, error: str | None, *, trouble: bool = False) -> None:
-        """None: done; else why not, in one line, and whether it is the box's trouble
-        rather than the request's fault (the first answer is the one sent)."""
+    def give(self, error: str | None, *, trouble: bool = False, said: str | None = None) -> None:
+        """None: done, and what the box said of it if the asker is to read it (a hint);
+        else why not, in one line, and whether it is the box's trouble rather than the
+        request's fault (the first answer is the one sent)."""
         ...
 
 
@@ -126,7 +127,17 @@ class DeleteClips:
         return f"the clips of game {self.game} deleted"
 
 
-PageRequest = NameSeat | SetRules | FileRules | NewGame | DeleteClips
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """Is there a SET on the table? Answered from the camera's reading, nothing kept."""
+
+    op: ClassVar[str] = "hint"
+
+    def asked(self) -> str:
+        return "a hint"
+
+
+PageRequest = NameSeat | SetRules | FileRules | NewGame | DeleteClips | Hint
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,13 +19,20 @@ class Daemon:
     """The loop's parts as App.run has them, woken at once by a request or a key."""
 
     def __init__(
-        self, store, *, camera: str = "off", judge: CameraJudge = CameraJudge.SHOW, **rules
+        self,
+        store,
+        *,
+        camera: str = "off",
+        judge: CameraJudge = CameraJudge.SHOW,
+        hint_where: bool = False,
+        **rules,
     ) -> None:
-        """camera, judge: the settings' [camera] source (a folder: tests/camera_frames.py)
-        and what it does with the SET a caller takes."""
+        """camera, judge, hint_where: the settings' [camera] source (a folder:
+        tests/camera_frames.py), what it does with the SET a caller takes, and whether a
+        hint asked again says where."""
         config = default_config()
         config = replace(config, game=replace(config.game, **{"players": 4, **rules}))
-        config = replace(config, camera=CameraConfig(camera, judge))
+        config = replace(config, camera=CameraConfig(camera, judge, hint_where))
         self._keys, self._typing = os.pipe()
         self.screen = io.StringIO()
         options = RunOptions(config, store, input="keyboard", display="terminal")

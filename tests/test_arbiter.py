@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from referee.buttons import PLAYER_BUTTONS
@@ -254,3 +254,84 @@ def test_undo_held_to_the_end_through_a_stall_is_end_not_undo():
     arbiter.take(down("UNDO", 6 * S))
     arbiter.take(up("UNDO", 9 * S + 500 * MS))
     assert arbiter.advance(12 * S, 0) == [Decision(9 * S, "END")]
+
+
+def test_valid_pressed_while_undo_is_held_is_a_hint_and_the_hold_decides_nothing_more():
+    """The hint's gesture (docs/rules.md, "Is there a SET?"): hold UNDO, press VALID;
+    VALID again while UNDO is still held asks again. No verdict, no undo, no END."""
+    arbiter = Arbiter(Timing())
+    for edge in (
+        down("UNDO", 0),
+        down("VALID", 500 * MS),
+        up("VALID", 600 * MS),
+        down("VALID", 2 * S),
+        up("VALID", 2100 * MS),
+    ):
+        arbiter.take(edge)
+    assert arbiter.advance(2 * S + 500 * MS, TIE) == [
+        Decision(500 * MS, "HINT"),
+        Decision(2 * S, "HINT"),
+    ]
+    assert arbiter.advance(4 * S, TIE) == []  # no END: that hold asked for a hint
+    arbiter.take(up("UNDO", 4 * S))
+    assert arbiter.advance(5 * S, TIE) == []
+    # The next hold of UNDO is an UNDO again.
+    arbiter.take(down("UNDO", 6 * S))
+    arbiter.take(up("UNDO", 6 * S + 200 * MS))
+    assert arbiter.advance(7 * S, TIE) == [Decision(6 * S + 200 * MS, "UNDO")]
+
+
+def test_invalid_or_super_while_undo_is_held_is_no_hint():
+    arbiter = Arbiter(Timing())
+    for edge in (down("UNDO", 0), down("INVALID", 100 * MS), down("SUPER", 200 * MS)):
+        arbiter.take(edge)
+    arbiter.take(up("UNDO", 500 * MS))
+    assert arbiter.advance(S, TIE) == [
+        Decision(100 * MS, "INVALID"),
+        Decision(200 * MS, "SUPER"),
+        Decision(500 * MS, "UNDO"),
+    ]
+
+
+def test_the_keyboards_hint_key_is_a_press():
+    arbiter = Arbiter(Timing())
+    arbiter.take(down("HINT", 0))
+    arbiter.take(up("HINT", 0))
+    assert arbiter.advance(10 * MS, TIE) == [Decision(0, "HINT")]
+
+
+@given(
+    undo_up=st.integers(31 * MS, 5 * S),
+    valid_down=st.integers(S, 9 * S),
+    valid_held=st.integers(31 * MS, 2 * S),
+    looks=st.lists(st.integers(0, 11 * S), max_size=5),
+)
+def test_valid_is_a_hint_exactly_while_a_hold_of_undo_has_decided_nothing(
+    undo_up, valid_down, valid_held, looks
+):
+    """UNDO pressed at 3 s and let go undo_up later; VALID pressed at valid_down: a hint when
+    that falls within UNDO's hold, after its press and before its END; else VALID as
+    ever, and UNDO's hold decides as ever. Whenever the watermark is looked at."""
+    pressed, released = 3 * S, 3 * S + undo_up
+    assume(valid_down not in (pressed, released))
+    timing = Timing()
+    arbiter = Arbiter(timing)
+    edges = [
+        down("UNDO", pressed),
+        up("UNDO", released),
+        down("VALID", valid_down),
+        up("VALID", valid_down + valid_held),
+    ]
+    decided = []
+    for t in sorted([*looks, 13 * S]):  # the watermark moves on, edges read behind it
+        for edge in sorted((e for e in edges if e.t_ns <= t), key=lambda e: e.t_ns):
+            arbiter.take(edge)
+            edges.remove(edge)
+        decided += arbiter.advance(t, TIE)
+    if pressed < valid_down < pressed + min(undo_up, timing.end_hold_ns):
+        want = [Decision(valid_down, "HINT")]
+    else:
+        end = Decision(pressed + timing.end_hold_ns, "END")
+        undo = end if undo_up >= timing.end_hold_ns else Decision(released, "UNDO")
+        want = sorted([Decision(valid_down, "VALID"), undo])
+    assert decided == want

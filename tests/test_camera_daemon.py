@@ -10,6 +10,7 @@ import signal
 import pytest
 
 from referee.camera import process
+from referee.store.store import Store
 from referee.view import CAM_MARK, TableSeen
 from referee.vision.decode import MAX_FILE_BYTES
 
@@ -91,3 +92,36 @@ def test_a_folder_removed_mid_game_is_told_and_watched_again_once_it_is_back(wat
     show(frames, "table.jpg", no_set_table())
     watched.wait_for(lambda: NO_SET in flat(watched.shown()), "watched again", WAIT_S)
     assert CAM_MARK in watched.shown() and "! camera lost" not in flat(watched.shown())
+
+
+def test_a_hint_says_whether_the_table_holds_a_set_and_changes_no_game(watched, frames, store):
+    """The keyboard's `h` (on the buttons: VALID while UNDO is held, tests/test_arbiter.py)
+    asks the camera (docs/rules.md, "Is there a SET?"): answered on the screen, no input of
+    the rules."""
+    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 3), "the table, read", WAIT_S)
+    session = watched.app.session
+    state, kept = session.state, _kept(store, session.ledger.game_id)
+    watched.press("HINT")
+    watched.wait_for(lambda: "> there is a SET" in flat(watched.shown()), "the hint")
+    show(frames, "table.jpg", no_set_table(), mtime_ns=10**18 + 1)
+    watched.wait_for(lambda: _table(watched) == TableSeen(12, 12, 0), "no SET, read", WAIT_S)
+    watched.press("HINT")
+    none = "> there is no SET in these 12: deal three more"
+    watched.wait_for(lambda: none in flat(watched.shown()), "the hint: none")
+    assert session.state == state  # nothing played
+    assert session.ledger.pending == 0 and _kept(store, session.ledger.game_id) == kept
+
+
+def _kept(path, game: int) -> int:
+    with Store.open_readonly(path) as read:
+        return read.count_inputs(game)
+
+
+def test_with_no_camera_a_hint_says_so(store):
+    daemon = Daemon(store)
+    try:
+        daemon.press("HINT")
+        said = "> no camera watches the table: no hint"
+        daemon.wait_for(lambda: said in flat(daemon.shown()), "the hint")
+    finally:
+        daemon.stop()

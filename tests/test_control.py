@@ -26,6 +26,7 @@ from referee.inbox import (
     Asked,
     DeleteClips,
     FileRules,
+    Hint,
     Inbox,
     NameSeat,
     NewGame,
@@ -70,6 +71,8 @@ def test_any_bytes_are_a_request_or_one_line_saying_why_not(data):
             pass
         case DeleteClips(game):
             assert 1 <= game < 2**63
+        case FileRules() | Hint():
+            pass
 
 
 @SLOW_OK
@@ -120,6 +123,7 @@ def test_a_request_is_taken_exactly_when_each_part_is_right(value):
         ({"op": "clips", "game": "3"}, '"game" must be'),
         ({"op": "clips", "game": True}, '"game" must be'),
         ({"op": "clips", "game": 3, "all": True}, 'unknown key "all": give the game'),
+        ({"op": "hint", "where": True}, 'unknown key "where": it takes none'),
     ],
 )
 def test_what_is_wrong_with_a_request_is_said(request_, said):
@@ -129,6 +133,17 @@ def test_what_is_wrong_with_a_request_is_said(request_, said):
 
 def test_a_games_clips_are_asked_by_its_id():
     assert parse_request(b'{"op": "clips", "game": 3}') == DeleteClips(3)
+
+
+def test_a_hint_is_answered_with_what_the_box_said(control):
+    """The one request whose asker reads an answer: the hint's words, as the screen's."""
+    sock, loop = control()
+    answer = Answer()
+    assert answer.take()
+    answer.give(None, said="there is a SET")
+    assert answer.wait(0) == {"ok": True, "said": "there is a SET"}
+    assert exchange(sock.path, b'{"op": "hint"}\n') == {"ok": True}  # this loop says nothing
+    assert loop.seen == [Hint()]
 
 
 class Loop:
@@ -202,7 +217,14 @@ def test_the_rules_and_a_new_game_reach_the_loop_as_what_they_ask(control):
 
 @pytest.mark.parametrize(
     "request_",
-    [NameSeat(2, "Ann"), SetRules({"pointout_s": 5}), FileRules(), NewGame(), DeleteClips(3)],
+    [
+        NameSeat(2, "Ann"),
+        SetRules({"pointout_s": 5}),
+        FileRules(),
+        NewGame(),
+        DeleteClips(3),
+        Hint(),
+    ],
 )
 def test_every_request_reads_back_from_its_line_as_itself(request_):
     assert parse_request(json.dumps(wire(request_)).encode()) == request_

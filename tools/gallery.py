@@ -17,6 +17,7 @@ import pygame
 from referee.claim import Claim
 from referee.config import NextRules
 from referee.inbox import SeenCard
+from referee.outputs.captions import cards_seen
 from referee.outputs.display import render
 from referee.rules import (
     NS_PER_MS,
@@ -168,6 +169,10 @@ def views() -> dict[str, View]:
     # A box with a microphone and a camera, which sees twelve cards read surely, no SET.
     seen = TableSeen(cards=12, sure=12, sets=0)
     out["scoreboard-camera"] = midgame.view(41, listening=True, watching=True, table=seen)
+    # The hint asked twice with [camera] hint_where (docs/rules.md, "Is there a SET?").
+    where = cards_seen([(0, 2, 1, 2), (1, 2, 1, 0), (2, 2, 1, 1)])
+    hinted = midgame.view(41, watching=True, table=TableSeen(cards=12, sure=12, sets=2))
+    out["hint"] = replace(hinted, messages=(*hinted.messages[1:], f"there is a SET{where}"))
 
     photo = _midgame(four).play(
         Press(2, at(60)), Press(4, at(60) + 4_200_000), Press(1, at(60) + 37_000_000)

@@ -188,10 +188,10 @@ def _store_path(
 
 
 def _camera(values: dict[str, Any], source: Source) -> CameraConfig:
-    text, judge = values["source"], values["judge"]
+    text, judge, where = values["source"], values["judge"], values["hint_where"]
     if text in CAMERA_WORDS:
-        return CameraConfig(text, judge)
-    return CameraConfig(str(_store_path(text, source, "camera", "source")), judge)
+        return CameraConfig(text, judge, where)
+    return CameraConfig(str(_store_path(text, source, "camera", "source")), judge, where)
 
 
 def check(source: Source) -> Config:

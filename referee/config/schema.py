@@ -96,6 +96,7 @@ class CameraConfig:
     # device, or a folder whose newest image is what the camera sees (an absolute path)
     source: str
     judge: CameraJudge = CameraJudge.SHOW
+    hint_where: bool = False  # a hint asked again shows where the SET is
 
 
 CAMERA_WORDS = ("off", "auto", "picamera")
@@ -389,6 +390,11 @@ SECTIONS: dict[str, dict[str, Setting]] = {
             "show",
             f"how the box judges the SET a caller takes: {_choices(CameraJudge)} (docs/rules.md)",
             CameraJudge,
+        ),
+        _setting(
+            "hint_where",
+            False,
+            "true: a hint asked again within a few seconds shows where the SET is (docs/rules.md)",
         ),
     ),
     "display": _settings(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from referee.buttons import REPLAY
+from referee.buttons import HINT, REPLAY
 from referee.config import Config
 from referee.errors import UnsavedInputs
 from referee.inbox import (
@@ -43,7 +43,7 @@ from referee.inputs.edges import Edge, LostTrack
 from referee.inputs.keyboard import WindowKeys
 from referee.outputs import captions
 from referee.outputs.lights import led_modes
-from referee.outputs.sound import Plan, countdown_plan, sounds_for
+from referee.outputs.sound import HINT_HEARD, Plan, countdown_plan, sounds_for
 from referee.rules import Phase
 from referee.store import rescue
 from referee.store.mark import served_at
@@ -189,6 +189,7 @@ class App:
                 self.messages,
                 self.troubles,
                 self.listening.clip_store,
+                self.hint,
                 clock,
             )
             opened.callback(self._save_what_waits)
@@ -262,6 +263,9 @@ class App:
             if decision.button == REPLAY:  # no input of the rules: nothing of it is kept
                 self.messages.append(self.listening.replay(decision.t_ns, now_ns, self.session))
                 continue
+            if decision.button == HINT:  # advice, no input of the rules: nothing is kept
+                self.hint(decision.t_ns)
+                continue
             outcomes += self.session.play(decision)
         if decisions:
             self.listening.presses(self.session)
@@ -282,6 +286,15 @@ class App:
             self.notifier.watchdog()
             self._last_ping = now_ns
         return outcomes
+
+    def hint(self, t_ns: int) -> str:
+        """The camera's answer to "is there a SET?", asked at t_ns (monotonic): on the
+        screen, in the log, and a double pip that says the question was heard."""
+        said = self.watching.hint(t_ns)
+        log.info("hint: %s", said)
+        self.messages.append(said)
+        self.speaker.play(HINT_HEARD)
+        return said
 
     def present(self, view: View) -> None:
         """Show the view: the screens, the lights, and the timed sounds of its countdown."""

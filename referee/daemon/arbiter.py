@@ -14,6 +14,13 @@ but never change one.
 - UNDO: released before `end_hold` it is an undo at its release; held that long it is
   END (the end of the game) at the moment the hold completes. Let go after
   `replay_hold` but before `end_hold`, it is REPLAY, no input of the rules.
+- VALID pressed while UNDO is held down (pressed before it, not yet ended) is HINT, no
+  input of the rules, at VALID's press (again while UNDO is held: HINT again); that hold
+  of UNDO then decides nothing more. Pressed that way, VALID was a verdict that UNDO's
+  own release took back at once: no one meant it. It is told from the edges as they are
+  read: the box reads one source, whose edges come in time order but for a few
+  milliseconds between its lines (inputs/gpio.py), and a judge holds UNDO far longer
+  than that before VALID.
 - A button down longer than `stuck` is stuck: it is ignored and reported until it is
   released; a button already down when the box starts is stuck from the start.
 - A source that loses track of a button (a board unplugged or restarted) makes up its
@@ -25,11 +32,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from referee.buttons import END, PLAYER_BUTTONS, REPLAY, UNDO
+from referee.buttons import END, HINT, PLAYER_BUTTONS, REPLAY, UNDO
 from referee.inputs.edges import Edge
 from referee.units import NS_PER_S
 
 log = logging.getLogger(__name__)
+
+HINT_WITH = "VALID"  # pressed while UNDO is held: HINT
 
 
 class Timing(Protocol):
@@ -50,7 +59,8 @@ class Timing(Protocol):
 
 @dataclass(frozen=True, order=True)
 class Decision:
-    """A decided press: P1..P8, VALID, INVALID, SUPER, UNDO (a short press), END or REPLAY."""
+    """A decided press: P1..P8, VALID, INVALID, SUPER, UNDO (a short press), END, REPLAY or
+    HINT."""
 
     t_ns: int
     button: str
@@ -64,7 +74,8 @@ class _Button:
     quiet_until: int = 0  # edges before this are bounce
     since_ns: int = 0  # when the debounced level last changed
     stuck: bool = False
-    held_to_end: bool = False  # UNDO was held long enough to end the game
+    spent: bool = False  # this hold of UNDO decided already: END, or a hint
+    hinted: bool = False  # a hint: VALID again while it is held asks again
     bounces: int = 0
     presses: int = 0
 
@@ -101,7 +112,7 @@ class Arbiter:
             return
         if b.stuck:
             log.info("%s is no longer stuck: its source lost track of it", button)
-        b.down = b.raw_down = b.stuck = b.held_to_end = False
+        b.down = b.raw_down = b.stuck = b.spent = b.hinted = False
         b.since_ns = b.raw_ns = t_ns
         b.quiet_until = t_ns
 
@@ -112,8 +123,8 @@ class Arbiter:
                 self._settle(name, b)
             if b.down and not b.stuck:
                 end_ns = b.since_ns + self.timing.end_hold_ns
-                if name == UNDO and not b.held_to_end and watermark_ns >= end_ns:
-                    b.held_to_end = True
+                if name == UNDO and not b.spent and watermark_ns >= end_ns:
+                    b.spent = True
                     heapq.heappush(self._pending, Decision(end_ns, END))
                 if watermark_ns >= b.since_ns + self.timing.stuck_ns:
                     b.stuck = True
@@ -143,7 +154,7 @@ class Arbiter:
                 times.append(b.quiet_until)
             if b.down and not b.stuck:
                 times.append(b.since_ns + self.timing.stuck_ns)
-                if name == UNDO and not b.held_to_end:
+                if name == UNDO and not b.spent:
                     times.append(b.since_ns + self.timing.end_hold_ns)
         return min(times, default=None)
 
@@ -161,6 +172,18 @@ class Arbiter:
         b = self._buttons.get(button, _Button())
         return b.presses, b.bounces
 
+    def _undo_held(self, t_ns: int) -> bool:
+        """UNDO is held at t_ns, pressed before it, and this hold has decided nothing yet
+        but hints (not stuck, not at its END, which the watermark may not have passed)."""
+        u = self._buttons.get(UNDO)
+        return (
+            u is not None
+            and u.down
+            and not u.stuck
+            and (u.hinted or not u.spent)
+            and u.since_ns < t_ns < u.since_ns + self.timing.end_hold_ns
+        )
+
     def _settle(self, name: str, b: _Button) -> None:
         """A debounce window ended with the button left at the other level: it changed with
         the window's last edge, which was no bounce then. That is only known at the
@@ -176,13 +199,17 @@ class Arbiter:
         decision = Decision(t_ns if decided_ns is None else decided_ns, name)
         if b.down:
             b.presses += 1
+            if name == HINT_WITH and self._undo_held(t_ns):
+                undo = self._buttons[UNDO]
+                undo.spent = undo.hinted = True
+                decision = Decision(decision.t_ns, HINT)
             if name != UNDO:
                 heapq.heappush(self._pending, decision)
             return
         if b.stuck:
             b.stuck = False
             log.info("%s released: no longer stuck", name)
-        elif name == UNDO and not b.held_to_end:
+        elif name == UNDO and not b.spent:
             held_ns = t_ns - held_since
             replay = self.timing.replay_hold_ns
             if held_ns >= self.timing.end_hold_ns:
@@ -192,7 +219,7 @@ class Arbiter:
             elif replay and held_ns >= replay:
                 decision = Decision(decision.t_ns, REPLAY)
             heapq.heappush(self._pending, decision)
-        b.held_to_end = False
+        b.spent = b.hinted = False
 
 
 def _due(decision: Decision, tie_ns: int) -> int:

@@ -52,16 +52,17 @@ class Answer:
         self._dropped = False
         self._error: str | None = None
         self._trouble = False
+        self._said: str | None = None
 
     def take(self) -> bool:
         with self._lock:
             self._taken = not self._dropped
             return self._taken
 
-    def give(self, error: str | None, *, trouble: bool = False) -> None:
+    def give(self, error: str | None, *, trouble: bool = False, said: str | None = None) -> None:
         with self._lock:
             if not self._given.is_set():
-                self._error, self._trouble = error, trouble
+                self._error, self._trouble, self._said = error, trouble, said
                 self._given.set()
 
     def wait(self, timeout_s: float) -> dict[str, Any]:
@@ -77,7 +78,7 @@ class Answer:
                     said = f"the referee did not take it within {timeout_s:g} s"
                     return {"error": said, "trouble": True}
         if self._error is None:
-            return {"ok": True}
+            return {"ok": True} if self._said is None else {"ok": True, "said": self._said}
         return {"error": self._error, "trouble": True} if self._trouble else {"error": self._error}
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from referee.config import ConfigError, NextRules, with_phone
 from referee.errors import StoreError
-from referee.inbox import Asked, DeleteClips, FileRules, NameSeat, NewGame, Reply, SetRules
+from referee.inbox import Asked, DeleteClips, FileRules, Hint, NameSeat, NewGame, Reply, SetRules
 from referee.rules import Phase, Settings, settings_changes
 from referee.store.ledger import Change
 from referee.store.store import Store
@@ -44,7 +44,8 @@ def rules_at_start(file: Settings, store: Store) -> tuple[NextRules, str | None]
 
 class Requests:
     """The page's writes on the loop's session. `messages` and `troubles` are the loop's:
-    what the screens say. `clips`: the clips beside the store, when a phone deletes them."""
+    what the screens say. `clips`: the clips beside the store, when a phone deletes them;
+    `hint`: the camera's answer to "is there a SET?" asked at a time (monotonic), shown."""
 
     def __init__(
         self,
@@ -53,12 +54,13 @@ class Requests:
         messages: deque[str],
         troubles: dict[tuple[str, str], str],
         clips: Callable[[], "ClipStore"],
+        hint: Callable[[int], str],
         clock: Callable[[], int],
     ) -> None:
         self.session = session
         self.next_rules = next_rules
         self._messages, self._troubles = messages, troubles
-        self._clips, self._clock = clips, clock
+        self._clips, self._hint, self._clock = clips, hint, clock
         self._shown: list[Change] = []  # the page's changes, to the ledger once shown
 
     def take(self, asked: Asked) -> None:
@@ -71,6 +73,8 @@ class Requests:
                 self.new_game(reply)
             case Asked(request=DeleteClips() as request, reply=reply):
                 self.delete_clips(request, reply)
+            case Asked(request=Hint(), reply=reply):
+                self.hint(reply)
 
     def name_seat(self, request: NameSeat, reply: Reply) -> None:
         """The page names a seat: shown at once, kept once shown (keep_changes)."""
@@ -158,6 +162,12 @@ class Requests:
             name="delete clips",
             daemon=True,  # a clip at a time, its JSON first: a stop halfway leaves whole clips
         ).start()
+
+    def hint(self, reply: Reply) -> None:
+        """The page asks whether the table holds a SET: shown as the buttons' gesture shows
+        it, and the page told the same. Advice: nothing to keep, answered at once."""
+        if reply.take():
+            reply.give(None, said=self._hint(self._clock()))
 
     def _keep(self, said: str, write: Callable[[Store], None], reply: Reply) -> None:
         """A change shown from the next frame on, to the ledger once shown."""

@@ -7,6 +7,9 @@ reading is compared with the layout when it opened (claim.py); the claim, once s
 shown, and its input (`seen`, or with `[camera] judge = "decide"` the camera's verdict)
 waits here until the buttons are decided past its frame, for the loop to enter. With the
 camera off nothing of it is imported and no process runs.
+
+A table may ask whether the layout read last holds a SET (`hint`, docs/rules.md, "Is there
+a SET?"): advice from the latest reading, never an input of the rules.
 """
 
 import logging
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING
 from referee.claim import Claim, taken
 from referee.config import CameraConfig, CameraJudge
 from referee.inbox import Inbox, Seen
+from referee.outputs.captions import cards_seen
 from referee.rules import CameraVerdict, Card, Input
 from referee.rules import Seen as SeenTaken
 from referee.units import NS_PER_S
@@ -29,6 +33,9 @@ log = logging.getLogger(__name__)
 # The readings kept to find the layout when a call opened: the call is known to the loop
 # within milliseconds of its press, so a few seconds of readings hold it with room.
 KEPT_NS = 10 * NS_PER_S
+# A hint asked again within this long shows where the SET is ([camera] hint_where): time
+# for a second press or tap, short enough that a later question is a new one.
+HINT_AGAIN_NS = 5 * NS_PER_S
 
 
 class Watching:
@@ -37,7 +44,8 @@ class Watching:
 
     def __init__(self, camera: CameraConfig, inbox: Inbox) -> None:
         self._process: CameraProcess | None = None
-        self._judge = camera.judge
+        self._judge, self._where = camera.judge, camera.hint_where
+        self._hinted_ns: int | None = None  # when a hint was last asked
         self._seen: deque[Seen] = deque()  # the last KEPT_NS of readings, oldest first
         self._table: TableSeen | None = None
         self._call_ns: int | None = None  # the first press of the call followed
@@ -101,6 +109,25 @@ class Watching:
             self._entry = CameraVerdict(claim.verdict, seen.t_ns, cards)
         else:
             self._entry = SeenTaken(cards, seen.t_ns)
+
+    def hint(self, t_ns: int) -> str:
+        """Whether the layout read last holds a SET, in words for the table. A SET among
+        the sure cards is one whatever the unsure ones are; none is said only of a layout
+        read surely to the last card. Asked again within HINT_AGAIN_NS, with [camera]
+        hint_where, where it is. t_ns: when it was asked (CLOCK_MONOTONIC)."""
+        again = self._hinted_ns is not None and t_ns - self._hinted_ns <= HINT_AGAIN_NS
+        self._hinted_ns = t_ns
+        if not self.watching:
+            return "no camera watches the table: no hint"
+        if not self._seen or not self._seen[-1].cards:
+            return "the camera sees no card"
+        seen = self._seen[-1]
+        if seen.sets:
+            where = cards_seen(seen.cards[i].face for i in seen.sets[0])
+            return "there is a SET" + (where if again and self._where else "")
+        if unsure := sum(not card.sure for card in seen.cards):
+            return f"the camera cannot tell: {unsure} card{'s' * (unsure > 1)} unsure"
+        return f"there is no SET in these {len(seen.cards)}: deal three more"
 
     @property
     def entry_ns(self) -> int | None:

@@ -7,7 +7,7 @@ does, so the main loop sleeps a second at a time and 10 frames a second only at 
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from referee import faces
 from referee.buttons import KEYMAP, QUIT_KEY
@@ -36,6 +36,8 @@ _KEY_NAMES = {
     "REPLAY": "replay",
 }
 # What each key does, where the keyboard is the buttons: "v valid", a key then its name.
+# The hint's `h` is left out: it needs a camera, and the bar has no room for it on the
+# smallest screen (README.md lists every key).
 KEY_LEGEND = (
     "1-8 buzzers",
     *(f"{key} {_KEY_NAMES[button]}" for key, button in KEYMAP.items() if button in _KEY_NAMES),
@@ -283,7 +285,13 @@ def claim_seen(seen: ClaimSeen) -> str:
     said = "SET" if claim.why_not is None else f"not a SET: {claim.why_not}"
     if seen.propose:
         said += f" ({'VALID' if claim.why_not is None else 'INVALID'} to confirm)"
-    return f"{said}{CARDS_SEEN}{', '.join(faces.words(card.face) for card in claim.cards)}"
+    return said + cards_seen(card.face for card in claim.cards)
+
+
+def cards_seen(seen: Iterable[faces.Values]) -> str:
+    """Cards the camera saw, in words, to follow what is said of them: " · 1 red solid
+    oval, 2 red solid ovals, 3 red solid ovals"."""
+    return CARDS_SEEN + ", ".join(faces.words(face) for face in seen)
 
 
 def joining(view: View) -> str | None:

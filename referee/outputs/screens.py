@@ -310,7 +310,9 @@ class Screen:
         colour = ATTENTION if message.startswith("ignored:") else TEXT
         self.canvas.fill(box, PANEL, self.radius)
         inside = inset(box, max(1, self.pad // 2))
-        said = [captions.named(self.view, message), message]
+        # A hint saying where the SET is: a small screen shows what comes before its cards.
+        short = message.partition(captions.CARDS_SEEN)[0]
+        said = list(dict.fromkeys([captions.named(self.view, message), message, short]))
         self.either(inside, said, colour, max_lines=2, max_size=inside.height * 2 // 5)
 
     def name(self) -> str:

@@ -111,6 +111,8 @@ FANFARE = Sound(((784, 120), (988, 120), (1175, 120), (1568, 400)))
 SHARED = Sound(((1175, 90), (0, 60), (1175, 90)))
 DEAL_OVER = Sound(((784, 90), (1175, 90), (1568, 200)))
 TICK = Sound(((1500, 10),))
+# A hint asked (VALID while UNDO is held, or the page): heard; the answer is on the screen.
+HINT_HEARD = Sound(((1760, 60), (0, 60), (1760, 60)))
 
 PIP_S = (3, 2, 1)  # seconds left in the super countdown at which a pip sounds
 

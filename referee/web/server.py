@@ -32,6 +32,7 @@ from referee.control import (
     RequestError,
     ask,
     clips_request,
+    hint_request,
     name_request,
     new_game_request,
     wire,
@@ -160,15 +161,17 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
-    async def tell(asked: PageRequest) -> None:
-        """Ask the daemon, and return once it is done: 409 when the table cannot take it
-        now, 503 when the box cannot (or no daemon answers)."""
+    async def tell(asked: PageRequest) -> str | None:
+        """Ask the daemon, and return once it is done with what it said, if anything: 409
+        when the table cannot take it now, 503 when the box cannot (or no daemon answers)."""
         try:
             answer = await ask(socket_path(store), wire(asked), ASK_S)
         except NotRunning as err:
             raise Refused(503, str(err)) from None
         if (error := answer.get("error")) is not None:
             raise Refused(503 if answer.get("trouble") else 409, str(error))
+        said = answer.get("said")
+        return None if said is None else str(said)
 
     async def daemon(asked: PageRequest) -> Response:
         """Ask the daemon, and answer with the state once it is done."""
@@ -222,6 +225,14 @@ def create_app(
         await tell(asked)
         return JSONResponse(await clips.listing(asked.game))
 
+    async def hint(request: Request) -> Response:
+        _session(request, judges)
+        try:
+            asked = hint_request(await _json_object(request))
+        except RequestError as err:
+            raise Refused(400, str(err)) from None
+        return JSONResponse({"hint": await tell(asked)})
+
     async def players(request: Request) -> Response:
         try:
             known = await asyncio.to_thread(read_players, store)
@@ -247,6 +258,7 @@ def create_app(
             Route("/api/names", names, methods=["POST"]),
             Route("/api/settings", settings, methods=["GET", "POST"]),
             Route("/api/newgame", new_game, methods=["POST"]),
+            Route("/api/hint", hint, methods=["POST"]),
             Route("/api/players", players, methods=["GET"]),
             *history.routes,
             Route("/api/clips/delete", delete_clips, methods=["POST"]),
