@@ -95,12 +95,15 @@ def test_lines_between_two_t_lines_in_any_order_come_out_the_same(seed):
 
 @pytest.mark.xfail(strict=True, reason="a known bug, not fixed yet: see the docstring")
 def test_a_board_whose_first_reads_came_a_second_late_keeps_every_line():
-    """Seed 4149 (test_bad_lines_change_nothing_of_the_rest found it): the daemon stalled
-    a second before its first read, so every read the clock learned from came a second
-    late, and the mapping is a second behind the board. Two seconds on, after another
-    stall, 22 honest lines are judged ahead of the board's clock and dropped as impossible,
-    and no jump maps the clock afresh. Fixed when the mapping takes a later, less delayed
-    line's evidence (the learning's minimum delay falling) rather than refusing it."""
+    """Seed 4149 (test_bad_lines_change_nothing_of_the_rest found it): every line the
+    clock learned from came a second late (the first read at 1.03 s, the board at 4 ms),
+    and the next 400 ms of lines two seconds late, though the read before had come: a
+    link or a board that held its lines, as honest_board's stalls model them (a daemon's
+    own stall would have read them all at once). The mapping is left a second behind the
+    board; two seconds on, 22 honest lines are judged ahead of its clock and dropped as
+    impossible, and no jump maps the clock afresh. Fixed when the mapping takes a later,
+    less delayed line's evidence (the learning's minimum delay falling) rather than
+    refusing it, or when such a start is shown to be one no link can give."""
     stream, _, _ = play(honest_board(4149, shuffle=False))
     assert stream.impossible == 0
 
