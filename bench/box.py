@@ -171,6 +171,7 @@ class Box:
         source: str = "gpio",
         players: int = 8,
         mic: bool = False,
+        camera: bool = False,
     ) -> None:
         if load not in LOADS:
             raise ValueError(f"load {load!r}: one of {', '.join(LOADS)}")
@@ -184,6 +185,10 @@ class Box:
         config = replace(config, game=replace(config.game, players=players))
         if load == "render":
             config = replace(config, display=replace(config.display, fps=60))
+        self.feed: CameraFeed | None = None
+        if camera:
+            self.feed = CameraFeed(store_dir / "frames")
+            config = replace(config, camera=replace(config.camera, source=str(self.feed.folder)))
         if source == "gpio":
             kind, fd = "gpio", self._fake_request(config.pins)
         else:
@@ -327,12 +332,16 @@ class Box:
 
         thread = threading.Thread(target=driver, name="bench-driver", daemon=True)
         thread.start()
+        if self.feed is not None:
+            self.feed.start()
         # As `referee run` does, after every other thread of the box has started.
         self.priority = run_first(0, self.app.speaker.thread_id)
         try:
             self.app.run()  # closes the App (inputs, screen, store) when it returns
         finally:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))  # the next box's turn
+            if self.feed is not None:
+                self.feed.stop()
             thread.join(timeout=5)
             assert self._driver.stdin is not None
             self._driver.stdin.close()
@@ -344,6 +353,59 @@ class Box:
             raise errors[0]
         if thread.is_alive():
             raise RuntimeError("the main loop stopped before the benchmark was done")
+
+
+class CameraFeed:
+    """A folder camera whose table changes every FRAME_S: two rendered tables of 12 cards
+    (tools/vision/render.py, 1280 x 960 JPEGs, made once in another process, so that the
+    box's own process never imports OpenCV), shown in turn as the newest file, so the
+    camera's process reads every one, as it reads a real camera's moving table."""
+
+    FRAME_S = 0.5
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir()
+        made = folder.parent / "tables"
+        made.mkdir()
+        subprocess.run(
+            [sys.executable, "-c", _RENDER, str(made)], check=True, cwd=ROOT, timeout=120
+        )
+        self.tables = [(made / name).read_bytes() for name in ("a.jpg", "b.jpg")]
+        self.shown = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._show, name="bench-camera", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _show(self) -> None:
+        while not self._stop.wait(self.FRAME_S):
+            name = self.folder / f"table-{self.shown:06d}.jpg"
+            part = name.with_suffix(".part")  # not an image's name: never read half written
+            part.write_bytes(self.tables[self.shown % 2])
+            part.rename(name)
+            if self.shown:
+                (self.folder / f"table-{self.shown - 1:06d}.jpg").unlink()
+            self.shown += 1
+
+
+_RENDER = """
+import sys
+from pathlib import Path
+import cv2, numpy as np
+from referee.vision.card import all_faces
+from tools.vision.render import render_table
+rng = np.random.default_rng(32)
+for name in ("a.jpg", "b.jpg"):
+    faces = [all_faces()[i] for i in rng.choice(81, 12, replace=False)]
+    table = render_table(faces, rng, size=(1280, 960))
+    cv2.imwrite(str(Path(sys.argv[1]) / name), table.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+"""
 
 
 class Hogs:

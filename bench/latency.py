@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/latency.py [--presses 1000] [--rounds 3] [--idle-s 30]
                                       [--only loop|countdown|daemons] [--disks fast,slow]
-                                      [--mic off,on] [--phones 0,10]
+                                      [--mic off,on] [--phones 0,10] [--camera off|on]
 
 1. Through the whole box (bench/box.py): another process writes each press into the fake
    line request, stamped as the kernel stamps it; the real App decides; UNDO takes the
@@ -40,6 +40,9 @@
    clip cut by the clips' cutter, a process beside the box's, and written beside the
    store), the same presses in both; the targets hold for both. Phones (`--phones`, 0 by
    default; `10` or `0,10`): each row runs once a number, the same presses in each.
+   With `--camera on` the loop's rows run with a camera watching: a folder camera shown a
+   new table every 0.5 s, each read by the camera's own process (bench/box.py's
+   CameraFeed); a run with it off beside one with it on says what the camera costs.
    With N phones, the page's server runs as on the box, `referee
    web` in its own process on the row's store (bench/web.py's `serving`), and N phones
    follow the game on it: N event streams (GET /api/events), read by another process
@@ -100,7 +103,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from box import BUZZERS, LOADS, MS, ROOT, Box, start_game, tap, wait_until
+from box import BUZZERS, LOADS, MS, ROOT, Box, CameraFeed, start_game, tap, wait_until
 from machine import (
     cpu_ticks,
     halt_polling,
@@ -256,7 +259,7 @@ def measure(load_name: str, disk: str, mic: str, phones: int, args: argparse.Nam
     # PIN, as it starts, and the syncs counted are the ledger's.
     env = {k: v for k, v in os.environ.items() if k not in SHIM_ENV}
     with store_dir(parent) as tmp:
-        box = Box(Path(tmp), load=load_name, mic=mic == "on")
+        box = Box(Path(tmp), load=load_name, mic=mic == "on", camera=args.camera == "on")
         bench = Latency(box, args.presses, random.Random(args.seed))
         late = box.app.session.late
         tie_ns = box.app.session.settings.tie_ns
@@ -759,6 +762,12 @@ def main() -> int:
         "--mic", default="off,on", help="the loop listening or not: off, on or off,on"
     )
     parser.add_argument(
+        "--camera",
+        choices=("off", "on"),
+        default="off",
+        help="the loop's rows with a camera watching (bench/box.py's CameraFeed), or not",
+    )
+    parser.add_argument(
         "--phones",
         type=phone_counts,
         default="0",
@@ -779,6 +788,10 @@ def main() -> int:
     met = True
     if args.only in (None, "loop"):
         print()
+        if args.camera == "on":
+            every = f"{CameraFeed.FRAME_S:g} s"
+            print(f"camera: a folder camera shown a new table of 12 cards every {every},")
+            print("each read by the camera's process (2 a second at most)")
         if "slow" in disks:
             print(f"slow disk: every sync of the store's files waits {slow_fsync.MIN_MS} to "
                   f"{slow_fsync.MAX_MS} ms after the real one, {slow_fsync.STALL_MS} ms once in "
