@@ -175,3 +175,26 @@ def test_no_camera_no_check(camera, monkeypatch):
     w.seen(reading(1, NO_SET), None)
     monkeypatch.setattr(Watching, "watching", property(lambda self: False))
     assert w.check(2 * S, judged=True) == (None, None)
+
+
+@given(
+    layout=st.lists(st.sampled_from(ALL), min_size=3, max_size=21, unique=True),
+    unsure=st.sets(st.integers(0, 20), max_size=4),
+)
+def test_the_check_of_a_no_set_claim_is_never_wrong_about_the_cards(layout, unsure):
+    """Whatever the unsure cards are: a claim is wrong only where there is a SET, right
+    only where there is none, and left to the table only when a card is unsure."""
+    unsure_faces = [layout[i] for i in unsure if i < len(layout)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Watching, "watching", property(lambda self: True))
+        inbox = Inbox()
+        w = Watching(CameraConfig("off", CameraJudge.DECIDE), inbox)
+        w.seen(reading(1, layout, unsure=unsure_faces), None)
+        said, verdict = w.check(2 * S, judged=True)
+        inbox.close()
+    there_is = any(faces.is_set(*three) for three in combinations(layout, 3))
+    if verdict is None:
+        assert said is not None and said.startswith("the camera cannot check the claim: ")
+        assert said.endswith(" unsure") and unsure_faces
+    else:
+        assert verdict.valid is not there_is  # valid: the claim "no SET" is right
