@@ -3,6 +3,8 @@
 camera's process reading a folder of rendered tables (tests/camera_frames.py), SUPER
 pressed once the layout is read."""
 
+from pathlib import Path
+
 import pytest
 
 from referee.config import CameraJudge
@@ -15,12 +17,16 @@ from .daemon import Daemon
 FIRST = 10**18  # frames' times, newer than anything the file system stamps
 
 
-@pytest.fixture
-def solo(tmp_path):
+def store(tmp_path, **rules) -> Path:
     path = tmp_path / "referee.db"
     with Store.open(path) as opened:
-        opened.new_game(Settings(rules=RuleSet.SOLO, players=1, pointout_ns=0), lobby=False)
+        opened.new_game(Settings(players=1, pointout_ns=0, **rules), lobby=False)
     return path
+
+
+@pytest.fixture
+def solo(tmp_path):
+    return store(tmp_path, rules=RuleSet.SOLO)
 
 
 def claim(daemon: Daemon, frames, shown: int, frame: bytes) -> None:
@@ -62,5 +68,26 @@ def test_the_box_checks_a_no_set_claim_wrong_then_right_and_a_replay_agrees(solo
             said = [words(i) for i in stored.inputs]
             assert said == ["super", "camera invalid", "super", "camera valid"]
             assert stored.state() == state()  # a replay gives the same game
+    finally:
+        daemon.stop()
+
+
+def test_a_right_claim_takes_back_sudden_death_in_solitaire(tmp_path, frames):
+    """The claim acts at once (the game lost), then the camera's check: no SET, so three
+    more cards and the game goes on."""
+    path = store(tmp_path, rules=RuleSet.SOLITAIRE, sudden_death=True)
+    rules = {"rules": RuleSet.SOLITAIRE, "sudden_death": True, "players": 1}
+    daemon = Daemon(path, camera=str(frames), judge=CameraJudge.DECIDE, **rules)
+    state = lambda: daemon.app.session.state  # noqa: E731
+    try:
+        claim(daemon, frames, 1, no_set_table())
+        daemon.wait_for(lambda: state().phase is Phase.OPEN, "the loss taken back")
+        assert (state().table, state().owed, state().result) == (15, 0, None)
+        daemon.app.session.ledger.flush()
+        with Store.open_readonly(path) as opened:
+            stored = opened.latest_game()
+            assert stored is not None
+            assert [words(i) for i in stored.inputs] == ["super", "camera valid"]
+            assert stored.state() == state()
     finally:
         daemon.stop()
