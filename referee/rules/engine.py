@@ -352,7 +352,7 @@ def _seen(settings: Settings, state: State, inp: Seen) -> _Change:
 def _camera_judge(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
     """The camera's verdict on the SET a lone caller took: a verdict like a judge's, but
     that the judges' next press may overrule (_overrule); the cards it saw are kept with
-    the call even when it does not judge it."""
+    the call even when it does not judge it. During solo's no-SET claim: its check."""
     if state.claim:
         return _camera_checks_claim(settings, state, inp)
     call = state.pending
