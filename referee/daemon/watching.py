@@ -39,8 +39,8 @@ KEPT_NS = 10 * NS_PER_S
 # for a second press or tap, short enough that a later question is a new one.
 HINT_AGAIN_NS = 5 * NS_PER_S
 # The oldest reading that checks a no-SET claim (docs/rules.md, "The camera"): the camera
-# reads a few frames a second, so an older one means it stalled; and the table 2 s before
-# a claim may be one a SET has left since, not the one the player looked at.
+# reads two frames a second (docs/design.md), so an older one means it missed three; and
+# the table 2 s before a claim may be one a SET has left since, not the one looked at.
 CHECK_NS = 2 * NS_PER_S
 
 
