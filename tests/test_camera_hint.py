@@ -1,6 +1,7 @@
 """The hint (daemon/watching.py's `hint`; docs/rules.md, "Is there a SET?"): whether the
 layout read last holds a SET, from the camera's latest reading; where it is when asked
-again with `[camera] hint_where`. The camera's process is not started: the readings are
+again with `[camera] hint_where`. The check of a no-SET claim (`check`; docs/rules.md,
+"The camera") from the same readings. The camera's process is not started: the readings are
 handed in as the loop's inbox would."""
 
 from itertools import combinations
@@ -10,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee import faces
-from referee.config import CameraConfig
-from referee.daemon.watching import HINT_AGAIN_NS, Watching
+from referee.config import CameraConfig, CameraJudge
+from referee.daemon.watching import CHECK_NS, HINT_AGAIN_NS, Watching
 from referee.inbox import Inbox, Seen, SeenCard
+from referee.rules import CameraVerdict
 from referee.units import NS_PER_S
 from referee.vision.card import Face
 from referee.vision.sets import find_sets
@@ -42,9 +44,9 @@ def camera(monkeypatch):
     monkeypatch.setattr(Watching, "watching", property(lambda self: True))
     made = []
 
-    def make(*, where: bool = False) -> Watching:
+    def make(*, where: bool = False, judge: CameraJudge = CameraJudge.SHOW) -> Watching:
         made.append(Inbox())
-        return Watching(CameraConfig("off", hint_where=where), made[-1])
+        return Watching(CameraConfig("off", judge, hint_where=where), made[-1])
 
     yield make
     for inbox in made:
@@ -115,3 +117,84 @@ def test_the_hint_is_never_wrong_about_the_cards_on_the_table(layout, unsure):
         assert not there_is
     else:
         assert said.startswith("the camera cannot tell: ") and unsure_faces
+
+
+def test_a_no_set_claim_is_wrong_where_the_reading_at_it_holds_a_set(camera):
+    """Deciding: the camera's verdict on the claim, at the claim's time; where the SET is
+    only with hint_where, as a hint tells it."""
+    w = camera(judge=CameraJudge.DECIDE)
+    w.seen(reading(1, [*A_SET, (1, 1, 2, 2)], unsure=[(1, 1, 2, 2)]), None)
+    assert w.check(2 * S, judged=True) == ("the camera sees a SET", CameraVerdict(False, 2 * S))
+    w = camera(judge=CameraJudge.DECIDE, where=True)
+    w.seen(reading(1, A_SET), None)
+    where = "the camera sees a SET · 1 red solid oval, 2 red solid ovals, 3 red solid ovals"
+    assert w.check(2 * S, judged=True) == (where, CameraVerdict(False, 2 * S))
+
+
+def test_a_no_set_claim_is_right_only_in_a_layout_read_surely_to_the_last_card(camera):
+    w = camera(judge=CameraJudge.DECIDE)
+    w.seen(reading(1, NO_SET), None)
+    right = ("the camera sees no SET in these 4", CameraVerdict(True, 2 * S))
+    assert w.check(2 * S, judged=False) == right
+    w.seen(reading(2, NO_SET, unsure=NO_SET[:2]), None)
+    assert w.check(3 * S, judged=False) == (
+        "the camera cannot check the claim: 2 cards unsure",
+        None,
+    )
+
+
+def test_a_no_set_claim_is_checked_from_a_reading_at_it_not_after_nor_long_before(camera):
+    w = camera(judge=CameraJudge.DECIDE)
+    cannot = ("the camera cannot check the claim: it did not see the table then", None)
+    w.seen(reading(1, NO_SET), None)
+    w.seen(reading(3.5, A_SET), None)  # after the claim: cards dealt, a hand passing
+    assert w.check(2 * S, judged=True) == (
+        "the camera sees no SET in these 4",
+        CameraVerdict(True, 2 * S),
+    )
+    assert w.check(1 * S + CHECK_NS, judged=True)[1] == CameraVerdict(True, S + CHECK_NS)
+    assert w.check(1 * S + CHECK_NS + 1, judged=True) == cannot  # stale: the camera stalled
+    assert w.check(S - 1, judged=True) == cannot  # no reading yet
+    w.seen(reading(4, []), None)
+    assert w.check(4 * S, judged=True) == cannot  # no card seen
+
+
+def test_show_and_propose_only_say_it_and_a_proposal_names_the_judges_press(camera):
+    w = camera(judge=CameraJudge.PROPOSE)
+    w.seen(reading(1, A_SET), None)
+    assert w.check(2 * S, judged=True) == ("the camera sees a SET · INVALID to confirm", None)
+    # Solitaire's claim acted at once: no press judges it, so nothing to confirm.
+    assert w.check(2 * S, judged=False) == ("the camera sees a SET", None)
+    w = camera()
+    w.seen(reading(1, NO_SET), None)
+    assert w.check(2 * S, judged=True) == ("the camera sees no SET in these 4", None)
+
+
+def test_no_camera_no_check(camera, monkeypatch):
+    w = camera(judge=CameraJudge.DECIDE)
+    w.seen(reading(1, NO_SET), None)
+    monkeypatch.setattr(Watching, "watching", property(lambda self: False))
+    assert w.check(2 * S, judged=True) == (None, None)
+
+
+@given(
+    layout=st.lists(st.sampled_from(ALL), min_size=3, max_size=21, unique=True),
+    unsure=st.sets(st.integers(0, 20), max_size=4),
+)
+def test_the_check_of_a_no_set_claim_is_never_wrong_about_the_cards(layout, unsure):
+    """Whatever the unsure cards are: a claim is wrong only where there is a SET, right
+    only where there is none, and left to the table only when a card is unsure."""
+    unsure_faces = [layout[i] for i in unsure if i < len(layout)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Watching, "watching", property(lambda self: True))
+        inbox = Inbox()
+        w = Watching(CameraConfig("off", CameraJudge.DECIDE), inbox)
+        w.seen(reading(1, layout, unsure=unsure_faces), None)
+        said, verdict = w.check(2 * S, judged=True)
+        inbox.close()
+    there_is = any(faces.is_set(*three) for three in combinations(layout, 3))
+    if verdict is None:
+        assert said is not None and said.startswith("the camera cannot check the claim: ")
+        assert said.endswith(" unsure") and unsure_faces
+    else:
+        assert verdict.valid is not there_is  # valid: the claim "no SET" is right

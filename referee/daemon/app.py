@@ -267,6 +267,8 @@ class App:
                 self.hint(decision.t_ns)
                 continue
             outcomes += self.session.play(decision)
+            if self.session.claim_mono_ns is not None:
+                outcomes += self.check_claim(self.session.claim_mono_ns)
         if decisions:
             self.listening.presses(self.session)
         horizon = self.arbiter.horizon(watermark)
@@ -295,6 +297,16 @@ class App:
         self.messages.append(said)
         self.speaker.play(HINT_HEARD)
         return said
+
+    def check_claim(self, t_ns: int) -> list[Outcome]:
+        """The camera's check of the no-SET claim made at t_ns (monotonic): on the screen
+        and in the log, and with [camera] judge = "decide" entered at once, its buttons
+        decided up to it."""
+        said, verdict = self.watching.check(t_ns, judged=self.session.state.claim)
+        if said is not None:
+            log.info("the no-SET claim: %s", said)
+            self.messages.append(said)
+        return [] if verdict is None else self.session.camera(verdict)
 
     def present(self, view: View) -> None:
         """Show the view: the screens, the lights, and the timed sounds of its countdown."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from referee.buttons import PLAYER_BUTTONS
 from referee.names import folded
 from referee.rules import (
+    NO_SET_CLAIM,
     NS_PER_MS,
     NS_PER_S,
     Effect,
@@ -108,6 +109,8 @@ class Session:
         self.store = store
         self._told = told
         self.late = 0
+        # The no-SET claim (solo, solitaire) the last press made, for the camera to check.
+        self.claim_mono_ns: int | None = None
         self._tie_floor_ns = tie_floor_ns
         self.rules = self._floored(rules)
         game = store.latest_game()
@@ -246,6 +249,7 @@ class Session:
 
     def play(self, decision: Decision) -> list[Outcome]:
         """A decided button press: its input goes to the engine and the ledger."""
+        self.claim_mono_ns = None
         if decision.button == "SUPER" and self.state.phase is Phase.OVER:
             return self.start_next(decision.t_ns)
         # The replay scripts' words for it: one grammar for scripts, ledger and buttons.
@@ -254,7 +258,11 @@ class Session:
         inp = parse_input(said, self.game_ns(decision.t_ns))
         if inp.t_ns < self.last_ns:
             return self._late(inp)
-        return list(self._feed(inp))
+        before = self.state
+        outcomes: list[Outcome] = list(self._feed(inp))
+        if self.state.previous is before and self.state.step == NO_SET_CLAIM:
+            self.claim_mono_ns = decision.t_ns
+        return outcomes
 
     @property
     def call_mono_ns(self) -> int | None:

@@ -9,7 +9,9 @@ waits here until the buttons are decided past its frame, for the loop to enter. 
 camera off nothing of it is imported and no process runs.
 
 A table may ask whether the layout read last holds a SET (`hint`, docs/rules.md, "Is there
-a SET?"): advice from the latest reading, never an input of the rules.
+a SET?"): advice from the latest reading, never an input of the rules. A no-SET claim in
+solo or solitaire is checked from the reading at it (`check`): with `[camera] judge =
+"decide"`, the camera's verdict on it.
 """
 
 import logging
@@ -36,6 +38,10 @@ KEPT_NS = 10 * NS_PER_S
 # A hint asked again within this long shows where the SET is ([camera] hint_where): time
 # for a second press or tap, short enough that a later question is a new one.
 HINT_AGAIN_NS = 5 * NS_PER_S
+# The oldest reading that checks a no-SET claim (docs/rules.md, "The camera"): the camera
+# reads two frames a second (docs/design.md), so an older one means it missed three; and
+# the table 2 s before a claim may be one a SET has left since, not the one looked at.
+CHECK_NS = 2 * NS_PER_S
 
 
 class Watching:
@@ -123,11 +129,35 @@ class Watching:
             return "the camera sees no card"
         seen = self._seen[-1]
         if seen.sets:
-            where = cards_seen(seen.cards[i].face for i in seen.sets[0])
-            return "there is a SET" + (where if again and self._where else "")
-        if unsure := sum(not card.sure for card in seen.cards):
-            return f"the camera cannot tell: {unsure} card{'s' * (unsure > 1)} unsure"
+            return "there is a SET" + (_where(seen) if again and self._where else "")
+        if unsure := _unsure(seen):
+            return f"the camera cannot tell: {unsure}"
         return f"there is no SET in these {len(seen.cards)}: deal three more"
+
+    def check(self, claim_ns: int, *, judged: bool) -> tuple[str | None, CameraVerdict | None]:
+        """The camera's check of a no-SET claim (solo, solitaire) made at claim_ns
+        (CLOCK_MONOTONIC), from its latest reading at or before it, CHECK_NS old at most:
+        what the screen says (None: no camera watches), and with [camera] judge = "decide"
+        the verdict to enter (docs/rules.md, "The camera"). A SET among the sure cards
+        makes the claim wrong whatever the unsure ones are, as for a hint; none makes it
+        right only in a layout read surely to the last card. judged: the judges judge the
+        claim (solo), so a proposal names the press that confirms it."""
+        if not self.watching:
+            return None, None
+        seen = next((s for s in reversed(self._seen) if s.t_ns <= claim_ns), None)
+        if seen is None or claim_ns - seen.t_ns > CHECK_NS or not seen.cards:
+            return "the camera cannot check the claim: it did not see the table then", None
+        if seen.sets:
+            right, said = False, "the camera sees a SET" + (_where(seen) if self._where else "")
+        elif unsure := _unsure(seen):
+            return f"the camera cannot check the claim: {unsure}", None
+        else:
+            right, said = True, f"the camera sees no SET in these {len(seen.cards)}"
+        if self._judge is CameraJudge.DECIDE:
+            return said, CameraVerdict(right, claim_ns)
+        if self._judge is CameraJudge.PROPOSE and judged:
+            return f"{said} · {'VALID' if right else 'INVALID'} to confirm", None
+        return said, None
 
     @property
     def entry_ns(self) -> int | None:
@@ -157,3 +187,14 @@ class Watching:
     def close(self) -> None:
         if self._process is not None:
             self._process.close()
+
+
+def _where(seen: Seen) -> str:
+    """Where a SET of the reading lies, in words: " · 1 red solid oval, ..."."""
+    return cards_seen(seen.cards[i].face for i in seen.sets[0])
+
+
+def _unsure(seen: Seen) -> str:
+    """The reading's unsure cards, counted in words ("2 cards unsure"); "" when none."""
+    unsure = sum(not card.sure for card in seen.cards)
+    return f"{unsure} card{'s' * (unsure > 1)} unsure" if unsure else ""

@@ -4,6 +4,7 @@ from referee.units import NS_PER_MS, NS_PER_S
 
 from .effects import Effect, Ignored
 from .engine import (
+    NO_SET_CLAIM,
     match_deals,
     new_game,
     rank,
@@ -49,6 +50,7 @@ from .settings import (
 from .state import Call, Calls, Judgement, Phase, Player, Result, State, SuperRound
 
 __all__ = [
+    "NO_SET_CLAIM",
     "NS_PER_MS",
     "NS_PER_S",
     "RULE_BOOKS",

@@ -231,12 +231,17 @@ class NoSetClaimed:
 class ClaimJudged:
     upheld: bool  # there really was no SET on the table
     dealt: bool = False  # and three more cards were dealt
+    owed: int | None = None  # solitaire: the SETs owed after it (solo owes none)
 
     @property
     def text(self) -> str:
         if self.upheld:
             return "right: no SET on the table" + ("; three more cards" if self.dealt else "")
-        return "wrong: there was a SET; the next SET scores 0"
+        if self.owed is None:
+            return "wrong: there was a SET; the next SET scores 0"
+        if not self.dealt:  # the end follows, and says why
+            return "wrong: there was a SET"
+        return f"wrong: there was a SET; three more cards; {NoSetDealt(self.owed).owing}"
 
 
 @value
@@ -246,8 +251,12 @@ class NoSetDealt:
     owed: int
 
     @property
+    def owing(self) -> str:
+        return f"{self.owed} SET{'' if self.owed == 1 else 's'} owed"
+
+    @property
     def text(self) -> str:
-        return f"no SET: three more cards; {self.owed} SET{'' if self.owed == 1 else 's'} owed"
+        return f"no SET: three more cards; {self.owing}"
 
 
 @value

@@ -81,6 +81,8 @@ SOLO_HALF_LIFE_NS = 15 * NS_PER_S
 SUPER_PRIZE = 3
 SUPER_PENALTY = 2
 CAMERA = "the camera's verdict"  # how its step begins: a judge's press may overrule it
+CAMERA_ON_CLAIM = f"{CAMERA} on the no-SET claim"  # the camera's check of the layout
+NO_SET_CLAIM = "the no-SET claim"  # SUPER's step in solo and solitaire
 TABLE = 12  # the cards dealt at the start, and kept on the table while the deck lasts
 
 
@@ -350,10 +352,11 @@ def _seen(settings: Settings, state: State, inp: Seen) -> _Change:
 def _camera_judge(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
     """The camera's verdict on the SET a lone caller took: a verdict like a judge's, but
     that the judges' next press may overrule (_overrule); the cards it saw are kept with
-    the call even when it does not judge it."""
+    the call even when it does not judge it. During solo's no-SET claim: its check."""
+    if state.claim:
+        return _camera_checks_claim(settings, state, inp)
     call = state.pending
-    if call is None:
-        return _ignore(state, "the camera judges a SET taken, not a no-SET claim")
+    assert call is not None, "a call waits when no no-SET claim does"
     tied = "tied callers: the table judges whose SET the camera saw"
     seen = _saw(state, inp.cards)
     if len(call.callers) > 1:
@@ -370,6 +373,52 @@ def _camera_judge(settings: Settings, state: State, inp: CameraVerdict) -> _Chan
     return _Change(stepped(judged.state, seen, step), (*saw, *judged.effects))
 
 
+def _camera_checks_claim(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
+    """Solo: the camera's check of a no-SET claim from the layout it read at the claim
+    (docs/rules.md, "The camera"): right or wrong as a judge's VALID or INVALID would
+    say, and overruled as its verdict on a SET is. It read no SET taken: no cards."""
+    if inp.cards is not None:
+        return _ignore(state, "the camera checks a no-SET claim by the layout, not cards taken")
+    judged = _judge_claim(settings, state, Verdict(inp.valid, inp.t_ns))
+    return _Change(judged.state, judged.effects, CAMERA_ON_CLAIM)
+
+
+def _camera_checks_no_set(settings: Settings, state: State, inp: CameraVerdict) -> _Change:
+    """Solitaire: the camera's check of the no-SET claim just acted on, from the layout it
+    read at the claim (docs/rules.md, "The camera"). Stepped from the claim as it acted, so
+    that UNDO leaves the claim unchecked, as a table without a camera has it."""
+    if not (settings.book.owes and state.step == NO_SET_CLAIM):
+        return _ignore(state, _why(state, inp))
+    if inp.cards is not None:
+        return _ignore(state, "the camera checks a no-SET claim by the layout, not cards taken")
+    checked = _checked_no_set(settings, state, right=inp.valid)
+    return _Change(checked.state, checked.effects, CAMERA_ON_CLAIM)
+
+
+def _checked_no_set(settings: Settings, claimed: State, *, right: bool) -> _Change:
+    """Solitaire: the no-SET claim that acted (claimed) known right or wrong: the game as
+    it would be from the state before it. Wrong: the owed SET, as for a claim nobody
+    checked (with the deck empty too, so the end is lost), or under sudden death the loss.
+    Right: three more cards and nothing owed, no sudden death; with the deck empty the end.
+    """
+    what = "the verdict on the no-SET claim"
+    assert claimed.previous is not None, "the claim is a step"
+    # Evolved from the state before the claim, but as if from the claim: it is stepped from
+    # the claim, so that UNDO leaves the claim as it acted, unchecked.
+    before = evolve_state(claimed.previous, previous=claimed.previous)
+    owed = before.owed + (not right)
+    if before.deck == 0:
+        why = "no SET, and the deck is empty" if right else "there was a SET, and the deck is empty"
+        ended, effects = _game_over(settings, evolve_state(before, owed=owed), why=why)
+        return _Change(ended, (ClaimJudged(upheld=right, owed=owed), *effects), what)
+    if not right and settings.sudden_death:
+        why = "there was a SET: sudden death"
+        ended, effects = _game_over(settings, before, result=Result.LOST, why=why)
+        return _Change(ended, (ClaimJudged(upheld=False, owed=before.owed), *effects), what)
+    dealt = evolve_state(before, table=before.table + SET, owed=owed)
+    return _Change(dealt, (ClaimJudged(upheld=right, dealt=True, owed=owed),), what)
+
+
 def _overrule(settings: Settings, state: State, inp: Verdict) -> _Change:
     """A judge's VALID or INVALID while the camera's verdict is the latest step: the same
     verdict confirms it (nothing changes); the other replaces it, as an UNDO of the
@@ -378,9 +427,20 @@ def _overrule(settings: Settings, state: State, inp: Verdict) -> _Change:
     waiting = state.previous
     if waiting is None or not state.step.startswith(CAMERA):
         return _ignore(state, _why(state, inp))
-    if state.calls.last.verdicts[-1] is (Judgement.VALID if inp.valid else Judgement.INVALID):
+    if state.step == CAMERA_ON_CLAIM:  # no call with verdicts: the judges agree when
+        # theirs gives the same game (states compare without their steps)
+        if waiting.claim:  # solo: the claim waits for its verdict
+            judged = _judge_claim(settings, waiting, inp)
+        else:  # solitaire: the claim acted, unchecked
+            judged = _checked_no_set(settings, waiting, right=inp.valid)
+        agree = judged.state == state
+    else:
+        judged = _judge(settings, waiting, inp)
+        agree = state.calls.last.verdicts[-1] is (
+            Judgement.VALID if inp.valid else Judgement.INVALID
+        )
+    if agree:
         return _ignore(state, f"the judges agree with {state.step}")
-    judged = _judge(settings, waiting, inp)
     if judged.step is None:  # refused (no cards left for a VALID): the camera's stands
         return _Change(state, judged.effects)
     # Stepped from the call still waiting, so that UNDO walks back to it.
@@ -545,7 +605,7 @@ def _open_super(settings: Settings, state: State, inp: Super) -> _Change:
             return _deal_over(settings, state)
         case SuperMeans.NO_SET_CLAIM:
             claim = evolve_state(state, phase=Phase.CALL, claim=True)
-            return _Change(claim, (NoSetClaimed(),), "the no-SET claim")
+            return _Change(claim, (NoSetClaimed(),), NO_SET_CLAIM)
         case SuperMeans.NO_SET:
             return _no_set(settings, state)
     joining = evolve_state(state, phase=Phase.SUPER_JOIN, super_round=SuperRound(participants=()))
@@ -567,7 +627,7 @@ def _deal_over(settings: Settings, state: State) -> _Change:
 
 def _no_set(settings: Settings, state: State) -> _Change:
     """Solitaire: no SET on the table; a lone player's claim acts at once."""
-    what = "the no-SET claim"
+    what = NO_SET_CLAIM
     if state.deck == 0:
         ended, effects = _game_over(settings, state, why="no SET, and the deck is empty")
         return _Change(ended, effects, what)
@@ -746,6 +806,7 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.OPEN, Press): _open_press,
     (Phase.OPEN, Super): _open_super,
     (Phase.OPEN, Verdict): _overrule,
+    (Phase.OPEN, CameraVerdict): _camera_checks_no_set,
     (Phase.CALL, Press): _call_press,
     (Phase.CALL, Verdict): _judge,
     (Phase.CALL, CameraVerdict): _camera_judge,
@@ -759,6 +820,9 @@ _TRANSITIONS: dict[tuple[Phase, type], _Handler] = {
     (Phase.SUPER_CALL, Verdict): _judge,
     (Phase.SUPER_CALL, CameraVerdict): _camera_judge,
     (Phase.SUPER_CALL, Seen): _seen,
+    # The camera's check of a no-SET claim may end the game, or a claim it checks have.
+    (Phase.OVER, Verdict): _overrule,
+    (Phase.OVER, CameraVerdict): _camera_checks_no_set,
     (Phase.OVER, Undo): _undo,
     **{(phase, Undo): _undo for phase in _LIVE},
     **{(phase, End): _end for phase in _LIVE},

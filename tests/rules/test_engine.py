@@ -602,3 +602,36 @@ def test_the_cards_seen_read_back_from_the_ledgers_words(cards):
 def test_cards_that_say_something_else_are_refused(text, why):
     with pytest.raises(ValueError, match=re.escape(why)):
         parse_input(text.split(), S)
+
+
+@given(
+    rules=st.sampled_from(["solo", "solitaire"]),
+    sudden_death=st.booleans(),
+    sets=st.sampled_from([0, 1, 22, 23]),  # 23 valid SETs empty the deck
+    camera=st.booleans(),
+    judges=st.booleans(),
+)
+def test_a_no_set_claim_overruled_is_as_the_judges_verdict_alone(
+    rules, sudden_death, sets, camera, judges
+):
+    """The camera's check of a no-SET claim, then a judge's press: the game the judges'
+    verdict alone gives (in solitaire, where no press judges the claim, the camera's check
+    saying what the judges said); UNDO then leaves the claim as it was with no camera."""
+    lines = [f"config players=1 rules={rules} sudden_death={str(sudden_death).lower()}"]
+    lines += [f"{t} press 1\n{t} valid" for t in range(sets)]
+    said = {True: "valid", False: "invalid"}
+    claim = f"{sets} super\n{sets} camera {said[camera]}\n{sets + 1} {said[judges]}"
+    _, overruled, _ = play("\n".join([*lines, claim]))
+    alone = f"{sets} super\n{sets + 1} {said[judges]}"
+    if rules == "solitaire":
+        alone = f"{sets} super\n{sets + 1} camera {said[judges]}"
+    _, judged, _ = play("\n".join([*lines, alone]))
+    assert overruled == judged
+    if rules == "solo":  # the camera's check alone: as the judges' same verdict
+        _, checked, _ = play("\n".join([*lines, f"{sets} super\n{sets} camera {said[camera]}"]))
+        _, pressed, _ = play("\n".join([*lines, f"{sets} super\n{sets} {said[camera]}"]))
+        assert checked == pressed
+    _, undone, _ = play("\n".join([*lines, claim, f"{sets + 2} undo"]))
+    if camera is not judges:  # overruled: the judges' verdict taken back
+        _, claimed, _ = play("\n".join([*lines, f"{sets} super"]))
+        assert undone == claimed
