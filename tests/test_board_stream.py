@@ -121,10 +121,9 @@ def test_a_board_whose_first_reads_came_a_second_late_keeps_every_line():
     and the next 400 ms of lines two seconds late, though the read before had come: a
     link or a board that held its lines (honest_board's `held`; a daemon's own stall reads
     them all at once, and then no seed is known to fail). The protocol lets USB and the
-    board stall. The mapping is left a second behind the board; two seconds on, 22 honest
-    lines are judged ahead of its clock and dropped as impossible, and no jump maps the
-    clock afresh. Fixed when the mapping takes a later, less delayed line's evidence (the
-    learning's minimum delay falling) rather than refusing it."""
+    board stall. The fifth read, which ends the learning, brings lines 0.3 s fresher than
+    any before: they were judged learned after its first, and 22 honest lines were
+    dropped as impossible. A read is judged whole now, and its lines teach the clock."""
     stream, _, _ = play(honest_board(4149, shuffle=False, held=True))
     assert stream.impossible == 0
 
