@@ -403,6 +403,36 @@ def test_t_lines_that_keep_another_time_a_while_are_a_clock_that_restarted():
     assert stream.watermark_ns == last - MARGIN_NS
 
 
+def test_a_clock_learned_from_late_lines_is_learned_again_and_a_wild_line_stays_out():
+    """A link held the board's first 2.5 s of lines by half a second, then let them go at
+    once and the rest came promptly: the clock learned late is learned again from the
+    prompt T lines, the honest press held among them is taken, in its place, and a wild
+    one, 0.4 s ahead of the board's clock, is still no input, though the clock learned
+    again believes a second ahead for a while (rule 2)."""
+    stream = BoardStream("board")
+    for t_us in range(0, 2_100_000, 100_000):
+        assert take(stream, T0 + 1000 * t_us + 500 * MS, f"T {t_us}") == []
+    let_go = T0 + 2_501 * MS
+    drained = [f"T {t_us}" for t_us in range(2_100_000, 2_500_000, 100_000)]
+    lines = [*drained, "D P1 2450000", "D P2 2900000", "T 2500000"]
+    items = take(stream, let_go, *lines)
+    for t_us in (2_600_000, 2_700_000):
+        items += take(stream, T0 + 1000 * t_us + MS, f"T {t_us}")
+    assert [(i.button, i.down) for i in items if isinstance(i, Edge)] == [("P1", True)]
+    assert all(isinstance(i, Edge) for i in items)  # no button let go
+    assert stream.jumps == 0
+    p1 = items[0]
+    assert isinstance(p1, Edge) and p1.t_ns < T0 + 2_450 * MS + 500 * MS  # the late clock's
+    # The next press is taken, after P1, and no longer mapped half a second late: the
+    # mapping falls to the clock learned again at each gap, never before an earlier edge.
+    received = T0 + 2_801 * MS
+    (p3,) = take(stream, received, "D P3 2799000", "T 2800000")
+    assert isinstance(p3, Edge) and p3.button == "P3"
+    assert p1.t_ns < p3.t_ns <= received - MARGIN_NS
+    for t_us in range(2_900_000, 3_600_000, 100_000):  # past P2's stamp
+        assert take(stream, T0 + 1000 * t_us + MS, f"T {t_us}") == []
+
+
 def test_t_lines_that_agree_but_come_together_are_no_restart():
     stream = BoardStream("board")
     t_us = learned(stream)

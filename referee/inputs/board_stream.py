@@ -237,7 +237,12 @@ class BoardStream:
     # Judging stamps.
 
     def _edge_leeway_ns(self, now_ns: int) -> int:
-        return PLAUSIBLE_NS if self._clock.learning(now_ns) else CLOCK_MARGIN_NS
+        # The edges in doubt for a clock learned again are judged by the prompt T lines
+        # that showed it, with the margin: an honest one was late, no faster than they.
+        # With the learning's second, wild edges kept since long ago would pass.
+        if self._clock.learning(now_ns) and not self._relearning:
+            return PLAUSIBLE_NS
+        return CLOCK_MARGIN_NS
 
     def _ahead(self, t_us: int, received_ns: int, leeway_ns: int) -> str | None:
         ahead_ns = self._clock.ahead_ns(t_us, received_ns)
