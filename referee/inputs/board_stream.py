@@ -302,8 +302,9 @@ class BoardStream:
         elif doubt.ahead or doubts:  # or an edge while the clock is in doubt: the
             doubts.append(doubt)  # restarted board's, maybe
         if len(doubts) > MAX_DOUBTS:
-            edges = [i for i, d in enumerate(doubts) if not d.clock]
-            del doubts[edges[0] if edges else 0]
+            # The oldest edge goes first (the clock's lines are the evidence): found from
+            # the front, where a flood's edges are, not by a pass over all MAX_DOUBTS.
+            del doubts[next((i for i, d in enumerate(doubts) if not d.clock), 0)]
         return []
 
     def _jump(self) -> list[SourceItem]:
