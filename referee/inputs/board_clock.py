@@ -117,9 +117,25 @@ class BoardClock:
         self._reads = 0
         self._read_ns = None
 
+    def relearn(self, t_us: int, received_ns: int) -> None:
+        """The floor was learned from lines that all came late (a link or a board that
+        held them through the learning), and fresher lines agree on an earlier one, the
+        last stamped t_us and received at received_ns: learn the clock again from it,
+        keeping the mapping's last offset so that it stays monotonic (rule 2) and
+        re-anchors at the next gap."""
+        self._floor = None
+        self._recent.clear()
+        self.learn(received_ns)
+        self.observe(t_us, received_ns)
+
     def learning(self, received_ns: int) -> bool:
         learned_at = self._learned_at
-        return learned_at is None or received_ns < learned_at or self._reads < LEARN_READS
+        # The reads before this one: a read's lines came together, so they are judged
+        # alike. Counted with it, the read that ended the learning judged its first line
+        # learning and the rest learned: after a start held late (a link or a board that
+        # held its lines), its fresher lines were called impossible (hypothesis, 4149).
+        reads = self._reads - (received_ns == self._read_ns)
+        return learned_at is None or received_ns < learned_at or reads < LEARN_READS
 
     def leeway_ns(self, received_ns: int) -> int:
         """How far ahead (ahead_ns) a stamp received at received_ns may be and still be

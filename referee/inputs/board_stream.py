@@ -28,6 +28,11 @@ timeline at a time (from the port's opening, or the board's HELLO, to the next):
   small numbers), or one that a bad start mapped wrong: the timeline starts afresh with
   them and with the edges that came meanwhile (`jumps` counts it). No one write of lines
   spans that long, and once T lines came, D and U lines never count towards it.
+- **A clock learned late.** If those lines are T lines that went on from the last and lie
+  ahead of the mapping, the board's clock did not restart (it cannot run ahead of real
+  time): the mapping was learned from lines that all came late, held by a link or the
+  board. The clock is learned again from them and the timeline goes on; the edges judged
+  ahead meanwhile, kept while the run builds up, are taken by it.
 - **Made-up releases.** When a timeline ends with buttons down (a HELLO, an unplug, a
   jump), their ups will never come: each is a `LostTrack`, which decides nothing.
 """
@@ -52,10 +57,11 @@ T_BACK_US = 2 * CLOCK_MARGIN_NS // 1000
 # long (two of the firmware's idle T lines apart), are a clock that restarted.
 JUMP_LINES = 3
 JUMP_SPAN_NS = 150_000_000
-# Impossible lines kept while a restart may be under way; and edges that may wait for a
-# T (a board keeping its promise sends a T within 2 ms of any edge: a few dozen at most).
-MAX_DOUBTS = 64
+# Edges that may wait for a T (a board keeping its promise sends a T within 2 ms of any
+# edge: a few dozen at most); and impossible lines kept while a run of the clock's lines
+# may yet show them true, as many: a link that held seconds of lines brings them at once.
 MAX_WAITING = 1024
+MAX_DOUBTS = MAX_WAITING
 JUMPED = "button board's clock jumped: its times are mapped afresh"
 
 
@@ -67,6 +73,8 @@ class _Doubt:
     line: BoardEdge | BoardTime
     received_ns: int
     clock: bool  # one of the clock's lines: it counts towards a restart
+    # A D or U ahead of a clock its T lines set: a clock learned late may show it true.
+    ahead: bool = False
 
     @property
     def offset_ns(self) -> int:
@@ -97,6 +105,7 @@ class BoardStream:
         self._held: set[str] = set()  # down, as far as the edges passed on say
         self._log = BurstLog(log, source, "lines with impossible times")
         self._replaying = False  # a restart's lines, counted and logged when they came
+        self._relearning = False  # the lines in doubt, taken by a clock learned again
         self.restart()
 
     def restart(self) -> None:
@@ -153,18 +162,25 @@ class BoardStream:
             return self._doubt(_Doubt(raw, line, received_ns, clock=True), why)
         if self._last_t_us is not None and line.t_us < self._last_t_us:
             return []  # back by less than the margin: it promises nothing new
-        self._doubts.clear()
+        # The run of the clock's lines is broken, but the edges ahead stay: a link that
+        # holds lines in bursts brings fresh ones (ahead of a clock learned late) between
+        # held ones that still look right, until the prompt lines show the clock.
+        self._doubts = [d for d in self._doubts if d.ahead]
         if not self.timed:
             self._clock.learn(received_ns)  # the board's promise starts
         self._clock.observe(line.t_us, received_ns)
         return self._time(line.t_us, received_ns)
 
     def _take_edge(self, raw: bytes, edge: BoardEdge, received_ns: int) -> list[SourceItem]:
-        why = self._impossible_edge(edge.t_us, received_ns)
+        why = ahead = self._ahead(edge.t_us, received_ns, self._edge_leeway_ns(received_ns))
+        if why is None:
+            why = self._behind(edge.t_us)
         if why is None and len(self._pending) >= MAX_WAITING:
             why = f"{MAX_WAITING} lines already wait for a T line"
         if why is not None:
-            return self._doubt(_Doubt(raw, edge, received_ns, clock=not self.timed), why)
+            timed = self.timed
+            doubt = _Doubt(raw, edge, received_ns, clock=not timed, ahead=timed and bool(ahead))
+            return self._doubt(doubt, why)
         if not self.timed:  # without T lines, the edges are all the clock there is
             self._doubts.clear()
             self._clock.observe(edge.t_us, received_ns)
@@ -221,7 +237,12 @@ class BoardStream:
     # Judging stamps.
 
     def _edge_leeway_ns(self, now_ns: int) -> int:
-        return PLAUSIBLE_NS if self._clock.learning(now_ns) else CLOCK_MARGIN_NS
+        # The edges in doubt for a clock learned again are judged by the prompt T lines
+        # that showed it, with the margin: an honest one was late, no faster than they.
+        # With the learning's second, wild edges kept since long ago would pass.
+        if self._clock.learning(now_ns) and not self._relearning:
+            return PLAUSIBLE_NS
+        return CLOCK_MARGIN_NS
 
     def _ahead(self, t_us: int, received_ns: int, leeway_ns: int) -> str | None:
         ahead_ns = self._clock.ahead_ns(t_us, received_ns)
@@ -242,13 +263,13 @@ class BoardStream:
             return f"T went back from {last}"
         return None
 
-    def _impossible_edge(self, t_us: int, received_ns: int) -> str | None:
-        """Why a D or U line's stamp cannot be true, or None."""
-        why = self._ahead(t_us, received_ns, self._edge_leeway_ns(received_ns))
-        return why if why is not None else self._behind(t_us)
-
     def _behind(self, t_us: int) -> str | None:
         watermark_us = self._board_watermark_us
+        # A line ahead when it came, in doubt until the clock was learned again, was not
+        # behind then: only the watermark moved on while it waited (a link that held
+        # lines again meanwhile).
+        if self._relearning:
+            return None
         if watermark_us is not None and t_us < watermark_us - PLAUSIBLE_US:
             behind_s = (watermark_us - t_us) / 1e6
             return f"{behind_s:.3g} s before the board's watermark ({watermark_us})"
@@ -267,25 +288,53 @@ class BoardStream:
         if doubt.clock:
             run = [d for d in doubts if d.clock]
             if run and abs(run[0].offset_ns - doubt.offset_ns) > CLOCK_MARGIN_NS:
-                doubts.clear()
+                # Another time: the run starts again, but the edges ahead stay. The lines a
+                # link held come at once, each fresher than the last, so their offsets
+                # disagree until the prompt lines after them: the edges among them are
+                # kept for the clock those agree on.
+                self._doubts = doubts = [d for d in doubts if d.ahead]
                 run = []
             doubts.append(doubt)
             run.append(doubt)
             span_ns = run[-1].received_ns - run[0].received_ns
             if len(run) >= JUMP_LINES and span_ns >= JUMP_SPAN_NS:
                 return self._jump()
-        elif doubts:  # an edge while the clock is in doubt: the restarted board's, maybe
-            doubts.append(doubt)
+        elif doubt.ahead or doubts:  # or an edge while the clock is in doubt: the
+            doubts.append(doubt)  # restarted board's, maybe
         if len(doubts) > MAX_DOUBTS:
-            edges = [i for i, d in enumerate(doubts) if not d.clock]
-            del doubts[edges[0] if edges else 0]
+            # The oldest edge goes first (the clock's lines are the evidence): found from
+            # the front, where a flood's edges are, not by a pass over all MAX_DOUBTS.
+            del doubts[next((i for i, d in enumerate(doubts) if not d.clock), 0)]
         return []
 
     def _jump(self) -> list[SourceItem]:
         doubts = self._doubts
+        run = [d for d in doubts if d.clock]
+        if self._last_t_us is not None and run[0].line.t_us > self._last_t_us:
+            # T lines that went on from the last and agree ahead of the mapping: the
+            # board's clock is no faster than real time, so the mapping was learned from
+            # lines that all came late. The timeline goes on, learned again from them.
+            log.warning(
+                "%s: %d lines agree on an earlier clock: it was learned from late lines,"
+                " and is learned again",
+                self.source,
+                len(doubts),
+            )
+            self._clock.relearn(run[-1].line.t_us, run[-1].received_ns)
+            self._relearning = True
+            try:
+                return self._replay([d for d in doubts if d.clock or d.ahead], [])
+            finally:
+                self._relearning = False
         log.warning("%s: %d lines agree on another time: %s", self.source, len(doubts), JUMPED)
         self.jumps += 1
-        items = self.end(doubts[-1].received_ns)
+        # The new clock takes the lines that came with its run, not the old clock's.
+        since = [d for d in doubts if d.received_ns >= run[0].received_ns]
+        return self._replay(since, self.end(doubts[-1].received_ns))
+
+    def _replay(self, doubts: list[_Doubt], items: list[SourceItem]) -> list[SourceItem]:
+        """The lines in doubt, taken again by the clock as it is now, after items."""
+        self._doubts = []
         self._replaying = True
         try:
             for doubt in doubts:
