@@ -18,7 +18,7 @@ from base64 import b64encode
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -181,12 +181,7 @@ def create_app(
         return JSONResponse(snapshot.json(clock()), snapshot.status)
 
     async def names(request: Request) -> Response:
-        _session(request, judges)
-        try:
-            named = name_request(await _json_object(request))
-        except RequestError as err:
-            raise Refused(400, str(err)) from None
-        return await daemon(named)
+        return await daemon(await _judges_request(request, judges, name_request))
 
     async def read_settings() -> dict[str, Any]:
         try:
@@ -209,28 +204,15 @@ def create_app(
         return JSONResponse(await read_settings())
 
     async def new_game(request: Request) -> Response:
-        _session(request, judges)
-        try:
-            asked = new_game_request(await _json_object(request))
-        except RequestError as err:
-            raise Refused(400, str(err)) from None
-        return await daemon(asked)
+        return await daemon(await _judges_request(request, judges, new_game_request))
 
     async def delete_clips(request: Request) -> Response:
-        _session(request, judges)
-        try:
-            asked = clips_request(await _json_object(request))
-        except RequestError as err:
-            raise Refused(400, str(err)) from None
+        asked = await _judges_request(request, judges, clips_request)
         await tell(asked)
         return JSONResponse(await clips.listing(asked.game))
 
     async def hint(request: Request) -> Response:
-        _session(request, judges)
-        try:
-            asked = hint_request(await _json_object(request))
-        except RequestError as err:
-            raise Refused(400, str(err)) from None
+        asked = await _judges_request(request, judges, hint_request)
         return JSONResponse({"hint": await tell(asked)})
 
     async def players(request: Request) -> Response:
@@ -370,6 +352,9 @@ def _same_origin(request: Request) -> None:
         raise Refused(403, "refused: a write must come from the box's own page (Origin)")
 
 
+_Asked = TypeVar("_Asked")  # the request control.py's parser makes of a body
+
+
 def _session(request: Request, judges: Judges) -> str:
     """The session's token of a write: same origin, and a session the PIN opened."""
     _same_origin(request)
@@ -377,6 +362,18 @@ def _session(request: Request, judges: Judges) -> str:
     if token is None or not judges.valid(token):
         raise Refused(401, "the PIN first: POST /api/login")
     return token
+
+
+async def _judges_request(
+    request: Request, judges: Judges, parse: Callable[[dict[str, Any]], _Asked]
+) -> _Asked:
+    """A judge's write to the daemon: a session the PIN opened, a JSON object that `parse`
+    (control.py's) makes a request of, or a 400 with what is wrong in it."""
+    _session(request, judges)
+    try:
+        return parse(await _json_object(request))
+    except RequestError as err:
+        raise Refused(400, str(err)) from None
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
