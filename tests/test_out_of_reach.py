@@ -103,7 +103,7 @@ def test_the_pin_a_judge_asks_for_from_roots_home(reachable):
         (["pin"], "referee.store.pin"),
         (["state"], ""),
         (["config"], ""),
-        (["history"], "csv referee.history.export"),
+        (["history"], "csv referee.history.export referee.history.book referee.history.stats"),
         (["clips"], "wave referee.audio.clips"),
         (["clips", "--delete", "--all"], "wave referee.audio.clips"),
     ],
