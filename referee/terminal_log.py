@@ -80,18 +80,21 @@ def keep_small(fd: int, kept_bytes: int = KEPT_BYTES) -> None:
     except OSError:
         return
     try:
+        # Measured again under the lock: the other writer, which found it taken, went on
+        # writing meanwhile, so the file may now be past kept_bytes by as much as it wrote.
         size = os.fstat(fd).st_size
         if size >= kept_bytes:
             with contextlib.suppress(OSError):  # a full disk: emptied all the same
-                _copy_aside(fd, size)
+                _copy_aside(fd, max(0, size - kept_bytes), size)
             os.ftruncate(fd, 0)
     finally:
         fcntl.lockf(fd, fcntl.LOCK_UN)
 
 
-def _copy_aside(fd: int, size: int) -> None:
-    """The first `size` bytes of the file at `fd` (open for appending only) in its name
-    and .1, replacing what was there; nothing if it has no name now (deleted)."""
+def _copy_aside(fd: int, start: int, end: int) -> None:
+    """The bytes from `start` to `end` of the file at `fd` (open for appending only), from
+    the first whole line on, in its name and .1, replacing what was there; nothing if it
+    has no name now (deleted)."""
     path = Path(f"/proc/self/fd/{fd}").readlink()
     if not path.is_absolute() or path.name.endswith(" (deleted)"):
         return
@@ -103,10 +106,14 @@ def _copy_aside(fd: int, size: int) -> None:
             return  # another file by that name now
         out = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
-            at = 0
-            while at < size and (piece := os.pread(source, min(PIECE, size - at), at)):
-                os.write(out, piece)
+            at = start
+            whole = start == 0 or os.pread(source, 1, start - 1) == b"\n"
+            while at < end and (piece := os.pread(source, min(PIECE, end - at), at)):
                 at += len(piece)
+                if not whole:  # the end of a line whose start stays behind
+                    cut = piece.find(b"\n") + 1
+                    whole, piece = cut > 0, piece[cut:] if cut else b""
+                os.write(out, piece)
         finally:
             os.close(out)
         part.replace(kept)

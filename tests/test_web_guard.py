@@ -9,6 +9,7 @@ import http.client
 import io
 import json
 import logging
+import os
 import resource
 import selectors
 import socket
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from referee.daemon.page_process import PageProcess
 from referee.store.paths import LOG_NAME
-from referee.terminal_log import KEPT_BYTES, StderrLog, stderr_to_log
+from referee.terminal_log import KEPT_BYTES, StderrLog, keep_small, stderr_to_log
 from referee.web.guard import CONNECTIONS_EACH, STREAMS_EACH, Guard, Slots, client_of
 from referee.web.serve import LINES, QUIET_S, Bursts
 
@@ -331,6 +332,40 @@ def test_many_kinds_of_lines_are_a_few_lines_a_minute():
     lines = logged(records).splitlines()
     assert len(lines) == LINES + 1
     assert lines[-1] == f"uvicorn.error: one more ({1000 - LINES} other lines left out before it)"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(st.text(st.characters(codec="ascii", exclude_characters="\n"), max_size=300)),
+    kept=st.integers(1, 4000),
+)
+def test_a_log_moved_aside_keeps_its_last_whole_lines_under_its_bound(
+    tmp_path_factory, lines, kept
+):
+    """The other writer goes on writing while one process moves the log aside (it found the
+    lock taken): the file is then past the bound by what it wrote. What goes to .1 is the
+    last whole lines that fit under the bound, never more (CI once saw .1 at 1,013,088)."""
+    path = tmp_path_factory.mktemp("log") / LOG_NAME
+    text = "".join(f"{line}\n" for line in lines).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, text)
+        keep_small(fd, kept)
+    finally:
+        os.close(fd)
+    kept_path = path.with_name(LOG_NAME + ".1")
+    if len(text) < kept:
+        assert path.read_bytes() == text and not kept_path.exists()
+        return
+    aside = kept_path.read_bytes()
+    assert path.read_bytes() == b""
+    assert len(aside) <= kept and text.endswith(aside)
+    # whole lines: it starts where a line starts, and the line before it would not fit
+    start = len(text) - len(aside)
+    if start:
+        assert text[start - 1 : start] == b"\n"
+        line_before = text.rfind(b"\n", 0, start - 1) + 1
+        assert len(text) - line_before > kept
 
 
 def test_the_log_beside_the_store_stays_small_whoever_writes_it(tmp_path, monkeypatch):
