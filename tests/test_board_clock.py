@@ -9,6 +9,7 @@ from referee.inputs.board_clock import (
     LEARN_READS,
     MARGIN_NS,
     MAX_BURST_US,
+    PLAUSIBLE_NS,
     QUIET_US,
     REANCHOR_GAP_US,
     WINDOW_READS,
@@ -217,13 +218,42 @@ def test_latency_jitter_within_the_margin_never_maps_an_edge_after_its_arrival(s
         assert mapped <= received
 
 
-def test_a_stamp_before_the_last_one_maps_with_the_current_offset_and_moves_nothing():
+def test_a_stamp_before_the_last_one_maps_with_its_bursts_offset_and_moves_nothing():
     clock = BoardClock()
     first, last = seen_and_mapped(clock, [1_000, 2_000], 7_000 * MS)
     (back,) = seen_and_mapped(clock, [1_500], 7_100 * MS)
     assert back - first == 500_000
     (after,) = seen_and_mapped(clock, [2_500], 7_100 * MS)
     assert after - last == 500_000
+
+
+@given(reads, st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=5))
+def test_a_stamp_before_the_last_one_lands_among_the_edges_stamped_around_it(reads_, shares):
+    """A line that broke the board's promise of order (a D kept in doubt while the clock
+    was learned again, then passed on late) lands between the edges stamped before and
+    after it, however the bursts were re-anchored meanwhile: at most tied with one before
+    it, never after one stamped later (board_stream.py's seed 2861772104, the late D
+    mapped by the offset of its moment)."""
+    clock = BoardClock()
+    t_us, received = 0, 10**12
+    mapped: list[tuple[int, int]] = []
+    for steps, delay in reads_:
+        batch = []
+        for step in steps:
+            t_us += step
+            batch.append(t_us)
+        received += delay
+        mapped += zip(batch, seen_and_mapped(clock, batch, received), strict=True)
+    first = max(mapped[0][0], t_us - PLAUSIBLE_NS // 1000)  # older is refused as impossible
+    for share in shares:
+        late = first + share * (t_us - first) // (2**32 - 1)
+        (t_ns,) = clock.map([late])
+        before = [ns for us, ns in mapped if us <= late]
+        after = [ns for us, ns in mapped if us > late]
+        assert not before or t_ns >= max(before)
+        assert not after or t_ns < min(after)
+    (next_ns,) = seen_and_mapped(clock, [t_us + 1], received)
+    assert next_ns > mapped[-1][1]  # and the mapping goes on as if it had not come
 
 
 def test_how_far_ahead_of_the_boards_clock_a_stamp_lies():

@@ -3,7 +3,6 @@ salted with garbage, must come out the same."""
 
 import random
 
-import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -163,14 +162,12 @@ def test_a_board_whose_first_reads_all_came_late_keeps_every_line(seed, late_ms)
     assert sorted(edges) == sorted(board)
 
 
-@pytest.mark.xfail(strict=True, reason="a known limit, not fixed yet: see the docstring")
 def test_a_line_kept_in_doubt_then_passed_on_late_keeps_the_order_of_stamps():
     """Found with the property above: a prompt D, 22 ms ahead of the clock learned late,
     is kept in doubt; the daemon's next read comes 0.34 s late, and its lines, not ahead,
-    move the watermark past the D; when the clock is learned again the D goes on late,
-    mapped with the mapping's offset of the moment rather than its neighbours', and
-    lands after an edge stamped later. Fixed when a late line is mapped by the offset
-    that mapped the stamps around it."""
+    move the watermark past the D; when the clock is learned again the D goes on late.
+    Mapped with the mapping's offset of that moment, it landed after an edge stamped
+    later; it is mapped with the offset that mapped the stamps around it."""
     _, edges, board = late_start(2861772104, 410)
     assert edges == board
 

@@ -84,6 +84,9 @@ WINDOW_READS = 8
 # all: the floor is then the best of ten T lines a second, a millisecond or two above the
 # truth, and a stamp further ahead than this is the board's promise broken, not a fast line.
 CLOCK_MARGIN_NS = 20_000_000
+# The bursts' offsets kept for lines stamped before the last one mapped: twice as far back
+# as a late line may be (PLAUSIBLE_NS behind the watermark, board_stream.py).
+KEPT_ANCHORS_US = 2 * PLAUSIBLE_NS // 1000
 
 
 def _ageing_ns(t_us: int) -> int:
@@ -109,6 +112,10 @@ class BoardClock:
         self._offset = 0
         self._burst_start_us = 0
         self._last_us: int | None = None
+        # The bursts' offsets, as (first stamp, offset), oldest first, over the last
+        # KEPT_ANCHORS_US of stamps: a line stamped before the last one mapped is mapped
+        # with the offset of the burst its stamp falls in, as its neighbours were.
+        self._anchors: deque[tuple[int, int]] = deque()
 
     def learn(self, received_ns: int) -> None:
         """The board's promise starts now (its first T line): learn its clock for LEARN_NS."""
@@ -186,8 +193,9 @@ class BoardClock:
         """Daemon times (ns) of edges stamped board_us, by the lines observed so far.
 
         In stamp order, the mapping is monotonic (rule 2). A stamp before the last one
-        mapped (a line that broke the board's promise of order) is mapped with the
-        current offset and moves nothing: the board's order is kept where it can be.
+        mapped (a line that broke the board's promise of order) is mapped with the offset
+        of the burst its stamp falls in, and moves nothing: it lands among the edges
+        stamped around it, in the board's order.
         """
         if not self._recent:
             if board_us:
@@ -199,7 +207,7 @@ class BoardClock:
     def _map_one(self, t_us: int, floor: int) -> int:
         last = self._last_us
         if last is not None and t_us < last:
-            return 1000 * t_us + self._offset
+            return self._late(t_us)
         gap = QUIET_US if last is None else t_us - last
         long_burst = t_us - self._burst_start_us >= MAX_BURST_US
         # Mapping lines at the floor after their arrival (rule 3's excess): not for long.
@@ -213,5 +221,24 @@ class BoardClock:
                 offset = max(offset, self._offset - 1000 * (t_us - last) + 1)
             self._offset = offset
             self._burst_start_us = t_us
+            anchors = self._anchors
+            anchors.append((t_us, offset))
+            while len(anchors) > 1 and anchors[1][0] <= t_us - KEPT_ANCHORS_US:
+                anchors.popleft()
         self._last_us = t_us
         return 1000 * t_us + self._offset
+
+    def _late(self, t_us: int) -> int:
+        """The time of a stamp before the last one mapped: by the offset of the burst it
+        falls in, as its neighbours were, and before the next burst's first edge. With the
+        current offset instead, a burst re-anchored later put the late line after edges
+        stamped after it (hypothesis, seed 2861772104). A mapping that caught up with a
+        falling floor keeps its bursts but a nanosecond apart: the late line then ties
+        with the edges stamped before it, never passes the ones after."""
+        anchors = self._anchors
+        t_ns = 1000 * t_us + anchors[0][1]
+        for start_us, offset in anchors:
+            if start_us > t_us:
+                return min(t_ns, 1000 * start_us + offset - 1)
+            t_ns = 1000 * t_us + offset
+        return t_ns

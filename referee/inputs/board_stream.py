@@ -14,8 +14,8 @@ timeline at a time (from the port's opening, or the board's HELLO, to the next):
   the timeline. Once one has, no number of D and U lines can move the mapping.
 - **Late lines.** A D or U stamped before the board's watermark (its last T; without T
   lines, the latest stamp passed on) broke the board's promise: it is mapped with the
-  current offset and passed on at once, never dropped. The session decides what late
-  data does.
+  offset of the edges stamped around it (board_clock.py) and passed on at once, never
+  dropped. The session decides what late data does.
 - **Impossible stamps** are never inputs: counted, logged (once a burst, burst_log.py) and
   kept from the mapping, so they never poison the lines after them. A D or U line stamped
   ahead of the board's clock by more than its leeway (a second while the clock is
@@ -333,7 +333,15 @@ class BoardStream:
         return self._replay(since, self.end(doubts[-1].received_ns))
 
     def _replay(self, doubts: list[_Doubt], items: list[SourceItem]) -> list[SourceItem]:
-        """The lines in doubt, taken again by the clock as it is now, after items."""
+        """The lines in doubt, taken again by the clock as it is now, after items. The
+        edges among them in the order of their stamps, in the places edges held: those
+        passed on late may tie at the next burst's first edge (board_clock.py), and come
+        in the board's order then (a link brings them in any)."""
+        slots = [i for i, d in enumerate(doubts) if not d.clock]
+        edges = sorted((doubts[i] for i in slots), key=lambda d: d.line.t_us)
+        doubts = doubts[:]
+        for i, doubt in zip(slots, edges, strict=True):
+            doubts[i] = doubt
         self._doubts = []
         self._replaying = True
         try:
