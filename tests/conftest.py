@@ -8,6 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# A property's examples are judged by what they do, not by how long the machine took: the
+# suite runs on two shared cores (CI's too), where hypothesis's 200 ms deadline and its
+# too-slow check failed tests whose examples were right (a load of 8 to 15). A test that
+# must be fast says so itself, with a benchmark or its own bound.
+settings.register_profile(
+    "shared-cores", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("shared-cores")
 
 # Every test is headless: SDL reads these when a display or the mixer opens.
 os.environ["SDL_VIDEODRIVER"] = "dummy"
