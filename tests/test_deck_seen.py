@@ -27,6 +27,7 @@ from referee.rules import (
     Settings,
     State,
     Super,
+    Undo,
     Verdict,
     new_game,
     step,
@@ -175,6 +176,21 @@ def test_a_face_twice_or_one_taken_is_a_second_deck_and_an_unsure_one_is_not():
     said = [n.text for n in captions.deck_notices(seen)]
     assert said == ["the camera sees 1 red solid oval on the table, taken in a SET: a misdeal?"]
     assert counted(reading(0, []), played, state) is None  # a camera covered: nothing
+
+
+def test_a_face_taken_is_known_until_its_verdict_is_undone():
+    taken = [ALL[0], ALL[1], ALL[2]]
+    played, state = game(RuleSet.SOLO, [taken])
+    back = [*ALL[10:21], ALL[2]]  # a card the SET took, on the table again
+    sight = DeckSight()
+    t = feed(sight, played, state, [back] * STILL)
+    assert sight.shown == DeckSeen(12, 3, 12, again=(ALL[2],))
+    undone, _ = step(played, state, Undo(5 * S))  # the verdict taken back: the call waits
+    t = feed(sight, played, undone, [back] * STILL, t)
+    assert sight.shown == DeckSeen(12, 3, 12, again=(ALL[2],))  # through the call
+    judged, _ = step(played, undone, Verdict(False, 6 * S))  # INVALID: the cards go back
+    feed(sight, played, judged, [back] * STILL, t)
+    assert sight.shown == DeckSeen(12, 0, 12)
 
 
 def test_an_official_deal_shuffles_the_cards_taken_back():

@@ -20,11 +20,13 @@ from collections import Counter
 
 from referee.inbox import Seen
 from referee.outputs.captions import deck_notices
-from referee.rules import Phase, Settings, State
+from referee.rules import Calls, Phase, Settings, State
 from referee.units import NS_PER_S
 from referee.view import DeckSeen
 
 log = logging.getLogger(__name__)
+
+Faces = frozenset[tuple[int, int, int, int]]
 
 # How long the readings must agree before the screen says what they count: a hand passes
 # in a second or two, and three cards are dealt after a SET in a few; a dropped card lies
@@ -36,7 +38,7 @@ STILL = frozenset({Phase.OPEN, Phase.SUPER_JOIN, Phase.SUPER_COUNTDOWN})
 CALLS = frozenset({Phase.CALL, Phase.SUPER_CALL})
 
 
-def taken_faces(state: State) -> frozenset[tuple[int, int, int, int]]:
+def taken_faces(state: State) -> Faces:
     """The faces of the SETs taken in this deal that the camera saw go and read surely: a
     call judged valid keeps the cards the camera saw taken (the state's `seen`)."""
     faces: set[tuple[int, int, int, int]] = set()
@@ -48,13 +50,15 @@ def taken_faces(state: State) -> frozenset[tuple[int, int, int, int]]:
     return frozenset(faces)
 
 
-def counted(seen: Seen, settings: Settings, state: State) -> DeckSeen | None:
+def counted(
+    seen: Seen, settings: Settings, state: State, took: Faces | None = None
+) -> DeckSeen | None:
     """What one reading says of the deck; None, nothing: it has no card (a camera
-    covered, or looking away)."""
+    covered, or looking away). took: taken_faces(state), if known."""
     if not seen.cards:
         return None
     sure = Counter(card.face for card in seen.cards if card.sure)
-    took = taken_faces(state) if state.calls else frozenset()
+    took = taken_faces(state) if took is None else took
     return DeckSeen(
         table=len(seen.cards) if sure.total() == len(seen.cards) else None,
         taken=state.taken,
@@ -73,6 +77,9 @@ class DeckSight:
         self._latest: DeckSeen | None = None  # the last reading's, while cards lie still
         self._since: int | None = None  # the first of the readings equal to it in a row
         self._told: tuple[str, ...] = ()  # what the log was told is amiss, while it is
+        # taken_faces of the calls and deal it was last worked out for: a walk over the
+        # calls, done again only when they change (a Calls is never changed in place).
+        self._took: tuple[Calls, int, Faces] | None = None
 
     def reading(self, seen: Seen, settings: Settings, state: State) -> None:
         """A frame's reading (its time CLOCK_MONOTONIC, never older than the last), and the
@@ -82,7 +89,9 @@ class DeckSight:
             if state.phase not in CALLS:
                 self.shown = None  # the lobby, a game over: no deck in play
             return
-        now = counted(seen, settings, state)
+        if self._took is None or self._took[0] is not state.calls or self._took[1] != state.deal:
+            self._took = (state.calls, state.deal, taken_faces(state))
+        now = counted(seen, settings, state, self._took[2])
         if self._since is None or now != self._latest:
             self._latest, self._since = now, seen.t_ns
             return
