@@ -150,7 +150,7 @@ def hands(draw):
 
 
 @given(hands())
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_a_hand_over_the_table_never_makes_an_alarm(table):
     played, state, seen = table
     sight = DeckSight()
