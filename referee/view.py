@@ -10,6 +10,7 @@ from enum import StrEnum
 from .claim import Claim
 from .rules import Settings, State
 from .rules.engine import TABLE
+from .rules.settings import DECK
 
 
 class Severity(StrEnum):
@@ -66,14 +67,38 @@ class ClaimSeen:
 
 
 @dataclass(frozen=True)
+class DeckSeen:
+    """The deck counted by sight (docs/rules.md, "The deck counted by sight"): what the
+    camera read the same for a while, beside what the box counts."""
+
+    table: int | None  # the cards on the table, every one read surely; None: one unsure
+    taken: int  # the cards the SETs took, as the box counts them (of this deal)
+    box: int | None = None  # the cards on the table as the box counts them, where it deals
+    twice: tuple[tuple[int, int, int, int], ...] = ()  # faces read surely twice on it
+    again: tuple[tuple[int, int, int, int], ...] = ()  # faces on it that a SET seen took
+
+    @property
+    def deck(self) -> int | None:
+        """The cards left in the deck by sight; None when the table is not counted."""
+        return None if self.table is None else DECK - self.table - self.taken
+
+    @property
+    def amiss(self) -> bool:
+        """Something the table is to be told: counts that differ, or a face that cannot be."""
+        differ = self.table is not None and self.box is not None and self.table != self.box
+        return differ or (self.deck or 0) < 0 or bool(self.twice or self.again)
+
+
+@dataclass(frozen=True)
 class TableSeen:
     """What the camera sees on the table, in counts: the cards, those read surely, the
-    SETs among them; and the claim of the call being judged, once seen."""
+    SETs among them; the claim of the call being judged, once seen; the deck by sight."""
 
     cards: int
     sure: int
     sets: int
     claim: ClaimSeen | None = None
+    deck: DeckSeen | None = None
 
     @property
     def no_set(self) -> bool:

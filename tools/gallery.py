@@ -33,7 +33,7 @@ from referee.rules import (
     new_game,
     step,
 )
-from referee.view import ClaimSeen, Join, Notice, ReplayView, Severity, TableSeen, View
+from referee.view import ClaimSeen, DeckSeen, Join, Notice, ReplayView, Severity, TableSeen, View
 
 # A 3.5" SPI panel, a TV, and portrait: Touch Display 2, and a 480x800 DSI panel.
 SIZES = ((480, 320), (1280, 720), (720, 1280), (480, 800))
@@ -166,8 +166,9 @@ def views() -> dict[str, View]:
 
     midgame = _midgame(four).play(Press(3, at(40)))  # locked: the engine says why it ignores it
     out["scoreboard"] = midgame.view(41)
-    # A box with a microphone and a camera, which sees twelve cards read surely, no SET.
-    seen = TableSeen(cards=12, sure=12, sets=0)
+    # A box with a microphone and a camera, which sees twelve cards read surely, no SET:
+    # the deck by sight under the scores (docs/rules.md, "The deck counted by sight").
+    seen = TableSeen(cards=12, sure=12, sets=0, deck=DeckSeen(12, midgame.state.taken))
     out["scoreboard-camera"] = midgame.view(41, listening=True, watching=True, table=seen)
     # The hint asked twice with [camera] hint_where (docs/rules.md, "Is there a SET?").
     where = cards_seen([(0, 2, 1, 2), (1, 2, 1, 0), (2, 2, 1, 1)])
@@ -216,6 +217,10 @@ def views() -> dict[str, View]:
     solo = Table(Settings(rules=RuleSet.SOLO, players=1)).join(1)
     solo.play(Press(1, at(10)), Verdict(True, at(12)), Press(1, at(30)), Verdict(True, at(31)))
     out["solo"] = solo.view(38, source=KEYBOARD)
+    # The camera counts a card fewer on the table than the box deals: one fell.
+    dropped = DeckSeen(11, solo.state.taken, solo.state.table)
+    seen = TableSeen(cards=11, sure=11, sets=2, deck=dropped)
+    out["solo-camera"] = solo.view(38, watching=True, table=seen)
     out["solo-claim"] = solo.play(Super(at(40))).view(41, source=KEYBOARD)
     out["solo-over"] = solo.play(Verdict(False, at(42)), End(at(50))).view(51, source=KEYBOARD)
     calling = Table(Settings(rules=RuleSet.SOLO, players=1)).join(1)

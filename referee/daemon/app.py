@@ -346,7 +346,8 @@ class App:
             case LedgerNews():
                 pass  # the notices are read from the ledger for the next frame
             case Seen():
-                self.watching.seen(item, self.session.call_mono_ns)
+                game = (self.session.settings, self.session.state)
+                self.watching.seen(item, self.session.call_mono_ns, game)
             case Asked():
                 self.requests.take(item)
             case Finished(take=take):

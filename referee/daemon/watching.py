@@ -11,7 +11,8 @@ camera off nothing of it is imported and no process runs.
 A table may ask whether the layout read last holds a SET (`hint`, docs/rules.md, "Is there
 a SET?"): advice from the latest reading, never an input of the rules. A no-SET claim in
 solo or solitaire is checked from the reading at it (`check`): with `[camera] judge =
-"decide"`, the camera's verdict on it.
+"decide"`, the camera's verdict on it. Each reading also counts the deck by sight against
+the box's game (deck_seen.py).
 """
 
 import logging
@@ -22,10 +23,12 @@ from referee.claim import Claim, taken
 from referee.config import CameraConfig, CameraJudge
 from referee.inbox import Inbox, Seen
 from referee.outputs.captions import cards_seen
-from referee.rules import CameraVerdict, Card, Input
+from referee.rules import CameraVerdict, Card, Input, Settings, State
 from referee.rules import Seen as SeenTaken
 from referee.units import NS_PER_S
 from referee.view import ClaimSeen, TableSeen
+
+from .deck_seen import DeckSight
 
 if TYPE_CHECKING:
     from referee.camera.process import CameraProcess
@@ -59,6 +62,7 @@ class Watching:
         self._maybe: Claim | None = None  # a claim seen once: a hand may be passing
         self._claim: Claim | None = None  # a claim seen twice in a row
         self._entry: Input | None = None  # the claim's input, at its frame's time, to enter
+        self._deck = DeckSight()
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
@@ -70,23 +74,28 @@ class Watching:
         """The camera gives frames now: the screens show its mark."""
         return self._process is not None and self._process.watching
 
-    def seen(self, seen: Seen, call_ns: int | None) -> None:
+    def seen(
+        self, seen: Seen, call_ns: int | None, game: tuple[Settings, State] | None = None
+    ) -> None:
         """A frame's reading; one older than the last (a process started again) is not.
         call_ns: the first press of the call waiting for its verdict, if one does
-        (CLOCK_MONOTONIC, as the frames' times)."""
+        (CLOCK_MONOTONIC, as the frames' times). game: the box's, to count the deck by
+        sight against (deck_seen.py)."""
         if self._seen and seen.t_ns < self._seen[-1].t_ns:
             return
         self._seen.append(seen)
         while seen.t_ns - self._seen[0].t_ns > KEPT_NS:
             self._seen.popleft()
         self._follow(seen, call_ns)
+        if game is not None:
+            self._deck.reading(seen, *game)
         sure = sum(card.sure for card in seen.cards)
         claim = (
             None
             if self._claim is None
             else ClaimSeen(self._claim, self._judge is CameraJudge.PROPOSE)
         )
-        self._table = TableSeen(len(seen.cards), sure, len(seen.sets), claim)
+        self._table = TableSeen(len(seen.cards), sure, len(seen.sets), claim, self._deck.shown)
 
     def _follow(self, seen: Seen, call_ns: int | None) -> None:
         if call_ns is None:

@@ -24,7 +24,7 @@ from referee.rules import (
     solo_increment,
 )
 from referee.rules.effects import ms, seat
-from referee.view import CAM_MARK, MIC_MARK, ClaimSeen, View
+from referee.view import CAM_MARK, MIC_MARK, ClaimSeen, DeckSeen, Notice, Severity, View
 
 TENTH_NS = 100 * NS_PER_MS
 _KEY_NAMES = {
@@ -271,6 +271,48 @@ def table_seen(view: View) -> str | None:
     if table is None or not table.no_set:
         return None
     return f"no SET in these {table.cards}: deal three more"
+
+
+def camera_notices(view: View) -> tuple[Notice, ...]:
+    """What the camera tells the table beside the box's notices: the deck by sight amiss,
+    then the claim or the advice (table_seen), the short form before the cards."""
+    seen = table_seen(view)
+    advice = (Notice(seen, Severity.INFO, seen.partition(CARDS_SEEN)[0]),) if seen else ()
+    return (*deck_notices(None if view.table is None else view.table.deck), *advice)
+
+
+def deck_notices(deck: DeckSeen | None) -> tuple[Notice, ...]:
+    """What is amiss in the deck counted by sight (docs/rules.md, "The deck counted by
+    sight"), a notice each: asked, not told, since the camera sees the table and not how
+    it came to be so."""
+    if deck is None or not deck.amiss:
+        return ()
+    said = []
+    cards = f"{deck.table} card{'' if deck.table == 1 else 's'}"
+    if deck.table is not None and deck.box is not None and deck.table != deck.box:
+        why = "a card dropped, or a misdeal?" if deck.table < deck.box else "a misdeal?"
+        text = f"the camera counts {cards} on the table, the box {deck.box}: {why}"
+        said.append((text, f"the camera counts {cards}, the box {deck.box}"))
+    elif deck.deck is not None and deck.deck < 0:
+        counts = f"{cards} on the table, {deck.taken} taken"
+        text = f"the camera counts {counts}: more than a deck, two decks mixed?"
+        said.append((text, f"{counts}: two decks?"))
+    for face in deck.twice:
+        text = f"the camera sees {faces.words(face)} twice on the table: two decks mixed?"
+        said.append((text, "a card twice on the table"))
+    for face in deck.again:
+        text = f"the camera sees {faces.words(face)} on the table, taken in a SET: a misdeal?"
+        said.append((text, "a card taken is on the table"))
+    return tuple(Notice(text, Severity.WARNING, short) for text, short in said)
+
+
+def deck_by_sight(view: View) -> str | None:
+    """Where the box does not count the cards: the deck left by sight, "deck 54 by sight",
+    while the camera counts the table (the box's own count is `cards`)."""
+    deck = None if view.table is None else view.table.deck
+    if view.settings.book.counts_cards or deck is None or deck.deck is None or deck.deck < 0:
+        return None
+    return f"deck {deck.deck} by sight"
 
 
 CARDS_SEEN = " · "  # before the claim's cards: a small screen shows what comes before

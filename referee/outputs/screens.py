@@ -20,7 +20,7 @@ from referee.rules.engine import SOLO_HALF_LIFE_NS
 from referee.seats import Colour, label
 from referee.seats import colour as seat_colour
 from referee.units import NS_PER_S
-from referee.view import Join, Notice, Severity, View
+from referee.view import Join, Severity, View
 
 from . import captions, qr
 from .canvas import MIN_SIZE, WATCHED_SIZE, Align, Canvas, fit, font
@@ -276,9 +276,7 @@ class Screen:
     def notices(self, height: int) -> list[tuple[Colour, tuple[str, ...]]]:
         """The notices that fit (a quarter of the screen), the most severe first, each in
         full and shorter; the last one shown counts those left out."""
-        seen = captions.table_seen(self.view)
-        short = seen.partition(captions.CARDS_SEEN)[0] if seen else ""
-        given = (*self.view.notices, *([Notice(seen, Severity.INFO, short)] if seen else []))
+        given = (*self.view.notices, *captions.camera_notices(self.view))
         notices = sorted(given, key=lambda n: SEVERITY_ORDER.index(n.severity))
         room = max(1, int(height * NOTICES_SHARE // max(0.08 * height, self.lines_px(2))))
         lines = []
@@ -513,13 +511,13 @@ class Screen:
         return status
 
     def bottom_line(self, box: Rect, before: str = "") -> None:
-        """Under the scores: the bank, or the match's deal and dealer; after what the
-        tiles had no room for."""
-        said = (
-            f"bank {self.state.bank}" if self.view.settings.book.bank else captions.deal(self.view)
-        )
+        """Under the scores: the bank, or the match's deal and dealer, and the deck by
+        sight; after what the tiles had no room for."""
+        view = self.view
+        book = f"bank {self.state.bank}" if view.settings.book.bank else captions.deal(view)
+        said = "  ·  ".join(filter(None, [book, captions.deck_by_sight(view)]))
         full = "  ·  ".join(filter(None, [before, said]))
-        self.either(box, [full, said or ""], DIM)
+        self.either(box, list(dict.fromkeys([full, said, book or ""])), DIM)
 
     def solo(self, box: Rect) -> None:
         solo = self.state.solo

@@ -14,7 +14,7 @@ from typing import TextIO
 from referee.names import ELLIPSIS
 from referee.rules import Phase, sitting_out
 from referee.seats import Colour, colour, label
-from referee.view import Notice, Severity, View
+from referee.view import Severity, View
 
 from . import captions
 from .style import ATTENTION, DIM, ERROR, URGENT
@@ -101,7 +101,7 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
     # Four players a line at most, so that a row reads as one (and fits a narrow terminal).
     rows = [row[i : i + 4] for i in range(0, len(row), 4)] or [[("nobody has joined yet", PLAIN)]]
     lines += [(KEEP, r) for r in rows]
-    deal = (captions.deal(view), captions.cards(view))
+    deal = (captions.deal(view), captions.cards(view), captions.deck_by_sight(view))
     lines += [(DEAL, [(line, PLAIN)]) for line in deal if line]
     lines.append((BLANK, []))
     lines.append((KEEP, [(captions.headline(view).upper(), (None, True))]))
@@ -120,8 +120,7 @@ def _lines(view: View) -> list[tuple[int, list[Segment]]]:
         )
     lines += [(KEEP, [segment]) for segment in _details(view)]
     lines.append((BLANK, []))
-    seen = captions.table_seen(view)
-    for notice in (*view.notices, *([Notice(seen, Severity.INFO)] if seen else [])):
+    for notice in (*view.notices, *captions.camera_notices(view)):
         error = notice.severity is Severity.ERROR
         mark = "!!" if error else "!"
         said = (f"{mark} {notice.text}", (ERROR if error else ATTENTION, True))
