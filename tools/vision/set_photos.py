@@ -38,8 +38,9 @@ Looked at and left out: nicolashahn/set-solver's photos (no licence on its maste
 licence is only in an unmerged pull request by someone else); piratefsh/set-solver and
 tunabenson/SetCardRecognition (boards, no licence in any commit); pclewis's set2.jpg and
 set3.jpg (no camera in their EXIF, one 800 pixels wide: perhaps not the author's own
-photos) and crazy.jpg (cards lying on each other: no one face to label); and the other
-solvers' photos found without a licence.
+photos), crazy.jpg and pcl-bad-set3.jpg (cards lying on each other, washed out by a
+window: no sure face to label for some); and the other solvers' photos found without
+a licence.
 
 The cards' faces and places in the boards are in tools/vision/labels/ (written by hand,
 from the photos and the repositories' lists).
@@ -88,7 +89,7 @@ BOARDS = {
         tuple(
             f"resources/{name}.jpg"
             for name in (
-                "angle finger1 finger2 finger3 line overhead pcl-bad-set1 pcl-bad-set3"
+                "angle finger1 finger2 finger3 line overhead pcl-bad-set1"
                 " pcl-set1 pcl-set2 pleasework scramble set1 set4 shadow1 shadow2 shadow3"
                 " shadow4 shadow5 shadow6 test1 test2 test3 test4 test5 trick"
             ).split()
