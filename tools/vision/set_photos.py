@@ -88,11 +88,33 @@ BOARDS = {
         "Philip Lewis, Eclipse Public License 1.0 (its LICENSE and README.md)",
         tuple(
             f"resources/{name}.jpg"
-            for name in (
-                "angle finger1 finger2 finger3 line overhead pcl-bad-set1"
-                " pcl-set1 pcl-set2 pleasework scramble set1 set4 shadow1 shadow2 shadow3"
-                " shadow4 shadow5 shadow6 test1 test2 test3 test4 test5 trick"
-            ).split()
+            for name in [
+                "angle",
+                "finger1",
+                "finger2",
+                "finger3",
+                "line",
+                "overhead",
+                "pcl-bad-set1",
+                "pcl-set1",
+                "pcl-set2",
+                "pleasework",
+                "scramble",
+                "set1",
+                "set4",
+                "shadow1",
+                "shadow2",
+                "shadow3",
+                "shadow4",
+                "shadow5",
+                "shadow6",
+                "test1",
+                "test2",
+                "test3",
+                "test4",
+                "test5",
+                "trick",
+            ]
         ),
     ),
     "vimalloc": Boards(
@@ -102,7 +124,14 @@ BOARDS = {
         "Landon GB (Copyright (c) 2016 Landon), MIT License",
         tuple(
             f"test_pictures/{name}.jpg"
-            for name in "filter_cards1 filter_cards2 filter_cards3 filter_cards4 filter_cards5 set".split()
+            for name in [
+                "filter_cards1",
+                "filter_cards2",
+                "filter_cards3",
+                "filter_cards4",
+                "filter_cards5",
+                "set",
+            ]
         ),
     ),
     "errcw": Boards(
