@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
-from referee.vision.card import all_faces
+from referee.vision.card import Face, all_faces
 from referee.vision.layout import Layout, read_frame
 from tools.vision.render import Placed, Table, render_table
 
@@ -53,6 +53,39 @@ def test_a_table_of_twelve_is_read_whole_and_right():
         u.face for c, u in zip(layout.cards, under, strict=True) if c.sure
     ]
     assert sum(c.sure for c in layout.cards) >= 11
+
+
+def _foreshortened(seed: int, count: int, squash: float) -> tuple[np.ndarray, list[Face]]:
+    """A table seen from low down, the cards' long side pointing away: the frame squashed
+    along it by `squash`, so that a card looks about as wide as it is long, or wider (the
+    far row of pclewis/set-solver's angle.jpg, tools/vision/labels/pclewis)."""
+    table = _table(seed, count, top="cloth", light="day")
+    corners = table.cards[0].corners
+    sides = [corners[1] - corners[0], corners[2] - corners[1]]
+    along = max(sides, key=lambda v: float(np.hypot(*v)))
+    height, width = table.image.shape[:2]
+    size = (
+        (width, round(height * squash))
+        if abs(along[1]) > abs(along[0])
+        else (round(width * squash), height)
+    )
+    image = cv2.resize(table.image, size, interpolation=cv2.INTER_AREA)
+    return image, [p.face for p in table.cards]
+
+
+def test_a_card_foreshortened_to_a_square_is_found_and_read():
+    image, faces = _foreshortened(0, 6, 0.66)
+    layout = read_frame(image)
+    assert sorted(map(str, (c.face for c in layout.cards if c.sure))) == sorted(map(str, faces))
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(3, 12), st.floats(0.55, 0.8))
+def test_a_foreshortened_card_is_never_read_surely_wrong(seed, count, squash):
+    image, faces = _foreshortened(seed, count, squash)
+    layout = read_frame(image)
+    assert len(layout.cards) <= count
+    assert all(c.face in faces for c in layout.cards if c.sure)
 
 
 @SOME

@@ -6,8 +6,9 @@ image, and one a little lower for a white-ish table) keeps what is lighter than 
 and the edges (Canny, thickened) are cut out of it, which separates cards that touch and a
 card from a table as light as it. Each region's outline must be a convex quadrilateral
 (four corners once its rounded corners are smoothed), filled by the region, its sides in a
-card's proportion (89 x 57 mm, 1.56; seen at an angle, 1.2 to 3.2), its size like the
-other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
+card's proportion (89 x 57 mm, 1.56; seen at an angle, up to 3.2, or down to a square when
+its long side points away, and then its symbols tell which way it lies), its size like
+the other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
 quadrilateral (a hand over it), is kept as a card *partly seen* only when it holds a
 symbol's ink, and is never read surely.
 
@@ -26,8 +27,11 @@ WORK_PX = 960
 # The flat card: landscape, its symbols side by side, width x height.
 CARD_W, CARD_H = 132, 84
 CARD_RATIO = 89 / 57
-# Seen from a chair, not from above, a far card is foreshortened to twice its ratio.
-MIN_RATIO, MAX_RATIO = 1.2, 3.2
+# Seen from a chair, not from above, a far card is foreshortened to twice its ratio; or,
+# its long side receding, down to a square (the ratio is long over short: 1 at least).
+MIN_RATIO, MAX_RATIO = 1.0, 3.2
+# Below this a card's sides do not say which way it lies: its symbols do.
+SQUARISH = 1.2
 # A card is at least this share of the frame's short side across its short side: 21 cards
 # in a frame are some 1/6 of it each; 1/25 still leaves a symbol 3 px wide at WORK_PX.
 MIN_CARD_SHARE = 1 / 25
@@ -71,8 +75,12 @@ def find_cards(image: np.ndarray) -> list[Found]:
         if len(areas) >= 3 and not 0.4 * typical <= area <= 2.5 * typical:
             continue
         corners = quad / scale
-        found.append(Found(corners, warp(image, corners), True))
-    found = [f for f in found if looks_like_a_card(f.flat)]
+        ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
+        flats = [(c, flat) for c in ways if looks_like_a_card(flat := warp(image, c))]
+        if len(flats) == 1:
+            found.append(Found(*flats[0], True))
+        elif flats:  # square in the frame and its symbols stand either way: not read surely
+            found.append(Found(*flats[0], False, "seen too slanted"))
     if found:
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side

@@ -1,6 +1,7 @@
 """Prepare the real photos of SET cards that train and check the classifier.
 
-    .venv/bin/python -m tools.vision.set_photos --tomwhite GIT_DIR --ivankeller GIT_DIR [--out DIR]
+    .venv/bin/python -m tools.vision.set_photos --tomwhite GIT_DIR --ivankeller GIT_DIR \
+        [--pclewis GIT_DIR --vimalloc GIT_DIR --errcw GIT_DIR --peterjakubowski GIT_DIR] [--out DIR]
 
 Each GIT_DIR is a clone (or a bare mirror) of the repository below; the files are taken
 from the commit named, so that every run prepares the same photos. They are written under
@@ -19,9 +20,27 @@ labels written here (tools/vision/labels/).
   the GPL since), tests/resource/test_board.jpg: 12 cards of another deck on a wooden
   table, a Nexus 5 (2017): another deck, camera, table and person, never trained on.
 
+- pclewis/set-solver (Philip Lewis, Eclipse Public License 1.0), commit f3042b4, resources/:
+  boards of 3 to 12 cards of a third deck on a black table, a dark glass table and a
+  laptop's lid, from above and at a slant, under a lamp's shadows, with hands and a blur of
+  motion in view, and a card held in a hand; three phones (a Galaxy S5, a Galaxy Note 4
+  and a Google phone, 2015).
+- vimalloc/set-solver (Landon GB, MIT), commit a0032d6, test_pictures/: a fourth deck
+  (cream-white, a deep blue-purple) on a dark wooden table, among envelopes, torn paper
+  discs and printed labels that are not cards, some cards tilted; a Nexus 6P (2017).
+- errcw/set-solver (Eric Woroshow, MIT), commit 998431b, img/test/{a,b,c}.jpg: three boards
+  of 12 on a light wooden table, a Nexus 5X (2021); its d, e and f are over the mirror's
+  4 MiB and not taken.
+- peterjakubowski/SET-Card-Game-Solver (Peter Jakubowski, Apache License 2.0), commit
+  2b74472, images/sample/IMG_5254.JPG: 12 cards on a dark wooden table, an iPhone 7.
+
 Looked at and left out: nicolashahn/set-solver's photos (no licence on its master: the MIT
-licence is only in an unmerged pull request by someone else), and the other solvers'
-photos found without a licence.
+licence is only in an unmerged pull request by someone else); piratefsh/set-solver and
+tunabenson/SetCardRecognition (boards, no licence in any commit); pclewis's set2.jpg and
+set3.jpg (no camera in their EXIF, one 800 pixels wide: perhaps not the author's own
+photos), crazy.jpg and pcl-bad-set3.jpg (cards lying on each other, washed out by a
+window: no sure face to label for some); and the other solvers' photos found without
+a licence.
 
 The cards' faces and places in the boards are in tools/vision/labels/ (written by hand,
 from the photos and the repositories' lists).
@@ -30,6 +49,7 @@ from the photos and the repositories' lists).
 import argparse
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +67,88 @@ def prepared() -> Path:
 
 TOMWHITE = "bd047ece2f07e483f39fa41ba1170d9afd9a768c"
 IVANKELLER = "1795a8e"
+
+
+@dataclass(frozen=True)
+class Boards:
+    """A repository's board photos taken whole: which commit, which files, its licence."""
+
+    repo: str
+    commit: str
+    licence: str  # the licence file's path in the repository
+    says: str  # the licence and the author, written beside the photos
+    photos: tuple[str, ...]
+
+
+BOARDS = {
+    "pclewis": Boards(
+        "pclewis/set-solver",
+        "f3042b4ab9bfda2c472340dfc5d727994b6a86ec",
+        "LICENSE",
+        "Philip Lewis, Eclipse Public License 1.0 (its LICENSE and README.md)",
+        tuple(
+            f"resources/{name}.jpg"
+            for name in [
+                "angle",
+                "finger1",
+                "finger2",
+                "finger3",
+                "line",
+                "overhead",
+                "pcl-bad-set1",
+                "pcl-set1",
+                "pcl-set2",
+                "pleasework",
+                "scramble",
+                "set1",
+                "set4",
+                "shadow1",
+                "shadow2",
+                "shadow3",
+                "shadow4",
+                "shadow5",
+                "shadow6",
+                "test1",
+                "test2",
+                "test3",
+                "test4",
+                "test5",
+                "trick",
+            ]
+        ),
+    ),
+    "vimalloc": Boards(
+        "vimalloc/set-solver",
+        "a0032d6d5f01915d17c678ddc7ef37a80978530b",
+        "LICENSE",
+        "Landon GB (Copyright (c) 2016 Landon), MIT License",
+        tuple(
+            f"test_pictures/{name}.jpg"
+            for name in [
+                "filter_cards1",
+                "filter_cards2",
+                "filter_cards3",
+                "filter_cards4",
+                "filter_cards5",
+                "set",
+            ]
+        ),
+    ),
+    "errcw": Boards(
+        "errcw/set-solver",
+        "998431b486f77f4f24ee894151e085e350a05934",
+        "LICENSE",
+        "Eric Woroshow (Copyright (c) 2021 Eric Woroshow), MIT License",
+        ("img/test/a.jpg", "img/test/b.jpg", "img/test/c.jpg"),
+    ),
+    "peterjakubowski": Boards(
+        "peterjakubowski/SET-Card-Game-Solver",
+        "2b74472d2547419d1d489363f2e89f627af23c0d",
+        "LICENSE",
+        "Peter Jakubowski, Apache License 2.0",
+        ("images/sample/IMG_5254.JPG",),
+    ),
+}
 
 
 def _files(git_dir: Path, commit: str, prefix: str) -> list[tuple[str, str]]:
@@ -109,13 +211,41 @@ def prepare(tomwhite: Path | None, ivankeller: Path | None, out: Path) -> None:
         print(f"ivankeller/setgame: {n} files")
 
 
+def prepare_boards(name: str, git_dir: Path, out: Path) -> None:
+    """A source of BOARDS: its photos under OUT/NAME/boards (named by their file name, the
+    suffix made lower case), its licence and where they come from beside them."""
+    source = BOARDS[name]
+    wanted = set(source.photos)
+    n = 0
+    for path, blob in _files(git_dir, source.commit, "."):
+        if path in wanted:
+            target = Path(path).with_suffix(Path(path).suffix.lower()).name
+            n += _copy(git_dir, blob, out / name / "boards" / target)
+    licence = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "show", f"{source.commit}:{source.licence}"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    (out / name / "LICENSE").write_bytes(licence)
+    (out / name / "SOURCE.txt").write_text(
+        f"https://github.com/{source.repo} at commit {source.commit}\n{source.says}\n"
+        f"{chr(10).join(source.photos)}\n"
+    )
+    print(f"{source.repo}: {n} of {len(wanted)} photos")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tomwhite", type=Path, help="a clone of tomwhite/set-game (its .git)")
     parser.add_argument("--ivankeller", type=Path, help="a clone of ivankeller/setgame (its .git)")
+    for name, source in BOARDS.items():
+        parser.add_argument(f"--{name}", type=Path, help=f"a clone of {source.repo} (its .git)")
     parser.add_argument("--out", type=Path, default=BUILT)
     args = parser.parse_args()
     prepare(args.tomwhite, args.ivankeller, args.out)
+    for name in BOARDS:
+        if getattr(args, name) is not None:
+            prepare_boards(name, getattr(args, name), args.out)
 
 
 if __name__ == "__main__":
