@@ -153,8 +153,10 @@ def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(t
     folder.mkdir()
     show(folder, "table.jpg", no_set_table())
     out = io.BytesIO()
-    watch = Watch(str(folder), out)
-    assert 0 < watch.step() <= 0.5
+    # A still clock: the waits are the backoff's, whatever a frame took on a loaded machine
+    # (0.5 s is the period, and a frame read slower than that waits as long as it took).
+    watch = Watch(str(folder), out, clock=lambda: 0)
+    assert watch.step() == 0.5
     said = _lines(out)
     assert said[0] == {"status": f"camera {folder} watching", "ok": True}
     assert len(said[1]["cards"]) == 12 and said[1]["sets"] == []
