@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from referee.camera.sources import FolderSource
 from referee.config import CameraJudge
 from referee.rules import Judgement, Settings
-from referee.store.paths import phone_path
+from referee.store.paths import phone_path, pin_path
+from referee.store.pin import read_pin
 from referee.store.store import Store
 from referee.view import TableSeen
 from referee.web import photo_api
@@ -101,7 +102,6 @@ def test_a_claim_and_its_verdict_from_the_phones_photos(judge, tmp_path):
     game = tmp_path / "game.db"
     with Store.open(game) as opened:
         opened.new_game(Settings(players=2, pointout_ns=0), lobby=False)
-    from referee.store.paths import pin_path
     from referee.store.pin import ensure_pin
 
     ensure_pin(pin_path(game))
@@ -109,7 +109,6 @@ def test_a_claim_and_its_verdict_from_the_phones_photos(judge, tmp_path):
     try:
         from starlette.testclient import TestClient
 
-        from referee.store.pin import read_pin
         from referee.web.server import create_app
 
         with TestClient(create_app(game, pin_path(game))) as client:
@@ -174,9 +173,6 @@ def _raw(address, head: str, body: bytes = b"") -> socket.socket:
 
 
 def _login(address, store) -> str:
-    from referee.store.paths import pin_path
-    from referee.store.pin import read_pin
-
     pin = f'{{"pin": "{read_pin(pin_path(store))}"}}'
     sock = _raw(address, _head(address, "/api/login", "application/json", len(pin)), pin.encode())
     answer = sock.makefile("rb").read(4096).decode()
@@ -278,3 +274,41 @@ def test_the_folder_of_photos_stamps_a_frame_when_its_file_was_written(frames):
     os.utime(frames / "phone.jpg", ns=(written_ns + 1, written_ns + 1))
     plain = FolderSource(frames).read()
     assert plain is not None and plain.t_ns >= before
+
+
+# In a real browser: Debian's Chromium, never one downloaded (docs/web.md)
+
+
+def test_a_photo_taken_on_the_page_is_shown_as_the_box_reads_it_in_a_browser(
+    store, phone, browser, tmp_path
+):
+    """A photo larger than the box reads (a 4096-pixel table) is shrunk by the page, sent,
+    read, and drawn: twelve cards, the SET's three outlined once the table asked where."""
+    import cv2
+    import numpy as np
+
+    big = cv2.resize(cv2.imdecode(np.frombuffer(set_table(), np.uint8), 1), (4096, 3072))
+    path = tmp_path / "table.jpg"
+    assert cv2.imwrite(str(path), big, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    (host, port), stop = served(store)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"http://{host}:{port}/")
+        assert not page.locator("#photographing").is_visible()  # judges only
+        page.fill("#pin", read_pin(pin_path(store)))
+        page.click("#login")
+        page.set_input_files("#photo", str(path))
+        page.wait_for_selector("#photoed >> text=12 cards, 12 read surely", timeout=WAIT_S * 1000)
+        assert page.locator("#layout .tile").count() == 12
+        assert page.locator("#layout .tile.inset").count() == 0  # the table has not asked
+        sent = next(phone_path(store).glob("phone.*")).stat().st_size
+        assert sent < path.stat().st_size / 4  # shrunk to the box's 2048 pixels
+        page.click("#hint")
+        page.click("#hint")  # again within 5 s: where, on the screen and on the page
+        page.wait_for_selector("#layout .tile.inset >> nth=2", timeout=5000)
+        assert page.locator("#layout .tile.inset").count() == 3
+        label = page.locator("#layout .tile >> nth=0").get_attribute("aria-label")
+        assert label.split()[1] in ("red", "green", "purple")
+    finally:
+        page.close()
+        stop()
