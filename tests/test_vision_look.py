@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
+from referee.photo_header import PNG_SIGNATURE
 from referee.vision import decode
 from referee.vision.card import all_faces
-from referee.vision.header import PNG_SIGNATURE
 from tools.vision.render import render_table
 
 

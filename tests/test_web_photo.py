@@ -248,7 +248,7 @@ def test_a_header_is_judged_alike_mapped_or_read(tmp_path_factory, data, start):
     import mmap
 
     from referee.errors import PhotoFileError
-    from referee.vision.header import photo_size
+    from referee.photo_header import photo_size
 
     path = tmp_path_factory.mktemp("h") / "p"
     path.write_bytes(start + data)

@@ -17,8 +17,7 @@ import cv2
 import numpy as np
 
 from referee.errors import PhotoFileError
-
-from .header import JPEG_SOI, photo_size
+from referee.photo_header import JPEG_SOI, photo_size
 
 MAX_FILE_BYTES = 64 << 20
 # The decoded image's long side is brought within this (a card then some 200 px across in

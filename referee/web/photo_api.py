@@ -5,7 +5,7 @@ reads on the table, for the page.
 A photo is hostile until it is one: the PIN's session and the page's origin first, then
 its size (Content-Length, and what comes), streamed to a file a bounded buffer at a time,
 never whole in memory; its header checked as `referee look` checks a photo's
-(vision/header.py: a JPEG or a PNG whole to its end, its pixels within bounds), without
+(photo_header.py: a JPEG or a PNG whole to its end, its pixels within bounds), without
 decoding it (the page loads no OpenCV); only then does the daemon hear of it, and the file
 take the place of the last photo (a rename: the camera's process reads a whole file or
 the one before). One photo arrives at a time, and only where the disk keeps DISK_SPARE
@@ -32,8 +32,8 @@ from starlette.routing import Route
 from referee.errors import PhotoFileError
 from referee.faces import ATTRIBUTES
 from referee.inbox import PageRequest, Photo, Table
+from referee.photo_header import JPEG_SOI, photo_size
 from referee.store.paths import phone_path
-from referee.vision.header import JPEG_SOI, photo_size
 
 PHOTO_MAX = 16 << 20  # a phone's photo at full size is 2 to 12 MB; the page sends ~0.5 MB
 DISK_SPARE = 64 << 20  # left free beside a photo: the ledger's disk comes first

@@ -1,5 +1,5 @@
 """A photo's header read without decoding it: a JPEG or a PNG, whole to its last marker,
-and its width and height, checked against what can be read (decode.py decodes it after).
+and its width and height, checked against what can be read (vision/decode.py decodes it after).
 
 Neither OpenCV nor numpy: the page's process checks a phone's upload with it, within its
 own memory (docs/web.md, "Photo"). `data` is bytes or an mmap of the file: nothing is
