@@ -205,7 +205,9 @@ class Watching:
             from referee.camera.wire import PHONE
 
             command = [sys.executable, "-m", "referee.camera.watch", PHONE, str(folder)]
-            self._process = process.CameraProcess(str(folder), self._put, command=command)
+            self._process = process.CameraProcess(
+                str(folder), self._put, command=command, from_thread=True
+            )
             self._phones = True
             log.info("a phone's photo: the phones are the camera")
         elif self._process.source != str(folder):

@@ -42,7 +42,7 @@ ARRIVING = ".arriving"  # no image's suffix: the camera's folder source never re
 JPEG, PNG = "phone.jpg", "phone.png"
 TYPES = ("image/jpeg", "image/png")
 READ_S = 10.0  # the camera's process started at the first photo: a few seconds on a Pi
-ASK_EVERY_S = 0.2
+ASK_EVERY_S = 0.1  # the camera reads its folder twice a second
 SAME_READING_NS = 10_000_000  # the reading's time against the arrival: two clocks read
 
 
