@@ -9,7 +9,7 @@ import socket
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.camera.sources import FolderSource
@@ -153,6 +153,25 @@ def test_what_is_not_a_photo_is_refused_in_one_line(judge, store, data, headers,
     answer = photo(judge, data, headers)
     assert answer.status_code == status and said in answer.json()["error"]
     assert not (phone_path(store) / ARRIVING).exists()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.sampled_from([b"", b"\xff\xd8", b"\x89PNG\r\n\x1a\n"]),
+    st.binary(max_size=4000),
+    st.sampled_from(["image/jpeg", "image/png", "image/gif", "text/plain", ""]),
+)
+def test_whatever_is_sent_as_a_photo_is_refused_in_a_line_or_taken(judge, store, head, body, kind):
+    """No daemon runs: a photo that passes every check is 503 when the box is asked; the
+    rest are refused before, in one line; nothing is left behind either way."""
+    answer = photo(judge, head + body, {**SAME, "Content-Type": kind})
+    assert answer.status_code in (400, 415, 503), answer.text
+    said = answer.json()["error"]
+    assert "\n" not in said and len(said) < 200
+    left = list(phone_path(store).iterdir()) if phone_path(store).exists() else []
+    assert left == []
 
 
 def test_a_photo_needs_the_pin_and_the_pages_origin(client, judge, store):
