@@ -94,8 +94,10 @@ class PhotoApi:
             await self._ask(Photo())  # the daemon reads the phones' folder, or says why not
             await asyncio.to_thread(_in_place, arriving, self._folder / name, arrived_ns[1])
         finally:
-            self._arriving = False
-            await asyncio.to_thread(_gone, arriving)
+            try:  # gone before the next photo may arrive under its name
+                await asyncio.to_thread(_gone, arriving)
+            finally:
+                self._arriving = False
         return JSONResponse(_for_page(await self._reading(arrived_ns[0])))
 
     def _room(self) -> None:
@@ -120,10 +122,10 @@ class PhotoApi:
                     raise self._refused(413, f"a photo is at most {PHOTO_MAX >> 20} MB")
                 held += chunk
                 if len(held) >= BUFFER:
-                    await asyncio.to_thread(os.write, file, bytes(held))
+                    await asyncio.to_thread(_write, file, bytes(held))
                     held.clear()
             arrived = self._clock(), time.time_ns()
-            await asyncio.to_thread(os.write, file, bytes(held))
+            await asyncio.to_thread(_write, file, bytes(held))
         except ClientDisconnect:  # stopped before its end (guard.REQUEST_S)
             raise self._refused(400, "the photo stopped before its end") from None
         except OSError as err:
@@ -150,6 +152,12 @@ def _create(path: Path) -> int:
     # O_NOFOLLOW: a link put in its place is not followed; O_TRUNC: a photo cut off before.
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     return os.open(path, flags, 0o600)
+
+
+def _write(file: int, data: bytes) -> None:
+    with memoryview(data) as left:
+        while left:
+            left = left[os.write(file, left) :]
 
 
 def _checked(path: Path) -> str:
