@@ -14,6 +14,8 @@ the daemon's READ_S; one line back:
     {"op": "newgame"}                              a new game, as SUPER after the end
     {"op": "clips", "game": 3}                     delete the clips of a game's calls
     {"op": "hint"}    ->   {"ok": true, "said": "there is a SET"}: is there a SET?
+    {"op": "photo"}                                a phone's photo: the phones the camera
+    {"op": "table"}   ->   {"ok": true, "said": {...}}: what the camera reads on the table
 
 Each is one type of inbox.py's PageRequest, read here (`parse_request`) and written
 (`wire`). An error with `"trouble": true` is the box's (it stopped, the disk refused, it
@@ -29,7 +31,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .inbox import DeleteClips, FileRules, Hint, NameSeat, NewGame, PageRequest, SetRules
+from .inbox import (
+    DeleteClips,
+    FileRules,
+    Hint,
+    NameSeat,
+    NewGame,
+    PageRequest,
+    Photo,
+    SetRules,
+    Table,
+)
 from .names import check_name
 from .units import ID_MAX, MAX_SEATS
 
@@ -76,8 +88,14 @@ def parse_request(data: bytes) -> PageRequest:
             return FileRules()
         case "hint":
             return hint_request(rest)
+        case "photo":
+            _no_keys(rest)
+            return Photo()
+        case "table":
+            return table_request(rest)
     raise RequestError(
-        'unknown "op": the box knows "name", "rules", "filerules", "newgame", "clips" and "hint"'
+        'unknown "op": the box knows "name", "rules", "filerules", "newgame", "clips", "hint",'
+        ' "photo" and "table"'
     )
 
 
@@ -126,6 +144,12 @@ def hint_request(value: dict[str, Any]) -> Hint:
     """`{}`: a hint asks nothing else; or RequestError."""
     _no_keys(value)
     return Hint()
+
+
+def table_request(value: dict[str, Any]) -> Table:
+    """`{}`: what the camera sees asks nothing else; or RequestError."""
+    _no_keys(value)
+    return Table()
 
 
 def clips_request(value: dict[str, Any]) -> DeleteClips:

@@ -50,6 +50,9 @@ class LedgerNews:
     """The ledger's writer found storage trouble, or saw it end: the notices change."""
 
 
+Said = str | dict[str, object] | None  # an answer's words, or a JSON object
+
+
 class Reply(Protocol):
     """Where a request's answer goes back to (daemon/control_socket.py's Answer)."""
 
@@ -57,8 +60,9 @@ class Reply(Protocol):
         """The loop takes the request on: False when its asker gave up waiting."""
         ...
 
-    def give(self, error: str | None, *, trouble: bool = False, said: str | None = None) -> None:
-        """None: done, and what the box said of it if the asker is to read it (a hint);
+    def give(self, error: str | None, *, trouble: bool = False, said: Said = None) -> None:
+        """None: done, and what the box said of it if the asker is to read it (a hint's
+        words, what the camera sees as JSON);
         else why not, in one line, and whether it is the box's trouble rather than the
         request's fault (the first answer is the one sent)."""
         ...
@@ -137,7 +141,29 @@ class Hint:
         return "a hint"
 
 
-PageRequest = NameSeat | SetRules | FileRules | NewGame | DeleteClips | Hint
+@dataclass(frozen=True, slots=True)
+class Photo:
+    """A phone's photo of the table is in the phones' folder, or about to be: the phones
+    are the camera where the box has none (docs/web.md, "Photo")."""
+
+    op: ClassVar[str] = "photo"
+
+    def asked(self) -> str:
+        return "a phone's photo"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """What the camera reads on the table now, for the page: answered at once, nothing
+    kept."""
+
+    op: ClassVar[str] = "table"
+
+    def asked(self) -> str:
+        return "what the camera sees"
+
+
+PageRequest = NameSeat | SetRules | FileRules | NewGame | DeleteClips | Hint | Photo | Table
 
 
 @dataclass(frozen=True, slots=True)

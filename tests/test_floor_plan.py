@@ -18,7 +18,7 @@ from .conftest import ROOT
 LOW = {
     *("units", "names", "errors", "buttons", "view", "seats", "inbox", "control"),
     *("page_socket", "terminal_log", "framing", "rules", "config", "linux", "store", "history"),
-    *("faces", "claim"),
+    *("faces", "claim", "photo_header"),
 }
 TOP = {"__init__", "__main__", "cli"}  # the door: imports any part, each when it runs
 # Each wing, and the other wings it may import.

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
+from referee.photo_header import PNG_SIGNATURE
 from referee.vision import decode
 from referee.vision.card import all_faces
 from tools.vision.render import render_table
@@ -81,7 +82,7 @@ def test_a_jpeg_whose_header_claims_a_billion_pixels_is_refused_before_decoding(
 def test_a_large_png_is_refused_from_its_header(tmp_path, capsys):
     header = struct.pack(">IIBBBBB", 8000, 6000, 8, 2, 0, 0, 0)
     body = zlib.compress(b"\0" * 100)
-    png = decode.PNG_SIGNATURE + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", body)
+    png = PNG_SIGNATURE + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", body)
     (tmp_path / "big.png").write_bytes(png + _png_chunk(b"IEND", b""))
     assert "too large" in _refused(tmp_path / "big.png", capsys)
 
@@ -117,7 +118,7 @@ def test_a_jpeg_cut_anywhere_is_refused(tmp_path, capsys, cut):
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.binary(max_size=2000), st.sampled_from([b"", b"\xff\xd8", decode.PNG_SIGNATURE]))
+@given(st.binary(max_size=2000), st.sampled_from([b"", b"\xff\xd8", PNG_SIGNATURE]))
 def test_random_bytes_are_refused(tmp_path, capsys, noise, start):
     path = tmp_path / "noise.jpg"
     path.write_bytes(start + noise)

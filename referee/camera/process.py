@@ -52,9 +52,11 @@ class CameraProcess:
         *,
         restart_s: float | None = None,
         command: list[str] | None = None,
+        from_thread: bool = False,
     ) -> None:
         """command: the process's command line (the tests' hostile ones); by default
-        `python -m referee.camera.watch SOURCE`."""
+        `python -m referee.camera.watch SOURCE`. from_thread: started by the reader's
+        thread, not this one (the main loop, which a fork would hold for milliseconds)."""
         self.source = source
         self.command = command or [sys.executable, "-m", "referee.camera.watch", source]
         self.put = put
@@ -64,11 +66,15 @@ class CameraProcess:
         self._lock = threading.Lock()  # a process started or stopped, not both at once
         self._stopping = False
         self._stop = Stop()
-        # Started by the main thread, and again by the reader, which lives as long as the
-        # daemon: the process's death signal is bound to the thread that started it.
+        # Started by the main thread (or the reader: from_thread), and again by the reader,
+        # which lives as long as the daemon: the process's death signal is bound to the
+        # thread that started it.
         self.process: subprocess.Popen[bytes] | None = None
-        self._try_start()
-        self._reader = threading.Thread(target=self._run, name="camera", daemon=True)
+        if not from_thread:
+            self._try_start()
+        self._reader = threading.Thread(
+            target=self._run, args=(from_thread,), name="camera", daemon=True
+        )
         self._reader.start()
 
     def _try_start(self) -> "subprocess.Popen[bytes] | None":
@@ -90,8 +96,9 @@ class CameraProcess:
         log.info("camera %s: read by process %d", self.source, process.pid)
         return process
 
-    def _run(self) -> None:
-        process = self.process
+    def _run(self, start: bool) -> None:
+        with self._lock:
+            process = self._try_start() if start and not self._stopping else self.process
         while True:
             if process is None:  # it could not be started
                 delay = self._backoff.after()

@@ -11,6 +11,10 @@ link, FIFO or device), each read as `referee look` reads a photo (non-blocking, 
 checked first, a damaged, half-written or huge file refused); a file refused is skipped
 with one line in the log, and read again only once it changed (a half-written one
 finished).
+
+The phones' photos (docs/web.md, "Photo") are such a folder, where a frame's time is when
+its file was written (`arrived`): the page writes it as the photo arrives, and a phone's
+clock is not trusted.
 """
 
 import importlib
@@ -62,10 +66,11 @@ class Source(Protocol):
 
 
 class FolderSource:
-    """The newest image file in a folder."""
+    """The newest image file in a folder; `arrived`: each frame stamped with the time its
+    file was last written, not when it is read."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, *, arrived: bool = False) -> None:
+        self.folder, self.arrived = folder, arrived
         self.name = str(folder)
         if not folder.is_dir():
             raise SourceLost(f"{folder}: no such folder")
@@ -86,7 +91,10 @@ class FolderSource:
                 self._refused = newest[0]
             return None
         self._refused = None
-        return Frame(bounded(image), time.monotonic_ns())
+        now_ns = time.monotonic_ns()
+        if self.arrived:  # the file's time is the wall clock's: as long ago on this one
+            now_ns -= max(0, time.time_ns() - newest[3])
+        return Frame(bounded(image), now_ns)
 
     def _newest(self) -> tuple[str, int, int, int] | None:
         """The newest image file's name, inode, size and modification time."""

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import BinaryIO
 
 import cv2
@@ -24,8 +25,8 @@ from referee.linux.children import Backoff, die_with_parent
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
 
-from .sources import Source, SourceLost, open_source
-from .wire import reading_line, status_line
+from .sources import FolderSource, Source, SourceLost, open_source
+from .wire import PHONE, reading_line, status_line
 
 log = logging.getLogger(__name__)
 
@@ -121,17 +122,25 @@ class Watch:
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     args = sys.argv[1:] if argv is None else argv
+    opener: Callable[[str], Source] = open_source
+    if args[:1] == [PHONE]:  # the phones' photos: stamped when they arrived
+        args = args[1:]
+        opener = _phones
     if len(args) != 1:
-        sys.stderr.write("usage: python -m referee.camera.watch SOURCE\n")
+        sys.stderr.write(f"usage: python -m referee.camera.watch [{PHONE}] SOURCE\n")
         return 2
     logging.basicConfig(level=logging.INFO, format="referee camera: %(message)s")
     os.nice(NICE)
     cv2.setNumThreads(1)
     try:
-        Watch(args[0], sys.stdout.buffer).run()
+        Watch(args[0], sys.stdout.buffer, opener=opener).run()
     except (BrokenPipeError, KeyboardInterrupt):  # the daemon stopped reading: its end
         return 0
     return 0
+
+
+def _phones(folder: str) -> Source:
+    return FolderSource(Path(folder), arrived=True)
 
 
 if __name__ == "__main__":

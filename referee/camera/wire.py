@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from referee.inbox import Seen, SeenCard, SourceStatus
 
 CAMERA = "camera"  # the source its SourceStatus names
+PHONE = "--phone"  # on its command line: SOURCE is the phones' photos' folder (watch.py)
 MAX_LINE = 16_384  # 81 cards, the whole deck, take some 3 kB
 MAX_CARDS = 81
 MAX_STATUS = 300  # characters of a status's text

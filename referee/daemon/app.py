@@ -190,6 +190,7 @@ class App:
                 self.troubles,
                 self.listening.clip_store,
                 self.hint,
+                self.watching,
                 clock,
             )
             opened.callback(self._save_what_waits)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.control import ANSWER_S, REQUEST_MAX, RequestError, parse_request, socket_address
-from referee.inbox import Asked, Inbox
+from referee.inbox import Asked, Inbox, Said, Table
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +52,14 @@ class Answer:
         self._dropped = False
         self._error: str | None = None
         self._trouble = False
-        self._said: str | None = None
+        self._said: Said = None
 
     def take(self) -> bool:
         with self._lock:
             self._taken = not self._dropped
             return self._taken
 
-    def give(self, error: str | None, *, trouble: bool = False, said: str | None = None) -> None:
+    def give(self, error: str | None, *, trouble: bool = False, said: Said = None) -> None:
         with self._lock:
             if not self._given.is_set():
                 self._error, self._trouble, self._said = error, trouble, said
@@ -154,7 +154,10 @@ class ControlSocket:
             log.info("%s asked, and was told: %s", _peer(conn), refused)
             _send(conn, {"error": refused, "trouble": True})
             return
-        log.info("%s asks: %s", _peer(conn), request.asked())
+        # What the camera sees is asked ten times a second while a photo is read: not a
+        # line each in the journal.
+        said = log.debug if isinstance(request, Table) else log.info
+        said("%s asks: %s", _peer(conn), request.asked())
         self._inbox.put(Asked(request, answer))
         try:
             _send(conn, answer.wait(self._answer_s))

@@ -14,15 +14,29 @@ from typing import TYPE_CHECKING
 
 from referee.config import ConfigError, NextRules, with_phone
 from referee.errors import StoreError
-from referee.inbox import Asked, DeleteClips, FileRules, Hint, NameSeat, NewGame, Reply, SetRules
+from referee.inbox import (
+    Asked,
+    DeleteClips,
+    FileRules,
+    Hint,
+    NameSeat,
+    NewGame,
+    Photo,
+    Reply,
+    SetRules,
+    Table,
+)
 from referee.rules import Phase, Settings, settings_changes
 from referee.store.ledger import Change
+from referee.store.paths import phone_path
 from referee.store.store import Store
 
 from .session import Session
 
 if TYPE_CHECKING:
     from referee.audio.clips import ClipStore
+
+    from .watching import Watching
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +59,8 @@ def rules_at_start(file: Settings, store: Store) -> tuple[NextRules, str | None]
 class Requests:
     """The page's writes on the loop's session. `messages` and `troubles` are the loop's:
     what the screens say. `clips`: the clips beside the store, when a phone deletes them;
-    `hint`: the camera's answer to "is there a SET?" asked at a time (monotonic), shown."""
+    `hint`: the camera's answer to "is there a SET?" asked at a time (monotonic), shown;
+    `camera`: the camera's work, which a phone's photo and the page's look at it ask."""
 
     def __init__(
         self,
@@ -55,12 +70,14 @@ class Requests:
         troubles: dict[tuple[str, str], str],
         clips: Callable[[], "ClipStore"],
         hint: Callable[[int], str],
+        camera: "Watching",
         clock: Callable[[], int],
     ) -> None:
         self.session = session
         self.next_rules = next_rules
         self._messages, self._troubles = messages, troubles
         self._clips, self._hint, self._clock = clips, hint, clock
+        self._camera = camera
         self._shown: list[Change] = []  # the page's changes, to the ledger once shown
 
     def take(self, asked: Asked) -> None:
@@ -75,6 +92,12 @@ class Requests:
                 self.delete_clips(request, reply)
             case Asked(request=Hint(), reply=reply):
                 self.hint(reply)
+            case Asked(request=Photo(), reply=reply):
+                if reply.take():  # the phones the camera, or why not; nothing kept
+                    reply.give(self._camera.phone(phone_path(self.session.store.path)))
+            case Asked(request=Table(), reply=reply):
+                if reply.take():
+                    reply.give(None, said=self._camera.table(self._clock()))
 
     def name_seat(self, request: NameSeat, reply: Reply) -> None:
         """The page names a seat: shown at once, kept once shown (keep_changes)."""

@@ -13,10 +13,17 @@ a SET?"): advice from the latest reading, never an input of the rules. A no-SET 
 solo or solitaire is checked from the reading at it (`check`): with `[camera] judge =
 "decide"`, the camera's verdict on it. Each reading also counts the deck by sight against
 the box's game (deck_seen.py).
+
+Where the box has no camera of its own (`source = "off"`), the phones' photos are its
+camera (`phone`, docs/web.md, "Photo"): the camera's process is started on their folder at
+the first, so that OpenCV's memory is spent only once a phone is used. The page asks what
+the camera reads (`table`): the latest reading, and the hint asked of it.
 """
 
 import logging
+import sys
 from collections import deque
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.claim import Claim, taken
@@ -63,6 +70,10 @@ class Watching:
         self._claim: Claim | None = None  # a claim seen twice in a row
         self._entry: Input | None = None  # the claim's input, at its frame's time, to enter
         self._deck = DeckSight()
+        self._put = inbox.put
+        self._phones = False  # the camera's process reads the phones' photos
+        # The hint asked of the latest reading: its time, the words, whether they said where.
+        self._asked: tuple[int, str, bool] | None = None
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
@@ -132,6 +143,12 @@ class Watching:
         hint_where, where it is. t_ns: when it was asked (CLOCK_MONOTONIC)."""
         again = self._hinted_ns is not None and t_ns - self._hinted_ns <= HINT_AGAIN_NS
         self._hinted_ns = t_ns
+        said = self._hint(again)
+        if self.watching and self._seen:  # for the page: what was said of that reading
+            self._asked = (self._seen[-1].t_ns, said, again and self._where)
+        return said
+
+    def _hint(self, again: bool) -> str:
         if not self.watching:
             return "no camera watches the table: no hint"
         if not self._seen or not self._seen[-1].cards:
@@ -186,6 +203,47 @@ class Watching:
     def view(self) -> TableSeen | None:
         """What the camera sees, while it watches."""
         return self._table if self.watching else None
+
+    def phone(self, folder: Path) -> str | None:
+        """A phone's photo is coming to `folder` (paths.phone_path): where the box has no
+        camera of its own, the phones' photos are its camera, read by the camera's process
+        started now if it is not yet; else why not, in a line (two views of the table, read
+        by turns, would make cards seem taken)."""
+        if self._process is None:
+            from referee.camera import process
+            from referee.camera.wire import PHONE
+
+            command = [sys.executable, "-m", "referee.camera.watch", PHONE, str(folder)]
+            self._process = process.CameraProcess(
+                str(folder), self._put, command=command, from_thread=True
+            )
+            self._phones = True
+            log.info("a phone's photo: the phones are the camera")
+        elif self._process.source != str(folder):
+            return (
+                "the box reads the table with its own camera ([camera] source ="
+                f' "{self._process.source}"): a phone\'s photo is not read'
+            )
+        return None
+
+    def table(self, now_ns: int) -> dict[str, object]:
+        """What the camera read last, for the page (docs/web.md, "Photo"): whose camera,
+        when (CLOCK_MONOTONIC) and how long ago (ms), its cards as the wire has them ([N,
+        C, S, P, SURE]), and the hint asked of it, with its SET where it said where."""
+        seen = self._seen[-1] if self._seen and self._process is not None else None
+        asked = self._asked
+        if seen is None or (asked is not None and asked[0] != seen.t_ns):
+            asked = None  # said of an older reading
+        where = seen is not None and asked is not None and asked[2] and seen.sets
+        return {
+            "camera": None if self._process is None else "phone" if self._phones else "box",
+            "watching": self.watching,
+            "t_ns": None if seen is None else seen.t_ns,
+            "age_ms": None if seen is None else max(0, now_ns - seen.t_ns) // 1_000_000,
+            "cards": [] if seen is None else [[*c.face, int(c.sure)] for c in seen.cards],
+            "hint": None if asked is None else asked[1],
+            "set": list(seen.sets[0]) if seen is not None and where else None,
+        }
 
     @property
     def pid(self) -> int | None:

@@ -12,6 +12,7 @@ user's data folder; or whatever `--store` or `[store] path` names. Beside a stor
     referee.summaries                the page's cache of the games (history/cache.py), with
                                      its own -wal and -shm
     clips/                           each call's clip, a WAV and a JSON (audio/clips.py)
+    referee.phone/                   the phones' latest photo of the table (web/photo_api.py)
 
 and in the first of rescue.places(store) (the store's folder when it is its owner's alone,
 else /run/referee or /run/user/UID, in RAM):
@@ -72,6 +73,12 @@ def socket_path(store: Path) -> Path:
 def mark_path(store: Path) -> Path:
     """The page's mark (referee.db: referee.page)."""
     return store.with_suffix(".page")
+
+
+def phone_path(store: Path) -> Path:
+    """The folder of the phones' photos (referee.db: referee.phone), which the page writes
+    and the camera's process reads where the box has no camera of its own."""
+    return store.with_suffix(".phone")
 
 
 def summaries_path(store: Path) -> Path:

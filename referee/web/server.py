@@ -50,6 +50,7 @@ from .follow import Follower, Snapshot, read_players
 from .guard import Guard, client_of
 from .history_api import HistoryApi
 from .login import SESSION_NS, Judges, Turns, Waited
+from .photo_api import PhotoApi
 from .settings_api import check_change, read_rules
 from .worker import Worker
 
@@ -161,16 +162,20 @@ def create_app(
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
-    async def tell(asked: PageRequest) -> str | None:
-        """Ask the daemon, and return once it is done with what it said, if anything: 409
-        when the table cannot take it now, 503 when the box cannot (or no daemon answers)."""
+    async def answer(asked: PageRequest) -> dict[str, Any]:
+        """Ask the daemon, and return its answer once it is done: 409 when the table cannot
+        take it now, 503 when the box cannot (or no daemon answers)."""
         try:
-            answer = await ask(socket_path(store), wire(asked), ASK_S)
+            answered = await ask(socket_path(store), wire(asked), ASK_S)
         except NotRunning as err:
             raise Refused(503, str(err)) from None
-        if (error := answer.get("error")) is not None:
-            raise Refused(503 if answer.get("trouble") else 409, str(error))
-        said = answer.get("said")
+        if (error := answered.get("error")) is not None:
+            raise Refused(503 if answered.get("trouble") else 409, str(error))
+        return answered
+
+    async def tell(asked: PageRequest) -> str | None:
+        """Ask the daemon, and return once it is done with what it said, if anything."""
+        said = (await answer(asked)).get("said")
         return None if said is None else str(said)
 
     async def daemon(asked: PageRequest) -> Response:
@@ -228,6 +233,7 @@ def create_app(
     async def asset(request: Request) -> Response:
         return page.response(request.path_params.get("name", "index.html"))
 
+    photo = PhotoApi(store, lambda request: _session(request, judges), answer, clock, Refused)
     app = Starlette(
         routes=[
             Route("/", asset, methods=["GET"]),
@@ -245,6 +251,7 @@ def create_app(
             *history.routes,
             Route("/api/clips/delete", delete_clips, methods=["POST"]),
             *clips.routes,
+            *photo.routes,
             Route("/{name}", asset, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _refusal, Exception: _failure},
