@@ -169,7 +169,8 @@ class App:
                 self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
-            self.watching = Watching(options.config.camera, self.inbox)
+            camera = options.config.camera
+            self.watching = Watching(camera, self.inbox, self.listening.clip_store())
             opened.callback(self.watching.close)
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
@@ -271,6 +272,7 @@ class App:
                 outcomes += self.check_claim(self.session.claim_mono_ns)
         if decisions:
             self.listening.presses(self.session)
+            self.watching.snap(self.session)
         horizon = self.arbiter.horizon(watermark)
         if (seen := self.watching.entry(horizon, self.session.call_mono_ns)) is not None:
             outcomes += self.session.camera(seen)

@@ -12,6 +12,9 @@ A table may ask whether the layout read last holds a SET (`hint`, docs/rules.md,
 a SET?"): advice from the latest reading, never an input of the rules. A no-SET claim in
 solo or solitaire is checked from the reading at it (`check`): with `[camera] judge =
 "decide"`, the camera's verdict on it.
+
+At each call's first press the camera's process is told to write the call's snapshot
+beside its clip (`snap`; camera/snapshot.py), while clips may be kept.
 """
 
 import logging
@@ -28,7 +31,10 @@ from referee.units import NS_PER_S
 from referee.view import ClaimSeen, TableSeen
 
 if TYPE_CHECKING:
+    from referee.audio.clips import ClipStore
     from referee.camera.process import CameraProcess
+
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +54,13 @@ class Watching:
     """The camera's process while [camera] source is not off, its latest reading, and
     the claim of the call being judged."""
 
-    def __init__(self, camera: CameraConfig, inbox: Inbox) -> None:
+    def __init__(
+        self, camera: CameraConfig, inbox: Inbox, clips: "ClipStore | None" = None
+    ) -> None:
+        """clips: where each call's snapshot is written, in their budget (none if 0)."""
         self._process: CameraProcess | None = None
+        self._snapshots = False  # the camera's process writes them
+        self._snapped: set[tuple[int, int]] = set()  # (game, call): asked, this game's
         self._judge, self._where = camera.judge, camera.hint_where
         self._hinted_ns: int | None = None  # when a hint was last asked
         self._seen: deque[Seen] = deque()  # the last KEPT_NS of readings, oldest first
@@ -63,7 +74,11 @@ class Watching:
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
 
-            self._process = process.CameraProcess(camera.source, inbox.put)
+            snapshots = None
+            if clips is not None and clips.max_bytes > 0:
+                snapshots = (clips.folder, clips.max_bytes)
+                self._snapshots = True
+            self._process = process.CameraProcess(camera.source, inbox.put, snapshots=snapshots)
 
     @property
     def watching(self) -> bool:
@@ -115,6 +130,22 @@ class Watching:
             self._entry = CameraVerdict(claim.verdict, seen.t_ns, cards)
         else:
             self._entry = SeenTaken(cards, seen.t_ns)
+
+    def snap(self, session: "Session") -> None:
+        """The snapshot of the call under way asked of the camera's process, once a call
+        (an UNDO that brings it back asks for none: the camera has moved on since)."""
+        call = session.state.pending
+        if self._process is None or call is None or not self._snapshots:
+            return
+        game = session.ledger.game_id
+        if (game, call.first_ns) in self._snapped:
+            return
+        if any(g != game for g, _ in self._snapped):
+            self._snapped.clear()
+        self._snapped.add((game, call.first_ns))
+        from referee.audio.clips import clip_name
+
+        self._process.snap(clip_name(game, call.first_ns), session.mono_ns(call.first_ns))
 
     def hint(self, t_ns: int) -> str:
         """Whether the layout read last holds a SET, in words for the table. A SET among
