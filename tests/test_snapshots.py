@@ -18,15 +18,19 @@ from referee.audio.clips import SNAPSHOT, SNAPSHOT_MAX, ClipStore, Damaged, Snap
 from referee.camera import snapshot
 from referee.camera.snapshot import AFTER_NS, SIDE_PX, Snapshots
 from referee.rules import Settings
-from referee.store.paths import clips_folder
+from referee.store.paths import clips_folder, pin_path
+from referee.store.pin import read_pin
 from referee.store.store import Store
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
+from referee.web.snapshots_api import SnapshotsApi
+from referee.web.worker import Worker
 
 from .camera_frames import WAIT_S, no_set_table, set_table, show
-from .conftest import SAME
+from .conftest import ROOT, SAME
 from .daemon import Daemon
-from .test_web_clips import room_clip
+from .test_web import served
+from .test_web_clips import clips_store, open_game, room_clip
 
 NAME = clip_name(3, 12_300_000_000)
 JPEG = b"\xff\xd8\xff\xe0" + b"\0" * 100 + b"\xff\xd9"  # begins and ends as a JPEG does
@@ -329,3 +333,46 @@ def test_with_the_camera_off_nothing_is_asked_nor_written(game):
     finally:
         daemon.stop()
     assert not clips_folder(game).exists()
+
+
+def test_every_snapshots_route_is_in_the_contract(tmp_path):
+    contract = (ROOT / "docs" / "web.md").read_text()
+    api = SnapshotsApi(tmp_path / "referee.db", Worker(), lambda request: True)
+    for route in api.routes:
+        assert f"`GET {route.path.replace('{file}', '{name}.jpg')}`" in contract, route.path
+
+
+# In a real browser (marked slow: `make test-slow`)
+
+
+def test_a_judge_alone_sees_a_calls_snapshot_in_a_browser_and_deletes_it_with_the_clips(
+    tmp_path, browser
+):
+    path = tmp_path / "referee.db"
+    kept = clips_store(path)  # game 1: calls at 4 s and 9 s, each with its clip
+    image = cv2.imdecode(np.frombuffer(set_table(), np.uint8), cv2.IMREAD_COLOR)
+    clips = ClipStore(clips_folder(path), max_bytes=10**9)
+    snaps = Snapshots(clips)
+    snaps.frame(NS_PER_S, image)
+    snaps.told(f"snap {kept[0].clip.name} {NS_PER_S}".encode())
+    daemon = Daemon(path)
+    address, stop = served(path)
+    page = browser.new_page()
+    try:
+        open_game(page, address, 390, 844)
+        assert page.locator(".snapshot").count() == 0  # no PIN: nothing of it
+        page.fill("#pin", read_pin(pin_path(path)))
+        page.click("#login")
+        page.wait_for_function(
+            "() => document.querySelector('.snapshot img')?.naturalWidth === 800", timeout=5000
+        )
+        assert page.locator(".event, #events > li").nth(0).locator(".snapshot").count() == 1
+        page.click("#delete-clips >> text=Delete this game's clips and snapshots")
+        page.click("#delete-clips >> text=Delete 2 clips and 1 snapshot: tap again")
+        page.wait_for_selector("#clips-said >> text=the clips of game 1 are deleted")
+        assert page.locator(".snapshot").count() == 0 and not any(clips.folder.iterdir())
+        page.click("#logout")
+    finally:
+        page.close()  # its event stream, before the server stops
+        stop()
+        daemon.stop()
