@@ -376,3 +376,22 @@ def test_a_judge_alone_sees_a_calls_snapshot_in_a_browser_and_deletes_it_with_th
         page.close()  # its event stream, before the server stops
         stop()
         daemon.stop()
+
+
+def test_referee_clips_lists_the_snapshots_and_deletes_them(tmp_path, capsys):
+    from referee.cli import main
+
+    store = tmp_path / "referee.db"
+    clips = ClipStore(clips_folder(store), max_bytes=10**9)
+    clips.save_snapshot(clip_name(1, 65_250_000_000), JPEG)
+    (clips.folder / f"{clip_name(2, 3 * NS_PER_S)}{SNAPSHOT}").write_bytes(b"no JPEG")
+    assert main(["clips", "--store", str(store)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"game 1, call at 1:05.2: {clip_name(1, 65_250_000_000)}.jpg, snapshot of the table:"
+        f" {len(JPEG)} bytes",
+        f"game 2, call at 0:03.0: {clip_name(2, 3 * NS_PER_S)}.jpg, snapshot of the table:"
+        " damaged, not a whole JPEG (cut short?)",
+    ]
+    assert main(["clips", "--store", str(store), "--delete", "--game", "2"]) == 0
+    assert main(["clips", "--store", str(store), "--delete", "--all"]) == 0
+    assert not any(clips.folder.iterdir())
