@@ -55,7 +55,9 @@ class Snapshots:
         scale = SIDE_PX / max(height, width)
         if scale < 1:
             size = (round(width * scale), round(height * scale))
-            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+            # Linear: some 2 ms a frame here, 1 % of its reading; INTER_AREA took 15 ms
+            # (bench/snapshot.py), for a picture a judge sees no better.
+            image = cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
         else:
             image = image.copy()  # the source may reuse its buffer
         self._frames.append((t_ns, image))
