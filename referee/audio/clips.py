@@ -437,7 +437,8 @@ class ClipStore:
             # The JSON first, as _remove.
             if self._unlink(meta) and self._unlink(sound) and self._unlink(snapshot):
                 total -= bytes_of[oldest]
-                log.info("call %s deleted: the clips may take %d bytes", oldest, self.max_bytes)
+                said = sound if oldest + META in sizes else snapshot
+                log.info("clip %s deleted: the clips may take %d bytes", said, self.max_bytes)
 
     def _unlink(self, path: Path) -> bool:
         """Whether the path is gone (or was not there); what cannot go is said in the log."""
