@@ -324,6 +324,20 @@ def test_the_daemon_has_the_camera_write_the_table_at_a_calls_first_press(game, 
     assert sum(card.sure for card in layout.cards) == 12 and len(layout.sets) == 3
 
 
+def test_a_call_resumed_from_an_earlier_run_gets_no_snapshot_of_the_table_now(store, frames):
+    """The store fixture's game: P2 called before the box started again."""
+    daemon = Daemon(store, camera=str(frames))
+    try:
+        show(frames, "1.jpg", set_table(), mtime_ns=10**18 + 1)
+        daemon.wait_for(lambda: daemon.app.watching.view() is not None, "the table read", WAIT_S)
+        daemon.press("P4")  # joins the call P2 opened in the earlier run
+        daemon.wait_for(lambda: len(daemon.app.session.state.pending.presses) == 2, "P4's press")
+        asked = daemon.app.watching._snapped
+    finally:
+        daemon.stop()
+    assert not asked and not clips_folder(store).exists()
+
+
 def test_with_the_camera_off_nothing_is_asked_nor_written(game):
     daemon = Daemon(game, players=2)
     try:

@@ -169,8 +169,8 @@ class App:
                 self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
-            camera = options.config.camera
-            self.watching = Watching(camera, self.inbox, self.listening.clip_store())
+            clips = self.listening.clip_store()
+            self.watching = Watching(options.config.camera, self.inbox, clips, started_ns)
             opened.callback(self.watching.close)
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)

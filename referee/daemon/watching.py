@@ -55,11 +55,18 @@ class Watching:
     the claim of the call being judged."""
 
     def __init__(
-        self, camera: CameraConfig, inbox: Inbox, clips: "ClipStore | None" = None
+        self,
+        camera: CameraConfig,
+        inbox: Inbox,
+        clips: "ClipStore | None" = None,
+        started_ns: int = 0,
     ) -> None:
-        """clips: where each call's snapshot is written, in their budget (none if 0)."""
+        """clips: where each call's snapshot is written, in their budget (none if 0);
+        started_ns: when the daemon started (CLOCK_MONOTONIC), where a resumed game's
+        last input lies: a call pressed before has its snapshot from then, or none."""
         self._process: CameraProcess | None = None
         self._snapshots = False  # the camera's process writes them
+        self._started_ns = started_ns
         self._snapped: set[tuple[int, int]] = set()  # (game, call): asked, this game's
         self._judge, self._where = camera.judge, camera.hint_where
         self._hinted_ns: int | None = None  # when a hint was last asked
@@ -137,6 +144,9 @@ class Watching:
         call = session.state.pending
         if self._process is None or call is None or not self._snapshots:
             return
+        first_ns = session.mono_ns(call.first_ns)
+        if first_ns <= self._started_ns:  # a resumed call: the camera did not see its press
+            return
         game = session.ledger.game_id
         if (game, call.first_ns) in self._snapped:
             return
@@ -145,7 +155,7 @@ class Watching:
         self._snapped.add((game, call.first_ns))
         from referee.audio.clips import clip_name
 
-        self._process.snap(clip_name(game, call.first_ns), session.mono_ns(call.first_ns))
+        self._process.snap(clip_name(game, call.first_ns), first_ns)
 
     def hint(self, t_ns: int) -> str:
         """Whether the layout read last holds a SET, in words for the table. A SET among
