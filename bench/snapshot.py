@@ -8,7 +8,8 @@ bench/camera.py's), on the disk under /var/tmp as the clips are beside the store
 
   frame    Snapshots.frame: a frame shrunk and kept, at every frame the process reads
            (the cost with no call at all), against read_frame, the frame's reading
-  write    Snapshots.told: a call's snapshot encoded, written whole (fsync) and the clips'
+  told     Snapshots.told: what the frames' loop spends on a call (the frame handed on)
+  write    until its writer's thread has it encoded, written whole (fsync) and the clips'
            budget kept (prune), in a folder already holding 700 clips and 700 snapshots
            (the default 200 MB), as many times as --calls
   snap     CameraProcess.snap: the daemon's loop writing the line on the process's input
@@ -81,15 +82,18 @@ def main() -> int:
         print(f"frames shrunk to {SIDE_PX} px, the last {KEPT} kept")
         print(f"frame    shrunk and kept   {ms(shrink)}")
         print(f"         read (baseline)   {ms(reading)}")
-        write, sizes = [], {}
+        told, write, sizes = [], [], {}
         for i in range(args.calls):
             n = (12, 15, 18, 21)[i % 4]
             snaps.frame(time.monotonic_ns(), tables[n].image)
             name = clip_name(2, (i + 1) * NS_PER_S)
             started = time.perf_counter()
             snaps.told(f"snap {name} {time.monotonic_ns()}".encode())
+            told.append(1000 * (time.perf_counter() - started))
+            snaps.wait()
             write.append(1000 * (time.perf_counter() - started))
             sizes[n] = (clips.folder / f"{name}.jpg").stat().st_size
+        print(f"told     {args.calls} calls         {ms(told)}  (the frames' loop's share)")
         print(f"write    {args.calls} calls         {ms(write)}  (encoded, fsync, budget kept)")
         # The daemon's end: a line on a process that reads it.
         camera = CameraProcess("bench", lambda item: None, command=["sh", "-c", "cat >/dev/null"])

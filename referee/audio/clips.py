@@ -60,7 +60,7 @@ META = ".json"
 SOUND = ".wav"
 SNAPSHOT = ".jpg"  # the camera's snapshot of the call's layout
 PART = ".part"  # a file being written; one left behind by a cut is deleted
-# A snapshot: some 40 kB (camera/snapshot.py's size and quality); a larger file is no
+# A snapshot: some 50 kB (camera/snapshot.py's size and quality); a larger file is no
 # snapshot the box wrote, refused before it is read.
 SNAPSHOT_MAX = 512 * 1024
 _JPEG_START, _JPEG_END = b"\xff\xd8\xff", b"\xff\xd9"

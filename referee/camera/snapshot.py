@@ -15,12 +15,15 @@ AFTER_NS; else the call has none. The frames are kept shrunk (SIDE_PX on their l
 side, about the size of a phone's screen, where a card stays some 100 px across and
 readable), the last KEPT of them; a camera lost drops them.
 
-The file is written whole or not at all, and the oldest calls' clips and snapshots make
-room for it (ClipStore.save_snapshot, the clips' budget); a disk that refuses it loses
-the snapshot, said in the log, never the frames' reading.
+The file is encoded and written by a thread of its own, whole or not at all, and the
+oldest calls' clips and snapshots make room for it (ClipStore.save_snapshot, the clips'
+budget): a slow card's fsync never holds the next frame's reading (OpenCV's encoder and
+the write release the GIL). A disk that refuses it loses the snapshot, said in the log.
 """
 
 import logging
+import queue
+import threading
 from collections import deque
 
 import cv2
@@ -32,10 +35,10 @@ from referee.units import NS_PER_S
 log = logging.getLogger(__name__)
 
 SIDE_PX = 800
-QUALITY = 80  # JPEG: some 40 to 70 kB for a table of 12 to 21 cards at SIDE_PX
+QUALITY = 80  # JPEG: some 30 to 50 kB for a table of 12 to 21 cards (bench/snapshot.py)
 KEPT = 4  # frames: two seconds at two a second, the daemon's word comes within milliseconds
 AFTER_NS = 2 * NS_PER_S  # a camera opened after the press: the next frames' reading
-PENDING = 8  # calls waiting for a frame after their press: more is a daemon gone wrong
+PENDING = 8  # calls waiting for a frame, or for the disk: more is a daemon gone wrong
 LINE_MAX = 100  # bytes of a word from the daemon: "snap" and a name and a stamp
 
 
@@ -46,7 +49,9 @@ class Snapshots:
         self.clips = clips
         self._frames: deque[tuple[int, np.ndarray]] = deque(maxlen=KEPT)  # oldest first
         self._waiting: list[tuple[str, int]] = []  # (name, press), for a frame after it
+        self._todo: queue.Queue[tuple[str, np.ndarray]] = queue.Queue(PENDING)
         self.written = 0
+        self._writer: threading.Thread | None = None  # started at the first snapshot
 
     def frame(self, t_ns: int, image: np.ndarray) -> None:
         """A frame the camera took at t_ns, shrunk and kept; a call waiting for one after
@@ -91,7 +96,29 @@ class Snapshots:
         elif len(self._waiting) < PENDING:
             self._waiting.append((name, press_ns))
 
+    def wait(self) -> None:
+        """Until every snapshot handed to the writer is written, or lost."""
+        self._todo.join()
+
     def _write(self, name: str, image: np.ndarray) -> None:
+        """To the writer: the image is kept as it is (a frame kept is never changed)."""
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._run, name="snapshots", daemon=True)
+            self._writer.start()
+        try:
+            self._todo.put_nowait((name, image))
+        except queue.Full:
+            log.warning("snapshot %s: lost, %d others wait for the disk", name, PENDING)
+
+    def _run(self) -> None:
+        while True:
+            name, image = self._todo.get()
+            try:
+                self._save(name, image)
+            finally:
+                self._todo.task_done()
+
+    def _save(self, name: str, image: np.ndarray) -> None:
         ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, QUALITY])
         if not ok:  # OpenCV's JPEG encoder refuses no BGR image; said if it ever does
             log.warning("snapshot %s: not encoded", name)
