@@ -12,6 +12,9 @@ in two phases of --seconds each:
            process reads is a new one it reads whole: rendered tables of 12 to 18 cards,
            1280 x 960 JPEGs, as a USB camera gives them (bench/vision.py's).
 
+With --snapshots the process keeps its frames for each call's snapshot (camera/snapshot.py)
+and is asked for one every 3 s of the moving phase, written to a clips folder under /var/tmp.
+
 For each: frames read a second; the process's CPU (utime + stime from /proc/PID/stat,
 as a share of one core); its memory at the end (VmRSS, VmHWM) and at its highest over the
 phase (sampled every SAMPLE_S from /proc/PID/smaps_rollup: Rss, Pss, and Pss_Anon, its
@@ -40,11 +43,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from machine import header, load  # noqa: E402
+from machine import header, load, store_dir  # noqa: E402
 
+from referee.audio.clips import clip_name  # noqa: E402
 from referee.camera import watch  # noqa: E402
 from referee.camera.process import CameraProcess  # noqa: E402
 from referee.inbox import Inbox, Seen  # noqa: E402
+from referee.units import NS_PER_S  # noqa: E402
 
 MEMORY_MB = 60
 SAMPLE_S = 0.5
@@ -93,7 +98,12 @@ def cpu_s(path: str) -> float:
 
 
 def phase(
-    camera: CameraProcess, seen: list[Seen], seconds: float, feed: list[Path], folder: Path
+    camera: CameraProcess,
+    seen: list[Seen],
+    seconds: float,
+    feed: list[Path],
+    folder: Path,
+    calls: bool = False,
 ) -> dict[str, float]:
     pid = camera.process.pid
     reader = next(t.native_id for t in threading.enumerate() if t.name == "camera")
@@ -110,6 +120,8 @@ def phase(
             stamp = time.time_ns()
             os.utime(aside, ns=(stamp, stamp))
             aside.rename(folder / f"frame{n % 2}.jpg")
+            if calls and n % (3 * FEED_HZ) == 0:  # a call every 3 s
+                camera.snap(clip_name(1, (n + 1) * NS_PER_S), time.monotonic_ns())
             n += 1
         stop.wait(min(left, 1 / FEED_HZ if feed else SAMPLE_S))
         for key, value in rollup(pid).items():
@@ -127,9 +139,11 @@ def phase(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="each phase's length")
+    parser.add_argument("--snapshots", action="store_true", help="each call's snapshot on")
     args = parser.parse_args()
     header("bench/camera.py: the camera's process at its frame rate (issue 32)")
     print(f"{watch.FRAMES_PER_S} frames a second at most; nice {watch.NICE}; OpenCV on one thread")
+    print(f"snapshots: {'on, a call every 3 s' if args.snapshots else 'off'}")
     with tempfile.TemporaryDirectory(prefix="referee-camera-") as tmp:
         pool, folder = Path(tmp, "pool"), Path(tmp, "frames")
         pool.mkdir()
@@ -147,19 +161,25 @@ def main() -> int:
                 seen.append(item)
                 got.set()
 
-        camera = CameraProcess(str(folder), put)  # type: ignore[arg-type]
+        clips = store_dir()
+        snapshots = (Path(clips.name), 200 * 2**20) if args.snapshots else None
+        camera = CameraProcess(str(folder), put, snapshots=snapshots)  # type: ignore[arg-type]
         try:
             assert got.wait(60), "no reading from the camera's process"
             time.sleep(1.0)  # its first frames past (the model warmed)
             results = {
                 "still": phase(camera, seen, args.seconds, [], folder),
-                "moving": phase(camera, seen, args.seconds, feed, folder),
+                "moving": phase(camera, seen, args.seconds, feed, folder, args.snapshots),
             }
             after = status("self")
         finally:
             camera.close()
             inbox.close()
+            written = len(list(Path(clips.name).glob("*.jpg")))
+            clips.cleanup()
     print(f"at end: {load()}")
+    if args.snapshots:
+        print(f"snapshots written: {written}")
     print()
     print(
         f"{'phase':<8}{'frames/s':>9}{'CPU of a core':>15}{'reader CPU':>12}"

@@ -344,7 +344,7 @@ def _look(args: argparse.Namespace) -> int:
 
 def _clips(args: argparse.Namespace) -> int:
     # Imported here: numpy is for the sound's commands alone.
-    from .audio.clips import ClipStore, Damaged
+    from .audio.clips import SNAPSHOT, ClipStore, Damaged
     from .store.paths import clips_folder
 
     folder = clips_folder(_store_of(args))
@@ -364,10 +364,11 @@ def _clips(args: argparse.Namespace) -> int:
             print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
             return 0
         kept = clips.clips(args.game)
+        snapshots = clips.snapshots(args.game)
     except OSError as err:
         print(f"{folder}: cannot read the clips: {err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if not kept:
+    if not kept and not snapshots:
         print(f"{folder}: no clips" + (f" of game {args.game}" if args.game is not None else ""))
         return 0
     for k in kept:
@@ -389,6 +390,11 @@ def _clips(args: argparse.Namespace) -> int:
             f" {len(clip.onsets)} voice onset(s)"
             + (f"; {len(clip.gaps)} gap(s)" if clip.gaps else "")
         )
+    for snap in snapshots:  # the camera's, at each call's first press
+        minutes, seconds = divmod(snap.call_ns / 1e9, 60)
+        said = f"damaged, {snap.why}" if isinstance(snap, Damaged) else f"{len(snap.jpeg)} bytes"
+        call = f"game {snap.game}, call at {minutes:.0f}:{seconds:04.1f}"
+        print(f"{call}: {snap.name}{SNAPSHOT}, snapshot of the table: {said}")
     return 0
 
 
@@ -623,10 +629,11 @@ def parser() -> argparse.ArgumentParser:
     loo.set_defaults(func=_look)
     cli = commands.add_parser(
         "clips",
-        help="list the calls' clips (the microphone's), or delete them",
+        help="list the calls' clips (the microphone's) and snapshots (the camera's), or delete",
         description="The clips of the calls, kept beside the store: each with its game, its"
         " call's time in the game, its presses (their offset from the first) and its voice"
-        " onsets. --delete removes those of a game, or all of them.",
+        " onsets; then the camera's snapshot of each call. --delete removes those of a game,"
+        " or all of them.",
     )
     _store_options(cli)
     cli.add_argument("--game", type=int, metavar="N", help="only the clips of game N")

@@ -30,7 +30,9 @@ WINGS: dict[str, set[str]] = {
     "outputs": set(),
     "audio": set(),
     "vision": set(),  # the camera's eyes (issue 32): the daemon and `referee look` use them
-    "camera": {"vision"},
+    # The camera's process writes each call's snapshot beside its clip, in the clips' budget
+    # (audio/clips.py, which imports no numpy).
+    "camera": {"vision", "audio"},
 }
 PROCESSES = {"run", "page", "cut", "cam", "cmd", "any", "make"}  # the map's second column
 MAP_SECTION = re.compile(r"^## Module map\n(.*?)(?=^## )", re.MULTILINE | re.DOTALL)

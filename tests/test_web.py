@@ -197,7 +197,8 @@ def test_the_page_says_the_cameras_frames_never_leave_the_box(client):
     """Issue 32: the table must be told on the page, as in the README, what the camera
     keeps and where its frames go."""
     text = " ".join(client.get("/").text.split())
-    assert "its frames never leave the box and are not kept" in text
+    assert "its frames never leave the box, except each call's snapshot" in text
+    assert "which only a judge signed in with the PIN sees here" in text
 
 
 # The PIN

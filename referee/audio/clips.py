@@ -5,6 +5,7 @@
     clips.clips(game=3)           # what is kept, oldest first: each Kept, or Damaged
     clips.load(clip_name(3, t))   # one call's clip and its samples, found by its name
     clips.delete(game=3)          # or every game's, the damaged ones too
+    clips.snapshots(game=3)       # the camera's snapshot of each call: Snapshot, or Damaged
 
 A clip is two files named after its call (`game00003-call000000012300000`): a mono 16-bit
 WAV, and a JSON file of what the clip shows: the game, the call (the game time of its
@@ -19,6 +20,13 @@ put anything there): a clip is read by its name, its files opened only if they a
 regular files (never waiting on a FIFO), refused unread if larger than a clip can be, its
 JSON checked key by key and its WAV by wavfile.py. A clip that cannot be read is Damaged,
 said once in the log, listed as such and deleted like any other: never an exception.
+
+With a camera over the table, a call has a snapshot too (camera/snapshot.py): a small JPEG
+of the layout at its first press, named as its clip (`game00003-call000000012300000.jpg`),
+with or without a clip (the microphone off). It counts in the same max_bytes, goes with
+its call's clip when the oldest make room, and is deleted with its game's clips. Read as a
+clip is: by its name, a regular file only, refused unread if larger than SNAPSHOT_MAX, and
+Damaged unless it begins and ends as a JPEG does (a cut-short one ends elsewhere).
 """
 
 import contextlib
@@ -50,7 +58,12 @@ log = logging.getLogger(__name__)
 
 META = ".json"
 SOUND = ".wav"
+SNAPSHOT = ".jpg"  # the camera's snapshot of the call's layout
 PART = ".part"  # a file being written; one left behind by a cut is deleted
+# A snapshot: some 50 kB (camera/snapshot.py's size and quality); a larger file is no
+# snapshot the box wrote, refused before it is read.
+SNAPSHOT_MAX = 512 * 1024
+_JPEG_START, _JPEG_END = b"\xff\xd8\xff", b"\xff\xd9"
 # Clip.name's: a game's id and a game time in ns, at most SQLite's 19 digits each.
 _NAME = re.compile(r"game([0-9]{5,19})-call([0-9]{15,19})")
 # The longest clip the settings make: clip_before_s and clip_after_s are 10 s at most
@@ -163,6 +176,16 @@ class Damaged:
 
 
 @dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A call's snapshot on the disk, checked: its bytes are the file's as it was read."""
+
+    name: str
+    game: int
+    call_ns: int
+    jpeg: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class ClipWindow:
     """How much of the sound a call's clip holds around its first press."""
 
@@ -263,6 +286,53 @@ class ClipStore:
         """read(), and the clip's samples (16-bit, little-endian) with it."""
         return self._read(name, samples=True)
 
+    def save_snapshot(self, name: str, jpeg: bytes) -> Path:
+        """Write a call's snapshot, then make room as save() does; OSError if the disk
+        takes it not (nothing of it is left then)."""
+        assert is_clip_name(name), name
+        self.folder.mkdir(mode=0o750, exist_ok=True)
+        path = self.folder / f"{name}{SNAPSHOT}"
+        try:
+            _write_atomically(path, lambda f: f.write(jpeg))
+        except OSError:
+            for gone in (path, path.with_name(path.name + PART)):
+                gone.unlink(missing_ok=True)
+            raise
+        self.prune()
+        return path
+
+    def snapshots(self, game: int | None = None) -> list[Snapshot | Damaged]:
+        """The snapshots kept, oldest first; those of one game with `game`. One that
+        cannot be read is Damaged (and said in the log, once)."""
+        names = self._names(game, SNAPSHOT)
+        return [read for name in names if (read := self.snapshot(name)) is not None]
+
+    def snapshot(self, name: str) -> Snapshot | Damaged | None:
+        """The snapshot of that name, read whole and checked, or why it cannot be; None
+        if there is none (and for a name no call can have, never made into a path)."""
+        if not is_clip_name(name):
+            return None
+        path = self.folder / f"{name}{SNAPSHOT}"
+        try:
+            fd = opened(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except Missing:
+            return None
+        except AudioFileError as err:
+            return self._damaged(name + SNAPSHOT, _why(err, path))
+        try:
+            with os.fdopen(fd, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > SNAPSHOT_MAX:
+                    raise ValueError(f"{size} bytes, more than a snapshot can be")
+                jpeg = file.read(SNAPSHOT_MAX + 1)
+        except (ValueError, OSError) as err:
+            return self._damaged(name + SNAPSHOT, _why(err, path))
+        if not (jpeg.startswith(_JPEG_START) and jpeg.endswith(_JPEG_END)):
+            return self._damaged(name + SNAPSHOT, "not a whole JPEG (cut short?)")
+        found = _NAME.fullmatch(name)
+        assert found is not None  # is_clip_name said so
+        return Snapshot(name, int(found[1]), int(found[2]), jpeg)
+
     def _read(self, name: str, *, samples: bool) -> tuple[Kept, bytes] | Damaged | None:
         if not is_clip_name(name):
             return None
@@ -301,21 +371,24 @@ class ClipStore:
             return self._damaged(name, f"its sound: {_why(err, sound)}")
         return kept, pcm
 
-    def _damaged(self, name: str, why: str) -> Damaged:
-        """A clip that cannot be read, said in the log the first time it is met."""
-        if name not in self._said:
-            self._said.add(name)
-            log.warning("%s: a damaged clip, skipped: %s", self.folder / name, why)
+    def _damaged(self, file: str, why: str) -> Damaged:
+        """A clip (or, by its file's name, a snapshot) that cannot be read, said in the
+        log the first time it is met."""
+        if file not in self._said:
+            self._said.add(file)
+            what = "snapshot" if file.endswith(SNAPSHOT) else "clip"
+            log.warning("%s: a damaged %s, skipped: %s", self.folder / file, what, why)
+        name = file.removesuffix(SNAPSHOT)
         found = _NAME.fullmatch(name)
-        assert found is not None  # a clip's name: _read checked it
+        assert found is not None  # a clip's name: _read and snapshot checked it
         return Damaged(name, int(found[1]), int(found[2]), why)
 
     def delete(self, game: int | None = None) -> int:
-        """Delete the clips of a game, or every clip, damaged or not: how many went. One
-        that cannot be deleted does not stop the others: the first such OSError is raised
-        once every other is gone."""
+        """Delete the clips and snapshots of a game, or every one, damaged or not: how many
+        calls' went. One that cannot be deleted does not stop the others: the first such
+        OSError is raised once every other is gone."""
         gone, refused = 0, None
-        for name in self._names(game):
+        for name in sorted({*self._names(game), *self._names(game, SNAPSHOT)}):
             try:
                 self._remove(name)
             except OSError as err:
@@ -341,17 +414,31 @@ class ClipStore:
                     self._unlink(Path(entry.path))
                 elif entry.name.startswith("game"):
                     sizes[entry.name] = entry.stat(follow_symlinks=False).st_size
-        # A clip is its JSON; its name sorts as the calls came.
-        kept = sorted(name.removesuffix(META) for name in sizes if name.endswith(META))
-        bytes_of = {name: sizes[name + META] + sizes.get(name + SOUND, 0) for name in kept}
+        # A clip is its JSON, a snapshot its JPEG; a call's name sorts as the calls came.
+        kept = sorted(
+            {
+                name.removesuffix(end)
+                for name in sizes
+                for end in (META, SNAPSHOT)
+                if name.endswith(end)
+            }
+        )
+        bytes_of = {
+            name: sizes.get(name + SNAPSHOT, 0)
+            + (sizes[name + META] + sizes.get(name + SOUND, 0) if name + META in sizes else 0)
+            for name in kept
+        }
         total = sum(bytes_of.values())
         for oldest in kept:
             if total <= self.max_bytes:
                 break
             sound, meta = self._paths(oldest)
-            if self._unlink(meta) and self._unlink(sound):  # the JSON first, as _remove
+            snapshot = self.folder / f"{oldest}{SNAPSHOT}"
+            # The JSON first, as _remove.
+            if self._unlink(meta) and self._unlink(sound) and self._unlink(snapshot):
                 total -= bytes_of[oldest]
-                log.info("clip %s deleted: the clips may take %d bytes", sound, self.max_bytes)
+                said = sound if oldest + META in sizes else snapshot
+                log.info("clip %s deleted: the clips may take %d bytes", said, self.max_bytes)
 
     def _unlink(self, path: Path) -> bool:
         """Whether the path is gone (or was not there); what cannot go is said in the log."""
@@ -364,17 +451,18 @@ class ClipStore:
             return False
         return True
 
-    def _names(self, game: int | None = None) -> list[str]:
-        """The clips' names (their JSON files'), oldest first; of one game's calls only
-        with `game`. Whatever else the folder holds is passed over unread."""
+    def _names(self, game: int | None = None, end: str = META) -> list[str]:
+        """The clips' names (their JSON files'; the snapshots' with end=SNAPSHOT), oldest
+        first; of one game's calls only with `game`. Whatever else the folder holds is
+        passed over unread."""
         prefix = "game" if game is None else clip_name(game, 0).partition("call")[0]
         try:
             with os.scandir(self.folder) as entries:
                 names = [
                     name
                     for entry in entries
-                    if entry.name.startswith(prefix) and entry.name.endswith(META)
-                    if is_clip_name(name := entry.name.removesuffix(META))
+                    if entry.name.startswith(prefix) and entry.name.endswith(end)
+                    if is_clip_name(name := entry.name.removesuffix(end))
                 ]
         except FileNotFoundError:
             return []
@@ -392,6 +480,7 @@ class ClipStore:
         sound, meta = self._paths(name)
         meta.unlink(missing_ok=True)  # first: without it the sound is no clip
         sound.unlink(missing_ok=True)
+        (self.folder / f"{name}{SNAPSHOT}").unlink(missing_ok=True)
 
 
 def _why(err: Exception, path: Path) -> str:

@@ -10,6 +10,10 @@ not the wire's is dropped with one line in the log. Of the readings that came to
 the last is handed on: a process that floods its pipe costs the loop one item a read. One
 that ends is told and started again, RESTART_S later and twice as long each time it ends
 again soon, up to RESTART_MAX_S (children.Backoff, the page's figures).
+
+Given the clips' folder and budget, the process writes each call's snapshot there (snapshot.py)
+when `snap` says so: a line on its input, written without blocking (a process that does
+not read it loses the snapshot, never the loop's time).
 """
 
 import logging
@@ -20,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from referee.framing import LineFramer
 from referee.inbox import InboxItem, Seen, SourceStatus
@@ -53,12 +58,17 @@ class CameraProcess:
         restart_s: float | None = None,
         command: list[str] | None = None,
         from_thread: bool = False,
+        snapshots: tuple[Path, int] | None = None,
     ) -> None:
         """command: the process's command line (the tests' hostile ones); by default
         `python -m referee.camera.watch SOURCE`. from_thread: started by the reader's
-        thread, not this one (the main loop, which a fork would hold for milliseconds)."""
+        thread, not this one (the main loop, which a fork would hold for milliseconds).
+        snapshots: the clips' folder and their budget in bytes, where it writes each
+        call's snapshot."""
         self.source = source
         self.command = command or [sys.executable, "-m", "referee.camera.watch", source]
+        if snapshots is not None:
+            self.command += [str(snapshots[0]), str(snapshots[1])]
         self.put = put
         self.watching = False
         self._lost_told = False  # a loss of the camera was told: its return is told too
@@ -82,7 +92,7 @@ class CameraProcess:
         try:
             process = subprocess.Popen(
                 self.command,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=dict(os.environ, **ONE_THREAD, **parent_env()),
                 process_group=0,  # a Ctrl-C in the daemon's terminal is the daemon's
@@ -92,6 +102,8 @@ class CameraProcess:
             log.error("%s", said)
             self.put(SourceStatus(CAMERA, said, ok=False, condition=PROCESS))
             return None
+        assert process.stdin is not None
+        os.set_blocking(process.stdin.fileno(), False)  # the loop writes to it: never waits
         self.process = process
         log.info("camera %s: read by process %d", self.source, process.pid)
         return process
@@ -156,6 +168,18 @@ class CameraProcess:
             self.watching = True
             self.put(last)
 
+    def snap(self, name: str, t_ns: int) -> None:
+        """Ask for the snapshot of the call `name` first pressed at t_ns (monotonic), from
+        the main loop: a line of some 50 bytes written at once, or lost (said in the log)
+        if the process is not there to take it now."""
+        process = self.process
+        try:
+            if process is None or process.stdin is None:
+                raise BrokenPipeError("no camera process now")
+            os.write(process.stdin.fileno(), f"snap {name} {t_ns}\n".encode())
+        except (OSError, ValueError) as err:  # its pipe full, closed, or it is gone
+            log.warning("camera: the snapshot of %s is lost: %s", name, err)
+
     def _status(self, status: SourceStatus) -> None:
         """The camera lost, or watching: the first opening is only logged (the process
         logs it), its return after a loss told, for the screen's notice to go."""
@@ -174,6 +198,8 @@ class CameraProcess:
             wait_or_kill(process, STOP_S, "the camera's process")
         self._stop.stop()
         self._reader.join()
-        if process is not None and process.stdout is not None:
-            process.stdout.close()
+        if process is not None:
+            for pipe in (process.stdout, process.stdin):
+                if pipe is not None:
+                    pipe.close()
         self._stop.close()

@@ -8,10 +8,15 @@ so it runs here, never in the daemon's process, at nice 10, OpenCV on one thread
 it waits at least as long as a frame took before it reads the next (half a core at most,
 on a Pi 4 too, where a frame takes three to five times as long). It dies with the daemon
 (children.die_with_parent), and ends when the daemon stops reading its output.
+
+Given the clips' folder and their budget, it keeps the last frames shrunk and writes each
+call's snapshot when the daemon's line on its input says so (snapshot.py): the daemon's
+loop never touches the disk, and the frames never leave this process but as those files.
 """
 
 import logging
 import os
+import select
 import sys
 import time
 from collections.abc import Callable
@@ -20,11 +25,14 @@ from typing import BinaryIO
 
 import cv2
 
+from referee.audio.clips import ClipStore
+from referee.framing import LineFramer
 from referee.linux.allocator import give_back_free_memory
 from referee.linux.children import Backoff, die_with_parent
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
 
+from .snapshot import LINE_MAX, Snapshots
 from .sources import FolderSource, Source, SourceLost, open_source
 from .wire import PHONE, reading_line, status_line
 
@@ -51,9 +59,10 @@ class Watch:
         period_ns: int = NS_PER_S // FRAMES_PER_S,
         clock: Callable[[], int] = time.monotonic_ns,
         opener: Callable[[str], Source] = open_source,
+        snapshots: Snapshots | None = None,
     ) -> None:
         self.spec, self.out, self.period_ns = spec, out, period_ns
-        self.clock, self.opener = clock, opener
+        self.clock, self.opener, self.snapshots = clock, opener, snapshots
         self.source: Source | None = None
         self.backoff = Backoff(RETRY_S, RETRY_MAX_S)
         self._said: tuple[str, bool] | None = None  # the last change told
@@ -80,9 +89,13 @@ class Watch:
         except SourceLost as err:
             self.source.close()
             self.source = None
+            if self.snapshots is not None:
+                self.snapshots.lost()
             self._tell(f"camera lost ({err}): waiting for it", ok=False)
             return self.backoff.after()
         if frame is not None:
+            if self.snapshots is not None:
+                self.snapshots.frame(frame.t_ns, frame.image)
             try:
                 layout = read_frame(frame.image)
             except cv2.error as err:  # a frame OpenCV cannot work on: skipped, said once
@@ -114,9 +127,21 @@ class Watch:
         self.out.write(line)
         self.out.flush()
 
-    def run(self) -> None:
+    def run(self, words: int | None = None) -> None:
+        """Step after step; between them, the daemon's words (snapshot.py) on the
+        descriptor `words` (its input) while it is open."""
+        lines, snapshots = LineFramer(LINE_MAX), self.snapshots
         while True:
-            time.sleep(self.step())
+            until = time.monotonic() + self.step()
+            while (left := until - time.monotonic()) > 0:
+                if words is None or snapshots is None:
+                    time.sleep(left)
+                elif select.select([words], [], [], left)[0]:
+                    data = os.read(words, 4096)
+                    if not data:  # the daemon closed it: no more snapshots asked
+                        words = None
+                    for line in lines.feed(data):
+                        snapshots.told(line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,14 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == [PHONE]:  # the phones' photos: stamped when they arrived
         args = args[1:]
         opener = _phones
-    if len(args) != 1:
-        sys.stderr.write(f"usage: python -m referee.camera.watch [{PHONE}] SOURCE\n")
+    if len(args) not in (1, 3) or (len(args) == 3 and not args[2].isdigit()):
+        sys.stderr.write(
+            f"usage: python -m referee.camera.watch [{PHONE}] SOURCE [CLIPS MAX_BYTES]\n"
+        )
         return 2
     logging.basicConfig(level=logging.INFO, format="referee camera: %(message)s")
     os.nice(NICE)
     cv2.setNumThreads(1)
+    snapshots = None if len(args) == 1 else Snapshots(ClipStore(Path(args[1]), int(args[2])))
     try:
-        Watch(args[0], sys.stdout.buffer, opener=opener).run()
+        watch = Watch(args[0], sys.stdout.buffer, opener=opener, snapshots=snapshots)
+        watch.run(sys.stdin.fileno())
     except (BrokenPipeError, KeyboardInterrupt):  # the daemon stopped reading: its end
         return 0
     return 0

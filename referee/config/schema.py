@@ -265,8 +265,8 @@ SECTION_TEXT = {
     "While it listens the screen shows a microphone mark; only the last 30 s are in\n"
     "memory, and only the calls' clips are written (beside the store).",
     "camera": "The camera over the table: the cards laid out, read (docs/operating.md).\n"
-    "While it watches the screen shows a camera mark; its frames are read in memory\n"
-    "and never kept nor sent anywhere.",
+    "While it watches the screen shows a camera mark; its frames are read in memory,\n"
+    "and only each call's snapshot is written (beside its clip, within clips_mb).",
     "display": "The screen.",
     "serial": "The USB button board, when the buttons come from one.",
     "store": "The ledger of every accepted input (SQLite).",

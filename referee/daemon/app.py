@@ -169,7 +169,8 @@ class App:
                 self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
-            self.watching = Watching(options.config.camera, self.inbox)
+            clips = self.listening.clip_store()
+            self.watching = Watching(options.config.camera, self.inbox, clips, started_ns)
             opened.callback(self.watching.close)
             self.store_watch = StoreWatch(self.store.path, clock)
             opened.callback(self.store_watch.close)
@@ -272,6 +273,7 @@ class App:
                 outcomes += self.check_claim(self.session.claim_mono_ns)
         if decisions:
             self.listening.presses(self.session)
+            self.watching.snap(self.session)
         horizon = self.arbiter.horizon(watermark)
         if (seen := self.watching.entry(horizon, self.session.call_mono_ns)) is not None:
             outcomes += self.session.camera(seen)

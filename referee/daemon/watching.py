@@ -14,6 +14,9 @@ solo or solitaire is checked from the reading at it (`check`): with `[camera] ju
 "decide"`, the camera's verdict on it. Each reading also counts the deck by sight against
 the box's game (deck_seen.py).
 
+At each call's first press the camera's process is told to write the call's snapshot
+beside its clip (`snap`; camera/snapshot.py), while clips may be kept.
+
 Where the box has no camera of its own (`source = "off"`), the phones' photos are its
 camera (`phone`, docs/web.md, "Photo"): the camera's process is started on their folder at
 the first, so that OpenCV's memory is spent only once a phone is used. The page asks what
@@ -38,7 +41,10 @@ from referee.view import ClaimSeen, TableSeen
 from .deck_seen import DeckSight
 
 if TYPE_CHECKING:
+    from referee.audio.clips import ClipStore
     from referee.camera.process import CameraProcess
+
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +64,20 @@ class Watching:
     """The camera's process while [camera] source is not off, its latest reading, and
     the claim of the call being judged."""
 
-    def __init__(self, camera: CameraConfig, inbox: Inbox) -> None:
+    def __init__(
+        self,
+        camera: CameraConfig,
+        inbox: Inbox,
+        clips: "ClipStore | None" = None,
+        started_ns: int = 0,
+    ) -> None:
+        """clips: where each call's snapshot is written, in their budget (none if 0);
+        started_ns: when the daemon started (CLOCK_MONOTONIC), where a resumed game's
+        last input lies: a call pressed before has its snapshot from then, or none."""
         self._process: CameraProcess | None = None
+        self._snapshots = False  # the camera's process writes them
+        self._started_ns = started_ns
+        self._snapped: set[tuple[int, int]] = set()  # (game, call): asked, this game's
         self._judge, self._where = camera.judge, camera.hint_where
         self._hinted_ns: int | None = None  # when a hint was last asked
         self._seen: deque[Seen] = deque()  # the last KEPT_NS of readings, oldest first
@@ -78,7 +96,11 @@ class Watching:
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
 
-            self._process = process.CameraProcess(camera.source, inbox.put)
+            snapshots = None
+            if clips is not None and clips.max_bytes > 0:
+                snapshots = (clips.folder, clips.max_bytes)
+                self._snapshots = True
+            self._process = process.CameraProcess(camera.source, inbox.put, snapshots=snapshots)
 
     @property
     def watching(self) -> bool:
@@ -135,6 +157,25 @@ class Watching:
             self._entry = CameraVerdict(claim.verdict, seen.t_ns, cards)
         else:
             self._entry = SeenTaken(cards, seen.t_ns)
+
+    def snap(self, session: "Session") -> None:
+        """The snapshot of the call under way asked of the camera's process, once a call
+        (an UNDO that brings it back asks for none: the camera has moved on since)."""
+        call = session.state.pending
+        if self._process is None or call is None or not self._snapshots:
+            return
+        first_ns = session.mono_ns(call.first_ns)
+        if first_ns <= self._started_ns:  # a resumed call: the camera did not see its press
+            return
+        game = session.ledger.game_id
+        if (game, call.first_ns) in self._snapped:
+            return
+        if any(g != game for g, _ in self._snapped):
+            self._snapped.clear()
+        self._snapped.add((game, call.first_ns))
+        from referee.audio.clips import clip_name
+
+        self._process.snap(clip_name(game, call.first_ns), first_ns)
 
     def hint(self, t_ns: int) -> str:
         """Whether the layout read last holds a SET, in words for the table. A SET among

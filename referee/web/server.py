@@ -52,6 +52,7 @@ from .history_api import HistoryApi
 from .login import SESSION_NS, Judges, Turns, Waited
 from .photo_api import PhotoApi
 from .settings_api import check_change, read_rules
+from .snapshots_api import SnapshotsApi
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ def create_app(
     sounds = Worker("sounds")  # a lane of their own: a download never holds the history up
     history = HistoryApi(store, worker)
     clips = ClipsApi(store, worker, sounds)
+    snapshots = SnapshotsApi(store, worker, lambda r: judges.valid(r.cookies.get(COOKIE)))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -252,6 +254,7 @@ def create_app(
             Route("/api/clips/delete", delete_clips, methods=["POST"]),
             *clips.routes,
             *photo.routes,
+            *snapshots.routes,
             Route("/{name}", asset, methods=["GET"]),
         ],
         exception_handlers={HTTPException: _refusal, Exception: _failure},
