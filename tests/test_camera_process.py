@@ -102,6 +102,29 @@ def test_what_the_process_writes_that_is_not_the_wire_is_dropped_and_said(tmp_pa
     ]
 
 
+def test_a_reading_then_a_loss_in_one_read_leaves_the_camera_lost(tmp_path, inbox):
+    """A frame's reading, then the source lost, written together: one read of the daemon's
+    brings both. The reading goes on first, the loss after it, and the camera is lost: the
+    reading handed on last said it watched, and `● cam` stayed on a lost camera."""
+    lines = reading_line(5, [((1, 1, 1, 1), True, (0, 0, 10, 10))], []) + status_line(
+        "camera lost (unplugged): waiting for it", ok=False
+    )
+    script = tmp_path / "lost.py"
+    script.write_text(
+        "import signal, sys\n"
+        f"sys.stdout.buffer.write({lines!r})\n"
+        "sys.stdout.buffer.flush()\n"
+        "signal.pause()\n"
+    )
+    camera = CameraProcess("x", inbox.put, command=[sys.executable, str(script)])
+    try:
+        items = _until(inbox, lambda i: isinstance(i, SourceStatus), "the loss")
+        assert [type(i) for i in items] == [Seen, SourceStatus]
+        assert not camera.watching
+    finally:
+        camera.close()
+
+
 def test_a_process_that_closes_its_output_is_ended_and_started_again(tmp_path, inbox):
     script = tmp_path / "mute.py"
     script.write_text("import os, signal\nos.close(1)\nsignal.pause()\n")

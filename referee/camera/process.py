@@ -152,7 +152,8 @@ class CameraProcess:
             self._take(lines.feed(data))
 
     def _take(self, lines: list[bytes]) -> None:
-        """Each line checked; of the readings only the last is handed on."""
+        """Each line checked; of the readings in a row only the last is handed on, before
+        the status that follows it: handed on after a loss, it said the camera watched."""
         last: Seen | None = None
         for line in lines:
             try:
@@ -162,11 +163,17 @@ class CameraProcess:
                 continue
             if isinstance(said, Seen):
                 last = said
-            else:
-                self._status(said)
+                continue
+            if last is not None:
+                self._seen(last)
+                last = None
+            self._status(said)
         if last is not None:
-            self.watching = True
-            self.put(last)
+            self._seen(last)
+
+    def _seen(self, seen: Seen) -> None:
+        self.watching = True
+        self.put(seen)
 
     def snap(self, name: str, t_ns: int) -> None:
         """Ask for the snapshot of the call `name` first pressed at t_ns (monotonic), from
