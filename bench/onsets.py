@@ -35,9 +35,10 @@ HELD_OUT ones (never tuned on), 20 dB:
                 >= 90 %.
   real noise    the babble alone: <= 1 onset a minute.
 
-Detectors: `bands` is the detector (referee/audio/onsets.py's DEFAULT); `main` is the
-one before issue 30 (the voiced band may not start an onset over another sound), run in
-the same process on the same clips; `broadband` the same detector with one band.
+Detectors: `bands` is the detector (referee/audio/onsets.py's DEFAULT); `no low` is it
+without its low band (100-300 Hz), as it was before that band; `main` is the one before
+issue 30 (no low band, and the voiced band may not start an onset over another sound),
+run in the same process on the same clips; `broadband` the same detector with one band.
 Every case is a row, the baselines' too; the verdict counts the detector's rows only.
 The exit status is 1 when a target is missed. Its output goes to bench/results/.
 """
@@ -59,8 +60,9 @@ from tests import shouts, voices
 
 RATE = shouts.SAMPLE_RATE
 BASELINE = Settings(bands=(BROADBAND,))
+NO_LOW = replace(DEFAULT, bands=(SIBILANT, VOICED))
 MAIN = Settings(bands=(SIBILANT, replace(VOICED, starts_over_sound=False)))
-DETECTORS = [("bands", DEFAULT), ("main", MAIN), ("broadband", BASELINE)]
+DETECTORS = [("bands", DEFAULT), ("no low", NO_LOW), ("main", MAIN), ("broadband", BASELINE)]
 REAL_TOLERANCE = 0.02  # s: a real voice's true onset is a threshold's, not a synthesizer's
 
 
