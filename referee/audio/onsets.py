@@ -31,8 +31,9 @@ How (docs/design.md, "Voice onsets", says why):
    power over the 30 ms before the frame and the 10 ms after it is split in two where
    two constant levels fit it best (maximum likelihood); the earliest split is the onset.
 6. Soft: an onset that rose less than SURE_DB over its reference, or started over
-   another sound, is marked soft. On real voices in real room noise such an onset may be
-   the noise, or tens of ms off (docs/rules.md, "Replay", says what the screen shows).
+   another sound, or rose in the low band alone, is marked soft. On real voices in real
+   room noise such an onset may be the noise, or tens of ms off (docs/rules.md, "Replay",
+   says what the screen shows).
 
 A recording of any length is taken a piece at a time by OnsetFinder (`referee listen`):
 the levels look back 0.6 s at most and ahead 0.2 s, so it decides BLOCK_SAMPLES at a time
@@ -77,6 +78,8 @@ class Band:
     # Its own frame, longer than Settings.frame_s, ending where those end; or None. A band of
     # a few of the short frame's bins has a level that wanders too far.
     frame_s: float | None = None
+    # Whether an onset that rose in this band alone may be sharp; if not, it is soft.
+    sure: bool = True
 
 
 SIBILANT = Band("sibilant", 5000.0, 10000.0, starts_over_sound=True, threshold_db=6.0)
@@ -90,8 +93,12 @@ VOICED = Band("voiced", 150.0, 1000.0, starts_over_sound=True, threshold_db=10.0
 # over the rest of their clip in 100-300 Hz alone (tests/voices.py, "heard"). 8 ms frames
 # give it two bins, whose level wandered so that pink noise alone started 7 onsets a
 # minute; 16 ms give it four. At 10 dB, 2 of 240 shouts' clips had a false onset before
-# the shout, at 11 dB 1, for one held-out pair less found of 288.
-LOW = Band("low", 100.0, 300.0, starts_over_sound=True, threshold_db=11.0, frame_s=0.016)
+# the shout, at 11 dB 1, for one held-out pair less found of 288. A rise here alone may be
+# a rumble (a chair, the table knocked) as well as a voice: never sharp (with it sharp,
+# 3 of the tuned clips' 10 sharp onsets were within 20 ms of a voice; without it, 3 of 6).
+LOW = Band(
+    "low", 100.0, 300.0, starts_over_sound=True, threshold_db=11.0, frame_s=0.016, sure=False
+)
 BROADBAND = Band("broadband", 0.0, math.inf, starts_over_sound=True, threshold_db=6.0)
 
 
@@ -278,7 +285,8 @@ class _Scan:
             at = _refined(x, scale, rate, begin, active_bands, self.settings) + start * hop
             if since.sample is not None and at <= since.sample:
                 at = index * hop + frame // 2  # the refinement went back past the last one
-            soft = over_sound or strength < SURE_DB
+            unsure = not any(b.sure for b in active_bands)
+            soft = over_sound or strength < SURE_DB or unsure
             onsets.append(Onset(at / rate, at, strength, self.bands[active[0]].name, soft))
             since.sample = at
         return onsets
