@@ -602,7 +602,8 @@ def parser() -> argparse.ArgumentParser:
         " WAV file (PCM, 8 to 32 bits, 1 to 64 channels, 1 to 768 kHz; read a piece at a time,"
         " whatever its length): to check where the microphone hears"
         " the table best. Each onset: its time in seconds from the file's start, its sample,"
-        " the band it rose in (sibilant 5-10 kHz, voiced 150-1000 Hz) and by how much.",
+        " the band it rose in (sibilant 5-10 kHz, voiced 150-1000 Hz, low 100-300 Hz) and by"
+        " how much.",
     )
     lis.add_argument("file", type=_absolute, metavar="FILE", help="a WAV recording")
     lis.add_argument(

@@ -241,6 +241,71 @@ def test_real_voices_are_resampled_with_their_true_onsets_inside():
         assert voice.speaker in voices.TUNED + voices.HELD_OUT
 
 
+def test_a_voice_is_heard_where_it_rises_over_the_rest():
+    """The benchmark's heard onset (tests/voices.py): a voice 30 dB under the room from its
+    true onset is not heard until it rises over it; a second voice 20 dB under a first one
+    in every band is heard where the first one stops."""
+    rng = np.random.default_rng(5)
+    room = 0.01 * rng.standard_normal(RATE)
+    voice = 0.1 * rng.standard_normal(RATE)
+    voice[: RATE // 4] = 0.0
+    voice[RATE // 4 : RATE // 2] *= 10 ** (-30 / 20) / 10  # 30 dB under the room
+    assert abs(voices.heard(voice, room, RATE // 4) - RATE // 2) <= 5 * MS
+    first = 0.1 * rng.standard_normal(RATE)
+    first[RATE // 2 :] = 0.0
+    second = 0.01 * rng.standard_normal(RATE)
+    second[: RATE // 4] = 0.0
+    assert abs(voices.heard(second, first + 0.001 * room, RATE // 4) - RATE // 2) <= 5 * MS
+    assert voices.heard(np.zeros(RATE), room, RATE // 4) is None
+
+
+@needs_voices
+def test_real_voices_are_heard_at_or_after_their_true_onsets():
+    """en-GB "car" rises over -40 dB of its peak with a rumble under 150 Hz, 165 ms before
+    its /k/: no listener hears that under the others' talk, and the benchmark took it for
+    the voice's start (every pair with it was lost whatever the detector did)."""
+    car = voices.clip(voices.HELD_OUT, 20, 1, pair="two people")
+    assert car.label.startswith("en-GB car"), car.label
+    assert car.heard[0] is not None and car.heard[0] - car.onsets[0] >= 150 * MS, car.heard
+    for seed in range(4):
+        clip = voices.clip(voices.HELD_OUT, 20, seed, pair="same voice", sibilant=True)
+        assert all(h is not None and h >= t for h, t in zip(clip.heard, clip.onsets, strict=True))
+
+
+def found_in_order(found: list[int], truth: list[int]) -> bool:
+    """Each true onset has a found one within 20 ms, the nearest ones in the same order."""
+    nearest = [min(range(len(found)), key=lambda i: abs(found[i] - t)) for t in truth]
+    near = all(abs(found[i] - t) <= 20 * MS for i, t in zip(nearest, truth, strict=True))
+    return near and nearest == sorted(set(nearest))
+
+
+@needs_voices
+@pytest.mark.parametrize(
+    ("pair", "seed"), [("same voice", 14), ("same voice", 21)], ids=["en-GB", "it"]
+)
+def test_a_second_voice_heard_first_in_its_low_harmonics_is_found(pair, seed):
+    """A voice's start is heard first in 100-300 Hz as often as not under others' talk: the
+    low band finds these pairs (en-GB "ball" then "pet", Italian "sa" then "go"), which the
+    sibilant and voiced bands alone missed, against their true onsets and where heard."""
+    clip = voices.clip(voices.HELD_OUT, 20, seed, pair=pair)
+    found = [o.sample for o in find_onsets(clip.signal, RATE)]
+    assert found_in_order(found, clip.onsets), clip.label
+    assert None not in clip.heard and found_in_order(found, clip.heard), clip.label
+
+
+@needs_voices
+def test_an_onset_in_the_low_band_alone_is_soft():
+    """A rise in 100-300 Hz alone may be a rumble as well as a voice: never a sharp mark.
+    In these clips (seeds 12 and 27) the low band rose 12 dB from the others' talk alone."""
+    low = []
+    for half in (voices.TUNED, voices.HELD_OUT):
+        for seed in (12, 27):
+            clip = voices.clip(half, 20, seed)
+            low += [o for o in find_onsets(clip.signal, RATE) if o.band == "low"]
+    assert any(o.strength_db >= onsets.SURE_DB for o in low)
+    assert all(o.soft for o in low), [o for o in low if not o.soft]
+
+
 def bursts(seconds: float, seed: int) -> np.ndarray:
     """Murmur with hisses and hums at random moments, some longer than a block's margins:
     sounds that go on across the blocks OnsetFinder decides one at a time."""

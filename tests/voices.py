@@ -28,6 +28,15 @@ A recording whose start so found is within 20 ms after its fade has no start tha
 told from its own noise (none of those committed), and is left out. The SNR is the power where
 the envelope is over that threshold against the added noise's, as tests/shouts.py takes it.
 
+That true onset is the clean recording's, and may be where nobody at the table can hear
+it: a rumble 40 dB under the word's peak (en-GB "car": 165 ms of it before its /k/), the
+voicing before a /b/ or /d/ under the others' talk, a second voice's start under the
+first one's vowel. Each clip also gives each voice's HEARD onset: the first moment, from
+its true onset on, that the voice is at least as loud as everything else in the clip
+(the noise, the other voice) in one of HEARD_BANDS_HZ's bands, in frames of HEARD_S, for
+HEARD_S running: where a listener can first hear it over the rest (energetic masking;
+a judge orders what is heard), or None if it never is.
+
 Speakers are split in two: TUNED, the people the detector's settings were chosen on, and
 HELD_OUT, people it was never tuned on, whose rows say how it does on voices it has not
 heard. Pairs are of two people of one half, or one person saying two words.
@@ -36,12 +45,15 @@ Every clip is made from a seed: the same seed, the same clip.
 """
 
 import functools
+import itertools
 import os
 import wave
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from referee.audio.onsets import Band, band_levels
 
 from .shouts import ONSET_DB, SAMPLE_RATE, Clip, envelope
 
@@ -55,6 +67,11 @@ LOUD_DB = -30.0  # the word's loud part: where its start is looked for before
 GAP_S = 0.1  # quiet this long ends a word's sound: longer than a stop's closure
 HISS_DB = -20.0  # the microphone's white floor, under the room noise's power
 LEVELS_DB = (-3.0, 3.0)  # the second voice's level, over or under the first's (uniform)
+# Where a voice is heard: bands about as wide as the ear's at their lowest (a few critical
+# bands each), up to the recordings' 8 kHz; frames and the run they must last, 10 ms.
+HEARD_BANDS_HZ = (100, 300, 700, 1500, 3000, 5000, 8000)
+HEARD_S = 0.01
+HEARD_HOP_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -156,6 +173,29 @@ def voices() -> tuple[Voice, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True)
+class VoiceClip(Clip):
+    """A clip of real voices: `onsets` the true ones, `heard` where each is first heard."""
+
+    heard: list[int | None]
+
+
+def heard(voice: np.ndarray, rest: np.ndarray, onset: int) -> int | None:
+    """Where a voice (its samples in a clip) is first heard over the rest of the clip, at
+    or after its true onset (the module's docstring); None if it never is."""
+    bands = [Band(f"{lo}", lo, hi, True, 0.0) for lo, hi in itertools.pairwise(HEARD_BANDS_HZ)]
+    frame, hop = round(HEARD_S * SAMPLE_RATE), round(HEARD_HOP_S * SAMPLE_RATE)
+    over = band_levels(voice, SAMPLE_RATE, frame, hop, bands) >= band_levels(
+        rest, SAMPLE_RATE, frame, hop, bands
+    )
+    run = round(HEARD_S / HEARD_HOP_S)
+    heard_in = over.any(axis=0)
+    lasting = np.convolve(heard_in, np.ones(run, dtype=int), mode="full")[run - 1 :] == run
+    first = max(0, (onset - frame // 2 + hop - 1) // hop)  # frames centred at the onset on
+    frames = np.flatnonzero(lasting[first:])
+    return None if not len(frames) else max(onset, (first + int(frames[0])) * hop + frame // 2)
+
+
 @functools.cache
 def _noises() -> tuple[np.ndarray, ...]:
     return tuple(resampled(*_read(path)) for path in sorted((FOLDER / "noise").glob("*.wav")))
@@ -203,7 +243,7 @@ def clip(
     pair: str = "",
     sibilant: bool = False,
     seconds: float = 2.0,
-) -> Clip:
+) -> VoiceClip:
     """A clip of `seconds` of room noise with a voice of `half`'s speakers at a random
     moment in its first half; with `pair` "two people" or "same voice", a second voice
     80-200 ms after the first (onset to onset: over its vowel), at LEVELS_DB from it.
@@ -222,7 +262,7 @@ def clip(
         others = partners(first)
         chosen.append(others[rng.integers(len(others))])
     n = round(seconds * SAMPLE_RATE)
-    signal = np.zeros(n)
+    pieces = []
     at = int(rng.integers(round(0.3 * n), round(0.5 * n)))
     onsets = []
     for number, voice in enumerate(chosen):
@@ -231,11 +271,14 @@ def clip(
         gain = 1.0 if not number else 10 ** (rng.uniform(*LEVELS_DB) / 20)
         start = at - voice.onset
         piece = voice.samples[max(0, -start) : n - start] * gain
-        signal[max(0, start) : max(0, start) + len(piece)] += piece
+        pieces.append(np.zeros(n))
+        pieces[-1][max(0, start) : max(0, start) + len(piece)] = piece
         onsets.append(at)
     power = active_power(first.samples)
     scale = np.sqrt(power / 10 ** (snr_db / 10))
     names = " + ".join(f"{v.speaker} {v.word}" for v in chosen)
     gap = f", {(onsets[1] - onsets[0]) * 1000 / SAMPLE_RATE:.0f} ms" if pair else ""
     label = f"{names}{gap}, {snr_db:g} dB, seed {seed}"
-    return Clip(signal + scale * room_noise(n, rng), onsets, label)
+    signal = np.sum(pieces, axis=0) + scale * room_noise(n, rng)
+    found = [heard(p, signal - p, at) for p, at in zip(pieces, onsets, strict=True)]
+    return VoiceClip(signal, onsets, label, found)
