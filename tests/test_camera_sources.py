@@ -175,6 +175,31 @@ def test_the_watch_tells_a_lost_folder_once_and_reads_it_again_when_it_is_back(t
     assert len(back[1]["cards"]) == 12 and len(back[1]["sets"]) == 3
 
 
+def test_the_first_frame_of_each_opening_is_said_in_the_log(tmp_path, caplog):
+    """A camera that opens and gives frames is told apart, in the log, from one that opens
+    and gives none: its first frame is said once, and again once it is back."""
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    show(folder, "table.jpg", no_set_table())
+    watch = Watch(str(folder), io.BytesIO())
+    first = f"camera {folder}: frames come, the first "
+    with caplog.at_level(logging.INFO, "referee.camera.watch"):
+        watch.step()
+        show(folder, "sets.jpg", set_table())
+        watch.step()
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(first)]
+        assert len(said) == 1 and said[0].endswith(" with 12 cards seen"), said
+        for name in ("table.jpg", "sets.jpg"):
+            (folder / name).unlink()
+        folder.rmdir()
+        watch.step()
+        folder.mkdir()
+        show(folder, "table.jpg", no_set_table())
+        watch.step()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(first)]
+    assert len(said) == 2, said
+
+
 def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(
     monkeypatch, tmp_path, caplog
 ):

@@ -67,6 +67,9 @@ class Watch:
         self.backoff = Backoff(RETRY_S, RETRY_MAX_S)
         self._said: tuple[str, bool] | None = None  # the last change told
         self._refused = False  # the last frame could not be read
+        # No frame read yet from the source opened: its first is said in the log, which
+        # tells a camera that opens but gives nothing from one that is seen through.
+        self._first = True
 
     def step(self) -> float:
         """One pass: the source opened if it is not, one frame read and told; how many
@@ -81,6 +84,7 @@ class Watch:
                 self._tell(f"camera {self.spec}: {err}: waiting for it", ok=False, quiet=quiet)
                 return self.backoff.after()
             self.backoff.reset()
+            self._first = True
             again = " again" if self._said is not None else ""
             self._tell(f"camera {self.source.name} watching{again}", ok=True)
         started = self.clock()
@@ -104,6 +108,16 @@ class Watch:
                 self._refused = True
                 return self.period_ns / NS_PER_S
             self._refused = False
+            if self._first:
+                self._first = False
+                height, width = frame.image.shape[:2]
+                log.info(
+                    "camera %s: frames come, the first %dx%d with %d cards seen",
+                    self.source.name,
+                    width,
+                    height,
+                    len(layout.cards),
+                )
             cards = [(c.face.values(), c.sure, c.box) for c in layout.cards]
             self._send(reading_line(frame.t_ns, cards, layout.sets))
             del frame, layout

@@ -24,7 +24,8 @@
 #   Python so that the install under test sees none of them;
 # - a local apt repository (/var/local/debs, the only apt source) holding the packages
 #   systemd/install.sh installs with all their dependencies, and a wheelhouse
-#   (/var/local/wheels, pip's only index) holding the project's dependencies and lgpio:
+#   (/var/local/wheels, pip's only index) holding the project's dependencies, its camera
+#   extra (OpenCV) and lgpio:
 #   the guest has no network, and these stand in for Debian's archive and PyPI;
 # - tests/vm/guest/: files copied into it as they are (the rig's PID 1).
 set -euo pipefail
@@ -65,12 +66,14 @@ install_packages() {
 
 # The project's runtime dependencies (pyproject.toml), one a line, markers and all: pip
 # evaluates them here, on an x86_64 Linux like the guest, so the Pi-only ones drop out and
-# the Linux-only ones (gpiod) stay.
+# the Linux-only ones (gpiod) stay. With them its camera extra (OpenCV), which install.sh
+# installs on every box: the system test reads a V4L2 camera (vivid's) through it.
 project_dependencies() {
     "$PY" - "$ROOT/pyproject.toml" <<'EOF'
 import sys, tomllib
 with open(sys.argv[1], "rb") as f:
-    print("\n".join(tomllib.load(f)["project"]["dependencies"]))
+    project = tomllib.load(f)["project"]
+print("\n".join(project["dependencies"] + project["optional-dependencies"]["camera"]))
 EOF
 }
 
