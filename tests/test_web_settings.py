@@ -237,11 +237,11 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
         keys = page.locator("#rule-fields .key").all_inner_texts()
         assert not [k for k in keys if "_" in k], keys  # no raw key where words go
         # At a phone's size and a TV's, as the other views' screenshots: the screen as
-        # it is seen, from the names on (all of which a TV's shows).
+        # it is seen, from the rules on (above them, the names, the hint and the photo).
         widths = []
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
-            page.locator("#naming").evaluate("(e) => e.scrollIntoView({block: 'start'})")
+            page.locator("#next").evaluate("(e) => e.scrollIntoView({block: 'start'})")
             box = page.locator("#rules button[type=submit]").bounding_box()
             assert box is not None and box["y"] + box["height"] <= height  # saving shown
             widths.append(box["width"])
