@@ -176,4 +176,3 @@ def test_cards_across_the_edge_of_a_shadow_are_found_and_read(seed, count, shade
     right, bad = _read_right(table)
     assert not bad
     assert right >= count - 1
-

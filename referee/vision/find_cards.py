@@ -140,11 +140,11 @@ def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
     # Cards laid edge to edge are one bright region: the seam between them is a line a
     # little darker than the paper either side (the cards' edges, the gap's shade), too
     # faint for the edges. What is darker than its neighbourhood closed over is cut out
-    # too, once, at the first level.
+    # too, once, at the first level, last: a card found whole without it is kept as found.
     seams = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, np.ones((5, 5), np.uint8)) > SEAM
     seams = cv2.dilate(seams.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     regions: list[tuple[np.ndarray, float]] = []
-    for level, cut in [(levels[0], seams)] + [(lv, None) for lv in levels]:
+    for level, cut in [(lv, None) for lv in levels] + [(levels[0], seams)]:
         bright = (blurred > level).astype(np.uint8) * 255
         bright[edges > 0] = 0
         if cut is not None:
