@@ -176,3 +176,13 @@ def test_cards_across_the_edge_of_a_shadow_are_found_and_read(seed, count, shade
     right, bad = _read_right(table)
     assert not bad
     assert right >= count - 1
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(3, 12))
+def test_cards_laid_edge_to_edge_are_never_invented_nor_read_surely_wrong(seed, count):
+    # The seams between cards touching (pclewis/set-solver's line.jpg) are cut out of the
+    # bright regions: a cut that runs through a card must not make a card of its pieces.
+    table = _table(seed, count, top="cloth", light="day", touching=True)
+    _, bad = _read_right(table)
+    assert not bad

@@ -201,11 +201,18 @@ def _paste(
     return alpha
 
 
-def _shadow(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, strength: float) -> None:
-    shift = rng.integers(-6, 7, 2)
+def _shadow(
+    image: np.ndarray,
+    mask: np.ndarray,
+    rng: np.random.Generator,
+    strength: float,
+    reach: int = 6,
+) -> None:
+    """The shadow `mask`'s thing casts, up to `reach` px away, as soft."""
+    shift = rng.integers(-reach, reach + 1, 2)
     m = np.array([[1, 0, shift[0]], [0, 1, shift[1]]], np.float32)
     moved = cv2.warpAffine(mask, m, (mask.shape[1], mask.shape[0]))
-    soft = cv2.GaussianBlur(moved, (0, 0), 5).astype(np.float32) / 255
+    soft = cv2.GaussianBlur(moved, (0, 0), reach * 5 / 6).astype(np.float32) / 255
     image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
 
 
@@ -421,7 +428,11 @@ def render_table(
     for i, face in enumerate(faces):
         r, c = divmod(i, cols)
         jitter = 0.0 if touching else 1.0
-        centre = origin + np.array([c * cell[0], r * cell[1]])
+        step = np.array([c * cell[0], r * cell[1]])
+        if touching:  # the grid turned with the cards, or they would overlap
+            cos, sin = math.cos(layout_angle), math.sin(layout_angle)
+            step = np.array([[cos, -sin], [sin, cos]]) @ step
+        centre = origin + step
         centre += rng.normal(0, card_px * 0.03, 2) * jitter
         angle = layout_angle + rng.normal(0, 0.05) * jitter + (math.pi / 2 if portrait else 0)
         if rng.random() < 0.5:
@@ -429,7 +440,9 @@ def render_table(
         corners = _quad(centre, (long_, short), angle, rng, tilt)
         picture = draw_card(face, (356, 228), rng=rng, paper=paper_colour(rng, 232, 252))
         mask = _rounded_card_mask((356, 228), 356 * 0.04)
-        _shadow(image, _mask_of(mask, corners, image.shape), rng, rng.uniform(0.1, 0.35))
+        # A card lying flat casts a thin shadow: edge to edge, the seam it leaves is faint.
+        reach = 1 if touching else 6
+        _shadow(image, _mask_of(mask, corners, image.shape), rng, rng.uniform(0.1, 0.35), reach)
         pasted = _paste(image, picture, mask, corners)
         masks.append(pasted > 127)
         inside = np.all((corners >= 0) & (corners < (width, height)))
