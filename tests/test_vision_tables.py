@@ -150,3 +150,39 @@ def test_look_prints_each_photo_as_one_json_object(tmp_path, capsys):
             assert card["number"] in (1, 2, 3) and len(card["box"]) == 4
         for s in body["sets"]:
             assert len(s) == 3 and all(body["cards"][i]["sure"] for i in s)
+
+
+def _read_right(table: Table) -> tuple[int, list[str]]:
+    """How many cards are read surely and right; and any read surely wrong, or invented."""
+    layout = read_frame(table.image)
+    bad = []
+    right = 0
+    for card, under in zip(layout.cards, _under(table, layout), strict=True):
+        if under is None:
+            bad.append(f"a card invented at {card.box}")
+        elif card.sure and card.face != under.face:
+            bad.append(f"{under.face} read surely as {card.face}")
+        else:
+            right += card.sure
+    return right, bad
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(6, 12), st.floats(0.2, 0.4))
+def test_cards_across_the_edge_of_a_shadow_are_found_and_read(seed, count, shade):
+    # A hand's or a lamp's shadow across the cards (pclewis/set-solver's shadow*.jpg): the
+    # paper in the shade is darker, its margin still paper.
+    table = _table(seed, count, top="cloth", light="day", shade=shade)
+    right, bad = _read_right(table)
+    assert not bad
+    assert right >= count - 1
+
+
+@SOME
+@given(st.integers(0, 2**31), st.integers(3, 12))
+def test_cards_laid_edge_to_edge_are_never_invented_nor_read_surely_wrong(seed, count):
+    # The seams between cards touching (pclewis/set-solver's line.jpg) are cut out of the
+    # bright regions: a cut that runs through a card must not make a card of its pieces.
+    table = _table(seed, count, top="cloth", light="day", touching=True)
+    _, bad = _read_right(table)
+    assert not bad

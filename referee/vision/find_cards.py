@@ -4,17 +4,21 @@ The frame is looked at shrunk to WORK_PX on its long side. The cards are the bri
 regions the frame's edges close off: a brightness threshold (Otsu's, on the blurred grey
 image, and one a little lower for a white-ish table) keeps what is lighter than the table,
 and the edges (Canny, thickened) are cut out of it, which separates cards that touch and a
-card from a table as light as it. Each region's outline must be a convex quadrilateral
-(four corners once its rounded corners are smoothed), filled by the region, its sides in a
-card's proportion (89 x 57 mm, 1.56; seen at an angle, up to 3.2, or down to a square when
+card from a table as light as it; and, looked at last, the seams a little darker than
+the paper either side (cards laid edge to edge, too faint for the edges) are cut out
+too. Each region's outline must be a convex quadrilateral (four corners once its rounded
+corners are smoothed), filled by the region, its sides in a card's proportion (89 x 57
+mm, 1.56; seen at an angle, up to 3.2, or down to a square when
 its long side points away, and then its symbols tell which way it lies), its size like
 the other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
 quadrilateral (a hand over it), is kept as a card *partly seen* only when it holds a
 symbol's ink, and is never read surely.
 
 What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
-ink inside, in one to three blobs side by side. A sheet of paper, a phone, a box or a
-hand fails one of these.
+ink inside, in one to three blobs side by side. The paper is judged against its own
+light: a plane across the card, or, where a shadow's edge crosses it, the paper's level
+in the shade (`lit_evenly`). A sheet of paper, a phone, a box or a hand fails one of
+these.
 """
 
 from dataclasses import dataclass
@@ -39,6 +43,8 @@ MIN_CARD_SHARE = 1 / 25
 # its convex hull: a hand over its edge leaves a dent.
 RECTANGULAR = 0.8
 SOLID = 0.95
+# A seam between two cards touching: this much darker than the paper beside it.
+SEAM = 6
 EDGE_MARGIN = 4  # px at WORK_PX: a region this close to the frame's edge is cut by it
 
 
@@ -135,10 +141,18 @@ def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
     if upper.size > 0.4 * blurred.size:
         # A light table: the cards are the lighter part of what is light, Otsu's again.
         levels.append(cv2.threshold(upper, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0])
+    # Cards laid edge to edge are one bright region: the seam between them is a line a
+    # little darker than the paper either side (the cards' edges, the gap's shade), too
+    # faint for the edges. What is darker than its neighbourhood closed over is cut out
+    # too, once, at the first level, last: a card found whole without it is kept as found.
+    seams = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, np.ones((5, 5), np.uint8)) > SEAM
+    seams = cv2.dilate(seams.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     regions: list[tuple[np.ndarray, float]] = []
-    for level in levels:
+    for level, cut in [(lv, None) for lv in levels] + [(levels[0], seams)]:
         bright = (blurred > level).astype(np.uint8) * 255
         bright[edges > 0] = 0
+        if cut is not None:
+            bright[cut] = 0
         # Eroded once a little, once more: a card joined to a glare on the table by a
         # thread comes apart in the second, a small card's paper around a big symbol
         # holds in the first. The edges cut out took 1.5 px off every side too.
@@ -293,26 +307,66 @@ def _margin(h: int, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def lit_evenly(flat: np.ndarray) -> np.ndarray:
-    """The flat card with its paper made white point by point: the light over the card
+    """The flat card with its paper made white point by point. The light over the card is
     taken as a plane in each channel (a lamp on one side, a window's blue on the other),
-    fitted to its margin's paper, and divided out."""
+    fitted to its margin's paper; and where a shadow's edge crosses the card (a hand, a
+    lamp's shade), as the paper's own level there: the card closed (dark strokes and
+    symbols narrower than a third of it filled with the paper around them, a shadow's edge
+    kept), where that is paper in the shade, no darker than SHADE of the plane and of its
+    colour. Something foreign over the card (a finger, the table) is darker or of another
+    colour: the plane stays its light, and it is left dark."""
     h, w = flat.shape[:2]
     (ys, xs), terms, grid = _margin(h, w)
     pixels = flat[ys, xs].astype(np.float32)
     grey = pixels.mean(axis=1)
     paper = grey >= 0.8 * np.median(grey)  # not the table's edge nor a symbol's tip
     coef, *_ = np.linalg.lstsq(terms[paper], pixels[paper], rcond=None)
-    light = grid @ coef.astype(np.float32)
+    plane = grid @ coef.astype(np.float32)
+    # Padded with its own edge first: a shade along the card's side goes on past it, and is
+    # kept as light, not filled as a stroke is.
+    kernel = _closing(h)
+    pad = kernel.shape[0]
+    padded = cv2.copyMakeBorder(flat, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+    closed = cv2.morphologyEx(padded, cv2.MORPH_CLOSE, kernel)[pad:-pad, pad:-pad].astype(
+        np.float32
+    )
+    # Per channel with OpenCV: numpy's reductions over an axis of three are slow.
+    b, g, r = cv2.split(closed / np.maximum(plane, 8.0))
+    level = (b + g + r) / 3
+    spread = (cv2.max(cv2.max(b, g), r) - cv2.min(cv2.min(b, g), r)) / np.maximum(level, 1e-3)
+    shade = (level >= SHADE) & (level < 1) & (spread <= SHADE_TINT)
+    light = np.where(shade[..., None], closed, plane)
     even = flat.astype(np.float32) * (PAPER / np.maximum(light, 8.0))
     out: np.ndarray = np.clip(even, 0, 255).astype(np.uint8)
     return out
 
 
+# Paper in a shadow: at least this share of the light, and its colour (each channel's
+# share) within this of the light's. Skin, wood and a black table are darker or further.
+SHADE, SHADE_TINT = 0.4, 0.2
+
+
+@cache
+def _closing(h: int) -> np.ndarray:
+    side = h // 3 | 1
+    return np.ones((side, side), np.uint8)
+
+
+def _high_low(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's highest and lowest channel (int16), by OpenCV: numpy's reductions over
+    an axis of three are slow."""
+    b, g, r = cv2.split(image)
+    return (
+        cv2.max(cv2.max(b, g), r).astype(np.int16),
+        cv2.min(cv2.min(b, g), r).astype(np.int16),
+    )
+
+
 def ink_mask(balanced: np.ndarray) -> np.ndarray:
     """The ink on a paper-balanced flat card: what is darker or more coloured than paper."""
-    f = balanced.astype(np.int16)
-    darkness = PAPER - f.max(axis=2)
-    chroma = f.max(axis=2) - f.min(axis=2)
+    high, low = _high_low(balanced)
+    darkness = PAPER - high
+    chroma = high - low
     ink: np.ndarray = ((darkness > 35) | (chroma > 35)).astype(np.uint8) * 255
     return ink
 
@@ -326,8 +380,8 @@ def looks_like_a_card(flat: np.ndarray) -> bool:
     # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
     # and a window) leaves a tint on the paper that a plane does not take away, but a
     # finger, a box's print or the table is far from paper.
-    tint = balanced.max(axis=2).astype(np.int16) - balanced.min(axis=2)
-    foreign = np.where((ink > 0) & ((balanced.max(axis=2) < PAPER - 35) | (tint > 80)), 255, 0)
+    high, low = _high_low(balanced)
+    foreign = np.where((ink > 0) & ((high < PAPER - 35) | (high - low > 80)), 255, 0)
     mh, mw = h // 8, w // 14
     margin = np.concatenate(
         [

@@ -201,11 +201,18 @@ def _paste(
     return alpha
 
 
-def _shadow(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, strength: float) -> None:
-    shift = rng.integers(-6, 7, 2)
+def _shadow(
+    image: np.ndarray,
+    mask: np.ndarray,
+    rng: np.random.Generator,
+    strength: float,
+    reach: int = 6,
+) -> None:
+    """The shadow `mask`'s thing casts, up to `reach` px away, as soft."""
+    shift = rng.integers(-reach, reach + 1, 2)
     m = np.array([[1, 0, shift[0]], [0, 1, shift[1]]], np.float32)
     moved = cv2.warpAffine(mask, m, (mask.shape[1], mask.shape[0]))
-    soft = cv2.GaussianBlur(moved, (0, 0), 5).astype(np.float32) / 255
+    soft = cv2.GaussianBlur(moved, (0, 0), reach * 5 / 6).astype(np.float32) / 255
     image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
 
 
@@ -378,10 +385,14 @@ def render_table(
     light: str | None = None,
     cut_edge: bool = False,
     card_px: float | None = None,
+    touching: bool = False,
+    shade: float = 0.0,
 ) -> Table:
     """A table with `faces` laid out in a grid (columns of three... as players deal them),
     each tilted a little; `distractors` lie beside the cards, `over_cards` ("hand") lie over
-    one of them; `cut_edge` moves the layout so that a card is cut by the frame's edge."""
+    one of them; `cut_edge` moves the layout so that a card is cut by the frame's edge;
+    `touching` lays the cards square, edge to edge; `shade` darkens one side of a line
+    across the layout by that share (a hand's or a lamp's shadow, its edge soft)."""
     width, height = size
     image = table_top(rng, size, top)
     n = len(faces)
@@ -400,6 +411,8 @@ def render_table(
     portrait = rng.random() < 0.5  # the cards' long side across the layout's rows or down
     long_, short = card_px, card_px * CARD_MM[1] / CARD_MM[0]
     cell = (short * 1.25, long_ * 1.12) if portrait else (long_ * 1.12, short * 1.3)
+    if touching:
+        cell = (short * 1.01, long_ * 1.01) if portrait else (long_ * 1.01, short * 1.01)
     if not portrait:
         cols, rows = rows, cols
         cols = max(1, math.ceil(n / 3)) if n > 3 else n
@@ -409,19 +422,27 @@ def render_table(
     if cut_edge:
         origin[0] -= origin[0] - cell[0] * 0.05  # the first column half out of the frame
     layout_angle = rng.normal(0, 0.08)
-    tilt = rng.uniform(-0.25, 0.25)
+    tilt = 0.0 if touching else rng.uniform(-0.25, 0.25)  # a tilted grid's cards overlap
     table = Table(image)
     masks = []
     for i, face in enumerate(faces):
         r, c = divmod(i, cols)
-        centre = origin + np.array([c * cell[0], r * cell[1]]) + rng.normal(0, card_px * 0.03, 2)
-        angle = layout_angle + rng.normal(0, 0.05) + (math.pi / 2 if portrait else 0)
+        jitter = 0.0 if touching else 1.0
+        step = np.array([c * cell[0], r * cell[1]])
+        if touching:  # the grid turned with the cards, or they would overlap
+            cos, sin = math.cos(layout_angle), math.sin(layout_angle)
+            step = np.array([[cos, -sin], [sin, cos]]) @ step
+        centre = origin + step
+        centre += rng.normal(0, card_px * 0.03, 2) * jitter
+        angle = layout_angle + rng.normal(0, 0.05) * jitter + (math.pi / 2 if portrait else 0)
         if rng.random() < 0.5:
             angle += math.pi  # a card upside down reads the same
         corners = _quad(centre, (long_, short), angle, rng, tilt)
         picture = draw_card(face, (356, 228), rng=rng, paper=paper_colour(rng, 232, 252))
         mask = _rounded_card_mask((356, 228), 356 * 0.04)
-        _shadow(image, _mask_of(mask, corners, image.shape), rng, rng.uniform(0.1, 0.35))
+        # A card lying flat casts a thin shadow: edge to edge, the seam it leaves is faint.
+        reach = 1 if touching else 6
+        _shadow(image, _mask_of(mask, corners, image.shape), rng, rng.uniform(0.1, 0.35), reach)
         pasted = _paste(image, picture, mask, corners)
         masks.append(pasted > 127)
         inside = np.all((corners >= 0) & (corners < (width, height)))
@@ -445,9 +466,24 @@ def render_table(
         area = mask.sum()
         if area:
             placed.visible = float((mask & ~occluders.astype(bool)).sum() / area)
+    if shade:
+        _cast_shadow(image, rng, shade, origin + (np.array([cols, rows]) - 1) * cell / 2)
     image = lighting(image, rng, light)
     table.image = camera(image, rng, dim=light == "dim")
     return table
+
+
+def _cast_shadow(
+    image: np.ndarray, rng: np.random.Generator, strength: float, middle: np.ndarray
+) -> None:
+    """One side of a line through near `middle` darkened by `strength`, its edge soft."""
+    height, width = image.shape[:2]
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    angle = rng.uniform(0, 2 * math.pi)
+    through = middle + rng.normal(0, 0.05, 2) * (width, height)
+    side = (xx - through[0]) * math.cos(angle) + (yy - through[1]) * math.sin(angle)
+    soft = 1 / (1 + np.exp(-side / rng.uniform(1, 4)))
+    image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
 
 
 def _mask_of(mask: np.ndarray, corners: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
