@@ -98,6 +98,19 @@ SAME = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
 
 
 @pytest.fixture
+def two_seats(tmp_path: Path) -> Path:
+    """A store whose game has begun, two players, no point-out limit: a loaded machine's
+    camera takes its time, and the tests with one judge calls, not the clock."""
+    from referee.rules import Settings
+    from referee.store.store import Store
+
+    path = tmp_path / "referee.db"
+    with Store.open(path) as opened:
+        opened.new_game(Settings(players=2, pointout_ns=0), lobby=False)
+    return path
+
+
+@pytest.fixture
 def store(tmp_path: Path) -> Path:
     """A game under way: P2 has called."""
     from referee.rules import Press, Settings

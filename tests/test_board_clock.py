@@ -40,9 +40,11 @@ reads = st.lists(
 )
 
 
-def play(reads_: list[tuple[list[int], int]]) -> list[tuple[int, int]]:
-    """(t_us, t_ns) of every edge, mapped read by read."""
-    clock = BoardClock()
+def play(
+    reads_: list[tuple[list[int], int]], clock: BoardClock | None = None
+) -> list[tuple[int, int]]:
+    """(t_us, t_ns) of every edge, mapped read by read (by `clock`, a new one by default)."""
+    clock = BoardClock() if clock is None else clock
     t_us, received = 0, 10**12
     out: list[tuple[int, int]] = []
     for steps, delay in reads_:
@@ -235,15 +237,8 @@ def test_a_stamp_before_the_last_one_lands_among_the_edges_stamped_around_it(rea
     it, never after one stamped later (board_stream.py's seed 2861772104, the late D
     mapped by the offset of its moment)."""
     clock = BoardClock()
-    t_us, received = 0, 10**12
-    mapped: list[tuple[int, int]] = []
-    for steps, delay in reads_:
-        batch = []
-        for step in steps:
-            t_us += step
-            batch.append(t_us)
-        received += delay
-        mapped += zip(batch, seen_and_mapped(clock, batch, received), strict=True)
+    mapped = play(reads_, clock)
+    t_us = mapped[-1][0]
     first = max(mapped[0][0], t_us - PLAUSIBLE_NS // 1000)  # older is refused as impossible
     for share in shares:
         late = first + share * (t_us - first) // (2**32 - 1)
@@ -252,7 +247,7 @@ def test_a_stamp_before_the_last_one_lands_among_the_edges_stamped_around_it(rea
         after = [ns for us, ns in mapped if us > late]
         assert not before or t_ns >= max(before)
         assert not after or t_ns < min(after)
-    (next_ns,) = seen_and_mapped(clock, [t_us + 1], received)
+    (next_ns,) = seen_and_mapped(clock, [t_us + 1], 10**12 + sum(d for _, d in reads_))
     assert next_ns > mapped[-1][1]  # and the mapping goes on as if it had not come
 
 

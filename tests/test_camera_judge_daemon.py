@@ -7,7 +7,7 @@ cards gone in two readings in a row."""
 import pytest
 
 from referee.config import CameraJudge
-from referee.rules import Judgement, Settings, words
+from referee.rules import Judgement, words
 from referee.rules.inputs import makes_set
 from referee.store.store import Store
 
@@ -19,15 +19,6 @@ SET = (0, 1, 10)  # three of SETS_FACES that make a SET
 NOT_SET = (2, 3, 4)  # three that do not: two ovals, one squiggle
 LAST = (5, 6, 7)  # three more, one of them (UNSURE) half covered before it is taken
 UNSURE = 5
-
-
-@pytest.fixture
-def game(tmp_path):
-    """Two players, no point-out limit: a loaded machine's camera takes its time."""
-    path = tmp_path / "referee.db"
-    with Store.open(path) as opened:
-        opened.new_game(Settings(players=2, pointout_ns=0), lobby=False)
-    return path
 
 
 class Table:
@@ -66,14 +57,14 @@ class Table:
 
 
 @pytest.fixture
-def deciding(game, frames):
-    daemon = Daemon(game, camera=str(frames), judge=CameraJudge.DECIDE, players=2)
+def deciding(two_seats, frames):
+    daemon = Daemon(two_seats, camera=str(frames), judge=CameraJudge.DECIDE, players=2)
     yield Table(daemon, frames)
     daemon.stop()
 
 
 def test_the_box_decides_a_set_taken_says_why_three_are_not_one_and_what_it_cannot_see(
-    deciding, game
+    deciding, two_seats
 ):
     table = deciding
     table.show(set_table(), 12)
@@ -99,7 +90,7 @@ def test_the_box_decides_a_set_taken_says_why_three_are_not_one_and_what_it_cann
     table.daemon.press("INVALID")  # the table judges as ever
     table.daemon.wait_for(lambda: state().pending is None, "judged by the table")
     table.daemon.app.session.ledger.flush()
-    with Store.open_readonly(game) as opened:
+    with Store.open_readonly(two_seats) as opened:
         stored = opened.latest_game()
         assert stored is not None
         said = [words(i).split() for i in stored.inputs]

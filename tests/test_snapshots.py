@@ -18,10 +18,8 @@ from hypothesis import strategies as st
 from referee.audio.clips import SNAPSHOT, SNAPSHOT_MAX, ClipStore, Damaged, Snapshot, clip_name
 from referee.camera import snapshot
 from referee.camera.snapshot import AFTER_NS, SIDE_PX, Snapshots
-from referee.rules import Settings
 from referee.store.paths import clips_folder, pin_path
 from referee.store.pin import read_pin
-from referee.store.store import Store
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
 from referee.web.snapshots_api import SnapshotsApi
@@ -318,16 +316,8 @@ def test_a_judge_deletes_a_games_snapshots_with_its_clips(snapped, judge, daemon
 # The whole daemon, its camera a folder of rendered tables
 
 
-@pytest.fixture
-def game(tmp_path):
-    path = tmp_path / "referee.db"
-    with Store.open(path) as opened:
-        opened.new_game(Settings(players=2, pointout_ns=0), lobby=False)
-    return path
-
-
-def test_the_daemon_has_the_camera_write_the_table_at_a_calls_first_press(game, frames):
-    daemon = Daemon(game, camera=str(frames), players=2)
+def test_the_daemon_has_the_camera_write_the_table_at_a_calls_first_press(two_seats, frames):
+    daemon = Daemon(two_seats, camera=str(frames), players=2)
     try:
         show(frames, "1.jpg", set_table(), mtime_ns=10**18 + 1)
         daemon.wait_for(lambda: daemon.app.watching.view() is not None, "the table read", WAIT_S)
@@ -337,7 +327,7 @@ def test_the_daemon_has_the_camera_write_the_table_at_a_calls_first_press(game, 
         show(frames, "2.jpg", no_set_table(), mtime_ns=10**18 + 2)
         call = daemon.app.session.state.pending
         path = (
-            clips_folder(game)
+            clips_folder(two_seats)
             / f"{clip_name(daemon.app.session.ledger.game_id, call.first_ns)}.jpg"
         )
         daemon.wait_for(path.exists, "the snapshot written", WAIT_S)
@@ -368,15 +358,15 @@ def test_a_call_resumed_from_an_earlier_run_gets_no_snapshot_of_the_table_now(st
     assert not asked and not clips_folder(store).exists()
 
 
-def test_with_the_camera_off_nothing_is_asked_nor_written(game):
-    daemon = Daemon(game, players=2)
+def test_with_the_camera_off_nothing_is_asked_nor_written(two_seats):
+    daemon = Daemon(two_seats, players=2)
     try:
         daemon.press("P1")
         daemon.wait_for(lambda: daemon.app.session.state.pending, "P1's call")
         assert daemon.app.watching._process is None
     finally:
         daemon.stop()
-    assert not clips_folder(game).exists()
+    assert not clips_folder(two_seats).exists()
 
 
 def test_every_snapshots_route_is_in_the_contract(tmp_path):

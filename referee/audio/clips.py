@@ -314,19 +314,11 @@ class ClipStore:
             return None
         path = self.folder / f"{name}{SNAPSHOT}"
         try:
-            fd = opened(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except Missing:
+            jpeg = _small_file(path, SNAPSHOT_MAX, "a snapshot")
+        except (AudioFileError, ValueError, OSError) as err:
+            return self._damaged(name + SNAPSHOT, _why(err, path))
+        if jpeg is None:
             return None
-        except AudioFileError as err:
-            return self._damaged(name + SNAPSHOT, _why(err, path))
-        try:
-            with os.fdopen(fd, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                if size > SNAPSHOT_MAX:
-                    raise ValueError(f"{size} bytes, more than a snapshot can be")
-                jpeg = file.read(SNAPSHOT_MAX + 1)
-        except (ValueError, OSError) as err:
-            return self._damaged(name + SNAPSHOT, _why(err, path))
         if not (jpeg.startswith(_JPEG_START) and jpeg.endswith(_JPEG_END)):
             return self._damaged(name + SNAPSHOT, "not a whole JPEG (cut short?)")
         found = _NAME.fullmatch(name)
@@ -338,19 +330,11 @@ class ClipStore:
             return None
         sound, meta = self._paths(name)
         try:
-            fd = opened(meta, os.O_RDONLY | os.O_NOFOLLOW)
-        except Missing:
-            return None
-        except AudioFileError as err:
-            return self._damaged(name, f"its JSON: {_why(err, meta)}")
-        try:
-            with os.fdopen(fd, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                if size > META_MAX:
-                    raise ValueError(f"{size} bytes, more than a clip's can be ({META_MAX})")
-                text = file.read(META_MAX + 1)
+            text = _small_file(meta, META_MAX, "a clip's")
+            if text is None:
+                return None
             clip = Clip.from_json(text)
-        except (ValueError, OSError) as err:
+        except (AudioFileError, ValueError, OSError) as err:
             return self._damaged(name, f"its JSON: {_why(err, meta)}")
         if clip.name != name:
             return self._damaged(name, f"its JSON says it is {clip.name}")
@@ -481,6 +465,21 @@ class ClipStore:
         meta.unlink(missing_ok=True)  # first: without it the sound is no clip
         sound.unlink(missing_ok=True)
         (self.folder / f"{name}{SNAPSHOT}").unlink(missing_ok=True)
+
+
+def _small_file(path: Path, most: int, what: str) -> bytes | None:
+    """A small file read whole, None if there is none: a regular file (opened so that a
+    FIFO or a link cannot hold or fool the reader) of at most `most` bytes, else
+    AudioFileError, ValueError or OSError saying why."""
+    try:
+        fd = opened(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except Missing:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > most:
+            raise ValueError(f"{size} bytes, more than {what} can be ({most})")
+        return file.read(most + 1)
 
 
 def _why(err: Exception, path: Path) -> str:
