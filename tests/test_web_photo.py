@@ -7,17 +7,18 @@ import os
 import signal
 import socket
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from referee.audio.clips import SNAPSHOT, clip_name
 from referee.camera.sources import FolderSource
 from referee.config import CameraJudge
-from referee.rules import Judgement, Settings
-from referee.store.paths import phone_path, pin_path
+from referee.rules import Judgement
+from referee.store.paths import clips_folder, phone_path, pin_path
 from referee.store.pin import read_pin
-from referee.store.store import Store
 from referee.view import TableSeen
 from referee.web import photo_api
 from referee.web.photo_api import ARRIVING, PHOTO_MAX
@@ -97,11 +98,10 @@ def test_a_reading_is_stamped_when_its_photo_arrived_not_when_it_was_read(
     assert sent_ns <= readings[-1].t_ns <= answered_ns
 
 
-def test_a_claim_and_its_verdict_from_the_phones_photos(judge, tmp_path):
-    """Judge = "decide": a photo before the call, two after three cards were taken."""
-    game = tmp_path / "game.db"
-    with Store.open(game) as opened:
-        opened.new_game(Settings(players=2, pointout_ns=0), lobby=False)
+def test_a_claim_and_its_verdict_from_the_phones_photos(judge, two_seats):
+    """Judge = "decide": a photo before the call, two after three cards were taken; and
+    the call's snapshot, the photo at its press, beside its clip as the box's camera's."""
+    game = two_seats
     from referee.store.pin import ensure_pin
 
     ensure_pin(pin_path(game))
@@ -122,6 +122,27 @@ def test_a_claim_and_its_verdict_from_the_phones_photos(judge, tmp_path):
         state = lambda: daemon.app.session.state  # noqa: E731
         daemon.wait_for(lambda: state().calls.last.verdicts == (Judgement.VALID,), "valid")
         assert "SET · 3 red striped ovals" in flat(daemon.shown())
+        name = clip_name(daemon.app.session.ledger.game_id, state().calls.last.first_ns)
+        snapshot = clips_folder(game) / f"{name}{SNAPSHOT}"
+        daemon.wait_for(snapshot.exists, "the call's snapshot", WAIT_S)
+    finally:
+        daemon.stop()
+
+
+def test_a_box_looking_for_its_own_camera_says_how_the_phones_become_it(judge, store):
+    """`auto` with no camera found: the phones are not its camera, and the answer says
+    what makes them so, not that the box reads the table itself."""
+    if list(Path("/dev").glob("video*")):
+        pytest.skip("a camera here: `auto` may find it")
+    daemon = Daemon(store, camera="auto")
+    try:
+        answer = photo(judge, no_set_table())
+        assert answer.status_code == 409
+        assert answer.json()["error"] == (
+            'the box looks for a camera of its own ([camera] source = "auto") and has none'
+            ' now: with source = "off" the phones are its camera'
+        )
+        assert list(phone_path(store).iterdir()) == []  # nothing kept
     finally:
         daemon.stop()
 

@@ -92,15 +92,18 @@ class Watching:
         self._phones = False  # the camera's process reads the phones' photos
         # The hint asked of the latest reading: its time, the words, whether they said where.
         self._asked: tuple[int, str, bool] | None = None
+        # Where each call's snapshot goes, for the box's camera or the phones'.
+        self._snapshots_kept: tuple[Path, int] | None = None
+        if clips is not None and clips.max_bytes > 0:
+            self._snapshots_kept = (clips.folder, clips.max_bytes)
         if camera.source != "off":
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
 
-            snapshots = None
-            if clips is not None and clips.max_bytes > 0:
-                snapshots = (clips.folder, clips.max_bytes)
-                self._snapshots = True
-            self._process = process.CameraProcess(camera.source, inbox.put, snapshots=snapshots)
+            self._snapshots = self._snapshots_kept is not None
+            self._process = process.CameraProcess(
+                camera.source, inbox.put, snapshots=self._snapshots_kept
+            )
 
     @property
     def watching(self) -> bool:
@@ -256,14 +259,25 @@ class Watching:
 
             command = [sys.executable, "-m", "referee.camera.watch", PHONE, str(folder)]
             self._process = process.CameraProcess(
-                str(folder), self._put, command=command, from_thread=True
+                str(folder),
+                self._put,
+                command=command,
+                from_thread=True,
+                snapshots=self._snapshots_kept,
             )
+            self._snapshots = self._snapshots_kept is not None
             self._phones = True
             log.info("a phone's photo: the phones are the camera")
         elif self._process.source != str(folder):
+            source = self._process.source
+            if not self.watching:  # `auto` that found none, or a camera lost: say what to do
+                return (
+                    f'the box looks for a camera of its own ([camera] source = "{source}")'
+                    ' and has none now: with source = "off" the phones are its camera'
+                )
             return (
-                "the box reads the table with its own camera ([camera] source ="
-                f' "{self._process.source}"): a phone\'s photo is not read'
+                f'the box reads the table with its own camera ([camera] source = "{source}"):'
+                " a phone's photo is not read"
             )
         return None
 
