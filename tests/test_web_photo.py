@@ -139,7 +139,7 @@ def test_a_box_looking_for_its_own_camera_says_how_the_phones_become_it(judge, s
         answer = photo(judge, no_set_table())
         assert answer.status_code == 409
         assert answer.json()["error"] == (
-            'the box looks for a camera of its own ([camera] source = "auto") and has none'
+            'the box looks for its own camera ([camera] source = "auto") and has none'
             ' now: with source = "off" the phones are its camera'
         )
         assert list(phone_path(store).iterdir()) == []  # nothing kept

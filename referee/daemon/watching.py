@@ -272,7 +272,7 @@ class Watching:
             source = self._process.source
             if not self.watching:  # `auto` that found none, or a camera lost: say what to do
                 return (
-                    f'the box looks for a camera of its own ([camera] source = "{source}")'
+                    f'the box looks for its own camera ([camera] source = "{source}")'
                     ' and has none now: with source = "off" the phones are its camera'
                 )
             return (
