@@ -31,8 +31,8 @@ typecheck: $(STAMP)
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q
 
 # The tests marked slow (tests/conftest.py: the page in Chromium, the install's venv built
-# by pip) cost some 60 s of CPU, three quarters of the rest's: `make test-slow` runs them, and CI runs
-# both (.ci/run). The rest take a worker more than the cores: some 30 s of them wait on
+# by pip, the daemon with its camera's process) cost some 90 s of CPU: `make test-slow` runs
+# them, and CI runs both (.ci/run). The rest take a worker more than the cores: some 30 s of them wait on
 # real time (the box's timers and timeouts), through which a core would idle.
 pytest: $(STAMP)
 	$(PYTEST) -n $$(( $$(nproc) + 1 )) -m 'not slow'

@@ -30,10 +30,12 @@ SCENARIOS = ROOT / "tests" / "scenarios"
 SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 
 
-# The fixtures of the slow real checks, the page in Chromium and a venv built by pip: a test
-# that uses one is marked `slow`, and `make test` leaves it to `make test-slow` (CI runs
-# both). Their 30 tests cost about 60 s of CPU, three quarters of what the other 2,300 cost.
-SLOW_FIXTURES = ("browser", "installed")
+# The fixtures of the slow real checks, the page in Chromium, a venv built by pip and a
+# folder camera's frames (the daemon's camera in its own process, OpenCV and the model
+# loaded, a second of CPU or more each): a test that uses one is marked `slow`, and `make
+# test` leaves it to `make test-slow` (CI runs both). The daemon's tests whose phones are
+# the camera are marked so by hand. The fast suite keeps the camera's parts one by one.
+SLOW_FIXTURES = ("browser", "installed", "frames")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker

@@ -54,6 +54,7 @@ def _sent(judge, phone, data: bytes, cards: int):
     return body
 
 
+@pytest.mark.slow  # the camera's own process, OpenCV loaded: conftest.py
 def test_a_phones_photo_is_what_the_box_sees_and_the_set_only_once_asked(judge, phone):
     assert phone.app.watching.pid is None  # no OpenCV before a phone is used
     before = judge.post("/api/table", json={}, headers=SAME).json()
@@ -76,6 +77,7 @@ def test_a_phones_photo_is_what_the_box_sees_and_the_set_only_once_asked(judge, 
     assert "● cam" in phone.shown()
 
 
+@pytest.mark.slow  # the camera's own process, OpenCV loaded: conftest.py
 def test_a_reading_is_stamped_when_its_photo_arrived_not_when_it_was_read(
     judge, phone, monkeypatch
 ):
@@ -98,6 +100,7 @@ def test_a_reading_is_stamped_when_its_photo_arrived_not_when_it_was_read(
     assert sent_ns <= readings[-1].t_ns <= answered_ns
 
 
+@pytest.mark.slow  # the camera's own process, OpenCV loaded: conftest.py
 def test_a_claim_and_its_verdict_from_the_phones_photos(judge, two_seats):
     """Judge = "decide": a photo before the call, two after three cards were taken; and
     the call's snapshot, the photo at its press, beside its clip as the box's camera's."""
@@ -129,6 +132,7 @@ def test_a_claim_and_its_verdict_from_the_phones_photos(judge, two_seats):
         daemon.stop()
 
 
+@pytest.mark.slow  # the camera's own process, OpenCV loaded: conftest.py
 def test_a_box_looking_for_its_own_camera_says_how_the_phones_become_it(judge, store):
     """`auto` with no camera found: the phones are not its camera, and the answer says
     what makes them so, not that the box reads the table itself."""
@@ -303,16 +307,16 @@ def test_a_header_is_judged_alike_mapped_or_read(tmp_path_factory, data, start):
         assert judged(mapped) == judged(start + data)
 
 
-def test_the_folder_of_photos_stamps_a_frame_when_its_file_was_written(frames):
+def test_the_folder_of_photos_stamps_a_frame_when_its_file_was_written(tmp_path):
     written_ns = time.time_ns() - 3_000_000_000  # three seconds ago
-    show(frames, "phone.jpg", set_table(), mtime_ns=written_ns)
+    show(tmp_path, "phone.jpg", set_table(), mtime_ns=written_ns)
     before = time.monotonic_ns()
-    frame = FolderSource(frames, arrived=True).read()
+    frame = FolderSource(tmp_path, arrived=True).read()
     assert frame is not None
     assert before - 3_000_000_000 - 50_000_000 <= frame.t_ns <= before - 3_000_000_000 + 50_000_000
     # The tests' folder camera stamps when it reads, as before.
-    os.utime(frames / "phone.jpg", ns=(written_ns + 1, written_ns + 1))
-    plain = FolderSource(frames).read()
+    os.utime(tmp_path / "phone.jpg", ns=(written_ns + 1, written_ns + 1))
+    plain = FolderSource(tmp_path).read()
     assert plain is not None and plain.t_ns >= before
 
 
