@@ -75,7 +75,6 @@ class Watching:
         started_ns: when the daemon started (CLOCK_MONOTONIC), where a resumed game's
         last input lies: a call pressed before has its snapshot from then, or none."""
         self._process: CameraProcess | None = None
-        self._snapshots = False  # the camera's process writes them
         self._started_ns = started_ns
         self._snapped: set[tuple[int, int]] = set()  # (game, call): asked, this game's
         self._judge, self._where = camera.judge, camera.hint_where
@@ -92,7 +91,8 @@ class Watching:
         self._phones = False  # the camera's process reads the phones' photos
         # The hint asked of the latest reading: its time, the words, whether they said where.
         self._asked: tuple[int, str, bool] | None = None
-        # Where each call's snapshot goes, for the box's camera or the phones'.
+        # Where each call's snapshot goes, the box's camera's or the phones' (each process is
+        # started with it): none while clips may not be kept.
         self._snapshots_kept: tuple[Path, int] | None = None
         if clips is not None and clips.max_bytes > 0:
             self._snapshots_kept = (clips.folder, clips.max_bytes)
@@ -100,7 +100,6 @@ class Watching:
             # Imported here: the camera's wire alone, neither OpenCV nor numpy.
             from referee.camera import process
 
-            self._snapshots = self._snapshots_kept is not None
             self._process = process.CameraProcess(
                 camera.source, inbox.put, snapshots=self._snapshots_kept
             )
@@ -165,7 +164,7 @@ class Watching:
         """The snapshot of the call under way asked of the camera's process, once a call
         (an UNDO that brings it back asks for none: the camera has moved on since)."""
         call = session.state.pending
-        if self._process is None or call is None or not self._snapshots:
+        if self._process is None or call is None or self._snapshots_kept is None:
             return
         first_ns = session.mono_ns(call.first_ns)
         if first_ns <= self._started_ns:  # a resumed call: the camera did not see its press
@@ -265,7 +264,6 @@ class Watching:
                 from_thread=True,
                 snapshots=self._snapshots_kept,
             )
-            self._snapshots = self._snapshots_kept is not None
             self._phones = True
             log.info("a phone's photo: the phones are the camera")
         elif self._process.source != str(folder):
