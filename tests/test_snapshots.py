@@ -130,7 +130,7 @@ def test_a_disk_that_holds_the_write_never_holds_the_frames(clips, monkeypatch):
     snaps.frame(NS_PER_S, grey(50))
     snaps.told(f"snap {NAME} {NS_PER_S}".encode())
     assert snaps.written == 0  # told, the loop goes on: not written yet
-    assert held.wait(5)  # the writer is in the disk's hands...
+    assert held.wait(20)  # the writer is in the disk's hands...
     snaps.frame(2 * NS_PER_S, grey(60))  # ...and the frames go on
     snaps.told(f"snap {clip_name(3, 1)} {2 * NS_PER_S}".encode())
     release.set()

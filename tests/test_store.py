@@ -552,7 +552,7 @@ def test_written_behind_the_inputs_that_waited_go_together_in_order(tmp_path):
             assert not ledger.append(Press(1, 0))  # queued: append never waits for the disk
             ledger.hand_over()
             assert not ledger._idle  # the writer's thread is awake for it
-            assert began.wait(5)  # the writer took it, and waits in the commit
+            assert began.wait(20)  # the writer took it, and waits in the commit
             for n in (2, 3, 4):
                 ledger.append(Press(n, n))
             assert (ledger.pending, ledger.saved, ledger.trouble) == (4, 0, None)
@@ -577,7 +577,7 @@ def test_written_behind_trouble_is_told_and_the_inputs_wait_in_order(tmp_path):
     sent = [Press(n % 8 + 1, n * 1000) for n in range(BATCH_MAX + 500)]
     for inp in sent:
         ledger.append(inp)
-    assert told.wait(5)  # from the writer's thread, for the screen
+    assert told.wait(20)  # from the writer's thread, for the screen
     assert ledger.trouble is not None and ledger.trouble.startswith("storage trouble: disk full")
     ledger.close()  # the writer stopped, its inputs still waiting
     assert ledger.pending > 0
@@ -586,7 +586,7 @@ def test_written_behind_trouble_is_told_and_the_inputs_wait_in_order(tmp_path):
     ledger.write_behind(told.set)
     sent.append(Verdict(True, sent[-1].t_ns + 1))
     ledger.append(sent[-1])
-    assert told.wait(5)  # the trouble is over
+    assert told.wait(20)  # the trouble is over
     ledger.close()
     assert (ledger.trouble, ledger.pending, ledger.saved) == (None, 0, len(sent))
     store.close()
