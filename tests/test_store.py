@@ -581,12 +581,12 @@ def test_written_behind_trouble_is_told_and_the_inputs_wait_in_order(tmp_path):
     assert ledger.trouble is not None and ledger.trouble.startswith("storage trouble: disk full")
     ledger.close()  # the writer stopped, its inputs still waiting
     assert ledger.pending > 0
+    sent.append(Verdict(True, sent[-1].t_ns + 1))
+    assert not ledger.append(sent[-1])  # the disk still full: it waits behind the others
     writer(store).execute("PRAGMA max_page_count = 1000000")
     told.clear()
     ledger.write_behind(told.set)
-    sent.append(Verdict(True, sent[-1].t_ns + 1))
-    ledger.append(sent[-1])
-    assert told.wait(20)  # the trouble is over
+    assert told.wait(20)  # the trouble is over: told once every waiting input is written
     ledger.close()
     assert (ledger.trouble, ledger.pending, ledger.saved) == (None, 0, len(sent))
     store.close()
