@@ -11,6 +11,7 @@ USB serial adapter, OpenCV reading V4L2. The guest runs under QEMU's emulation: 
 are an emulated machine's, not a Pi's.
 """
 
+import base64
 import itertools
 import json
 import os
@@ -21,7 +22,11 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from referee.audio.clips import SNAPSHOT
+from referee.store.paths import clips_folder
 
 from . import audio
 from .board import HostBoard
@@ -869,6 +874,59 @@ def hint(vm: Machine) -> str:
     return [line for line in log_lines(vm) if "hint: " in line][-1].split("hint: ", 1)[1]
 
 
+def snapshot_of_a_call(vm: Machine) -> bytes:
+    """A call made and judged while the camera watches: its snapshot, as the box wrote it
+    (the frame at the press, through V4L2 and OpenCV's conversion, shrunk, a JPEG)."""
+    calls, verdicts = count_log(vm, "P1 calls SET"), count_log(vm, "P1 SET! (+1)")
+    tap(vm, "P1")
+    wait_log(vm, "P1 calls SET", calls)
+    tap(vm, "VALID")
+    wait_log(vm, "P1 SET! (+1)", verdicts)
+    folder = clips_folder(Path(STORE))
+    newest = wait_for(
+        "the call's snapshot",
+        lambda: vm.run(f"ls -t {folder}/*{SNAPSHOT} 2>/dev/null | head -1", check=False).stdout,
+        60,
+        0.5,
+    ).strip()
+    return base64.b64decode(vm.run(f"base64 -w0 {newest}").stdout)
+
+
+# vivid's webcam input draws 75 % colour bars (its default test pattern), left to right:
+# which of red, green and blue each bar holds. A frame whose channels came through V4L2
+# and OpenCV in another order (RGB taken for BGR: red cards read blue) shows them
+# otherwise: yellow and cyan, red and blue change places.
+COLOUR_BARS = [
+    ("white", (True, True, True)),
+    ("yellow", (True, True, False)),
+    ("cyan", (False, True, True)),
+    ("green", (False, True, False)),
+    ("magenta", (True, False, True)),
+    ("red", (True, False, False)),
+    ("blue", (False, False, True)),
+    ("black", (False, False, False)),
+]
+
+
+def assert_colour_bars(vm: Machine, jpeg: bytes) -> None:
+    """The snapshot shows vivid's bars in their colours: the camera's frames reach the
+    eyes in OpenCV's blue, green, red order, as the classifier reads a card's colour."""
+    import cv2  # here: a second of every test worker's collection, for this test alone
+
+    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    assert image is not None, f"the snapshot is no JPEG ({len(jpeg)} bytes)"
+    cv2.imwrite(str(OUT / "camera-snapshot.jpg"), image)  # for a person: what it saw
+    height, width = image.shape[:2]
+    row = int(height * 0.6)  # under vivid's lines of text at the top
+    seen = []
+    for bar, _ in enumerate(COLOUR_BARS):
+        x = int((bar + 0.5) * width / len(COLOUR_BARS))
+        blue, green, red = image[row - 4 : row + 5, x - 4 : x + 5].reshape(-1, 3).mean(axis=0)
+        seen.append((bool(red > 96), bool(green > 96), bool(blue > 96)))
+    print("vivid's bars in the snapshot (red, green, blue over half):", seen)
+    assert seen == [channels for _, channels in COLOUR_BARS], seen
+
+
 def test_a_v4l2_camera_read_under_the_sandbox_then_pulled_out_mid_game(box: Box) -> None:
     """issue 32, "Tests without a camera": the V4L2 path end to end on a real kernel. The
     install put OpenCV in; vivid's /dev/video0 and /dev/media0 (and the DMA heaps a Pi
@@ -910,6 +968,7 @@ def test_a_v4l2_camera_read_under_the_sandbox_then_pulled_out_mid_game(box: Box)
     assert first.endswith(" with 0 cards seen"), f"cards seen in a test pattern: {first}"
     said = hint(vm)
     box.findings["camera_hint"] = said
+    assert_colour_bars(vm, snapshot_of_a_call(vm))
     assert said == "the camera sees no card", said
     vm.screendump(OUT / "camera-watching.png")  # for a person: the camera mark
     started_by = re.findall(r"camera auto: read by process (\d+)", "\n".join(log_lines(vm)))
