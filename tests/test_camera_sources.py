@@ -246,3 +246,46 @@ def test_a_frame_opencv_cannot_work_on_is_skipped_and_said_once(caplog):
     assert [json.loads(line)["ok"] for line in out.getvalue().splitlines()] == [True]
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and said[0].startswith("camera odd: a frame could not be read")
+
+
+def test_a_camera_slower_than_half_its_period_still_reads_the_daemons_words(tmp_path):
+    """A frame read in more than half the period (a Pi's core is 3 to 5 times slower than
+    this machine's; an emulated one slower still) is followed by as long a wait, and in
+    it the daemon's `snap` is read: each call still gets its snapshot."""
+    import numpy as np
+
+    from referee.audio.clips import SNAPSHOT, ClipStore, clip_name
+    from referee.camera.snapshot import Snapshots
+    from referee.camera.sources import Frame
+
+    class Slow:  # a camera whose frames take 60 ms to come, of a 100 ms period
+        name = "slow"
+
+        def read(self):
+            time.sleep(0.06)
+            return Frame(np.full((60, 80, 3), 128, np.uint8), time.monotonic_ns())
+
+        def close(self):
+            pass
+
+    class Readings(io.BytesIO):  # the daemon's end: it stops reading after six readings
+        def write(self, line):
+            if self.getvalue().count(b"\n") >= 7:
+                raise BrokenPipeError
+            return super().write(line)
+
+    snapshots = Snapshots(ClipStore(tmp_path, max_bytes=10**7))
+    watch = Watch(
+        "slow", Readings(), period_ns=100_000_000, opener=lambda spec: Slow(), snapshots=snapshots
+    )
+    words, daemon = os.pipe()
+    name = clip_name(1, 5 * 10**9)
+    os.write(daemon, f"snap {name} {time.monotonic_ns() + 10**10}\n".encode())
+    try:
+        with pytest.raises(BrokenPipeError):
+            watch.run(words)
+    finally:
+        os.close(words)
+        os.close(daemon)
+    snapshots.wait()
+    assert (tmp_path / f"{name}{SNAPSHOT}").is_file()

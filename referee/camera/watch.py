@@ -146,7 +146,11 @@ class Watch:
         descriptor `words` (its input) while it is open."""
         lines, snapshots = LineFramer(LINE_MAX), self.snapshots
         while True:
-            until = time.monotonic() + self.step()
+            # From the step's end: a frame read slower than half the period is followed by
+            # as long a wait, in which the daemon's words are read (counted from the step's
+            # start, a Pi's or an emulated machine's slow frames left none).
+            pause = self.step()
+            until = time.monotonic() + pause
             while (left := until - time.monotonic()) > 0:
                 if words is None or snapshots is None:
                     time.sleep(left)

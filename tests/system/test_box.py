@@ -883,12 +883,18 @@ def snapshot_of_a_call(vm: Machine) -> bytes:
     tap(vm, "VALID")
     wait_log(vm, "P1 SET! (+1)", verdicts)
     folder = clips_folder(Path(STORE))
-    newest = wait_for(
-        "the call's snapshot",
-        lambda: vm.run(f"ls -t {folder}/*{SNAPSHOT} 2>/dev/null | head -1", check=False).stdout,
-        60,
-        0.5,
-    ).strip()
+    try:
+        newest = wait_for(
+            "the call's snapshot",
+            lambda: vm.run(f"ls -t {folder}/*{SNAPSHOT} 2>/dev/null | head -1", check=False).stdout,
+            60,
+            0.5,
+        ).strip()
+    except AssertionError:
+        journal = vm.run("journalctl -b -u referee -o cat --no-pager | grep -v '^ALSA lib'").stdout
+        (OUT / "journal-snapshot.txt").write_text(journal)
+        listed = vm.run(f"ls -la {folder} || true").stdout
+        raise AssertionError(f"no snapshot in {folder}: {listed}") from None
     return base64.b64decode(vm.run(f"base64 -w0 {newest}").stdout)
 
 
