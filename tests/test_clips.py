@@ -12,7 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.audio.clips import LONGEST_S, Clip, ClipStore, ClipWindow, Damaged, Kept, Marker
+from referee.audio.clips import (
+    LONGEST_S,
+    Clip,
+    ClipStore,
+    ClipWindow,
+    Damaged,
+    Deleted,
+    Kept,
+    Marker,
+)
 from referee.audio.wav import read_mono
 from referee.cli import main
 from referee.config import load_config
@@ -292,7 +301,7 @@ def test_any_flip_cut_or_junk_in_a_clip_is_the_clip_or_damaged(
         assert listed.clip.name == made.name
     else:
         assert isinstance(listed, Damaged) and loaded == listed and listed.name == made.name
-    assert clips.delete() == 1 and not list(clips.folder.iterdir())
+    assert clips.delete() == Deleted(clips=1, snapshots=0) and not list(clips.folder.iterdir())
 
 
 ODD = ["fifo", "folder", "link", "dangling", "huge", "empty", "junk"]
