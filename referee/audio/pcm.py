@@ -43,6 +43,10 @@ class CaptureError(Exception):
     """The capture stream cannot go on (no such device, unplugged, refused a setting)."""
 
 
+class NoCard(CaptureError):
+    """No sound card here captures (the microphone `auto`): a box without one, no fault."""
+
+
 @dataclass(frozen=True)
 class PcmStatus:
     """The kernel's stamp of the capture pointer, and how many frames the stream holds

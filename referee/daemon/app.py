@@ -57,6 +57,7 @@ from .arbiter import Arbiter
 from .control_socket import open_control
 from .devices import (
     check_openable,
+    look_for_microphone,
     open_devices,
     open_microphone,
     open_screen,
@@ -165,8 +166,11 @@ class App:
                 self.microphone.tell(self.inbox.put)  # lost and back: the notices
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
+            audio = options.config.audio
+            # None at the start: looked for now and then (a USB one plugged in late).
+            look = look_for_microphone(audio) if self.microphone is None else None
             self.listening = Listening(
-                self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
+                self.microphone, audio, self.store.path, self.inbox, clock, cutter, look
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
             clips = self.listening.clip_store()
