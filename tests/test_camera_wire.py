@@ -15,8 +15,9 @@ from referee.camera.wire import (
     parse,
     reading_line,
     status_line,
+    unread_line,
 )
-from referee.inbox import Seen, SeenCard, SourceStatus
+from referee.inbox import Seen, SeenCard, SourceStatus, Unread
 
 FAST = settings(max_examples=100, deadline=None)
 
@@ -43,6 +44,21 @@ def test_a_reading_comes_back_as_it_was_sent(t_ns, cards):
     sets = _sets(cards)
     seen = parse(reading_line(t_ns, cards, sets))
     assert seen == Seen(t_ns, tuple(SeenCard(f, s, b) for f, s, b in cards), tuple(sets))
+
+
+@FAST
+@given(
+    st.integers(0, 2**63), st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=400)
+)
+def test_a_frame_unread_comes_back_as_it_was_sent(t_ns, why):
+    """Why a frame could not be read (a phone's photo, damaged inside): printable, cut to a
+    status's length, it comes back whole; else it is refused, never taken."""
+    try:
+        said = parse(unread_line(t_ns, why))
+    except BadLine:
+        assert not why[:300].isprintable()
+        return
+    assert said == Unread(t_ns, why[:300])
 
 
 def test_a_status_comes_back_as_the_camera_source_status():
@@ -97,6 +113,9 @@ def test_a_reading_of_the_wrong_shape_is_refused_not_taken(said):
         (b'{"status": "lost\\u001b[2J", "ok": false}', "control character"),
         (b'{"status": "' + b"x" * 301 + b'", "ok": false}', "short text"),
         (b"[" * 100_000, "a line over"),
+        (b'{"unread": "damaged\\u0007", "t": 1}', "printable"),
+        (b'{"unread": "damaged", "t": -1}', "stamp"),
+        (b'{"unread": 3, "t": 1}', "printable"),
     ],
 )
 def test_what_the_wire_refuses(line, why):

@@ -37,6 +37,7 @@ from referee.inbox import (
     Seen,
     SourceStatus,
     Status,
+    Unread,
     signals_to,
 )
 from referee.inputs.edges import Edge, LostTrack
@@ -357,6 +358,8 @@ class App:
             case Seen():
                 game = (self.session.settings, self.session.state)
                 self.watching.seen(item, self.session.call_mono_ns, game)
+            case Unread():
+                self.watching.unread(item)
             case Asked():
                 self.requests.take(item)
             case Finished(take=take):
