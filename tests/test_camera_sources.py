@@ -23,6 +23,7 @@ from referee.vision.decode import MAX_FILE_BYTES
 from referee.vision.layout import read_frame
 
 from .camera_frames import damaged_inside, no_set_table, set_table, show
+from .conftest import also_suppressed
 
 T0 = 1_700_000_000 * 10**9  # a file's modification time, in ns
 
@@ -76,7 +77,7 @@ def _damaged(kind: str, cut: int, tmp_path) -> str:
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(st.sampled_from(["cut", "noise", "huge", "fifo", "link", "folder"]), st.integers(0, 10**6))
 def test_a_newest_file_it_cannot_read_is_skipped_at_once_and_said_once(tmp_path, caplog, kind, cut):

@@ -19,7 +19,7 @@ from referee.camera.wire import (
 )
 from referee.inbox import Seen, SeenCard, SourceStatus, Unread
 
-FAST = settings(max_examples=100, deadline=None)
+FAST = settings(max_examples=100)
 
 faces = st.tuples(*[st.integers(0, 2)] * 4)
 boxes = st.tuples(*[st.integers(0, 4000)] * 4)
@@ -82,7 +82,7 @@ def test_any_bytes_are_a_line_or_refused(line):
         parse(line)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.fixed_dictionaries(
         {"t": json_values, "cards": json_values | st.lists(json_values), "sets": json_values}

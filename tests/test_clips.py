@@ -110,7 +110,7 @@ def test_a_part_left_by_a_cut_and_a_sound_without_its_json_are_no_clips(tmp_path
     assert not list(folder.glob("*.part"))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seconds=st.lists(st.sampled_from([0.1, 0.5, 1.0, 3.0]), min_size=1, max_size=8))
 def test_whatever_is_saved_the_clips_fit_and_are_the_newest(tmp_path_factory, seconds):
     folder = tmp_path_factory.mktemp("clips")
@@ -272,7 +272,7 @@ def _a_clip_in(folder):
     return dict(_WHOLE)
 
 
-@settings(max_examples=150, deadline=None)  # tests/test_wavfile.py flips the WAV 300 more
+@settings(max_examples=150)  # tests/test_wavfile.py flips the WAV 300 more
 @given(
     which=st.sampled_from(["wav", "json"]),
     at=st.integers(0, 400),
@@ -339,7 +339,7 @@ def listed_within(clips, seconds: float = 10):
     return got[0]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     entries=st.lists(
         st.tuples(

@@ -35,7 +35,7 @@ from referee.web.snapshots_api import SnapshotsApi
 from referee.web.worker import Worker
 
 from .camera_frames import WAIT_S, no_set_table, set_table, show
-from .conftest import ROOT, SAME
+from .conftest import ROOT, SAME, also_suppressed
 from .daemon import Daemon
 from .test_web import served
 from .test_web_clips import clips_store, open_game, room_clip
@@ -107,8 +107,7 @@ def test_a_lost_camera_drops_what_it_saw(clips):
 @given(line=st.one_of(st.binary(max_size=200), st.text(max_size=120).map(str.encode)))
 @settings(
     max_examples=200,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-    deadline=None,  # files written and read: a loaded machine's disk, not the code, sets the time
+    suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture),
 )
 def test_any_other_word_from_the_daemon_is_refused_and_writes_nothing(tmp_path, line):
     folder = tmp_path / "words"
@@ -247,8 +246,7 @@ def test_a_damaged_snapshot_is_listed_as_such_never_read_past(tmp_path, kind):
 @given(data=st.binary(max_size=300))
 @settings(
     max_examples=300,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-    deadline=None,  # files written and read: a loaded machine's disk, not the code, sets the time
+    suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture),
 )
 def test_any_file_named_like_a_snapshot_is_one_only_if_whole(tmp_path, data):
     folder = tmp_path / "any"

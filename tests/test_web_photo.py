@@ -33,7 +33,7 @@ from .camera_frames import (
     set_table_taken,
     show,
 )
-from .conftest import SAME
+from .conftest import SAME, also_suppressed
 from .daemon import Daemon
 from .test_web import served
 
@@ -190,7 +190,7 @@ def test_what_is_not_a_photo_is_refused_in_one_line(judge, store, data, headers,
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(
     st.sampled_from([b"", b"\xff\xd8", b"\x89PNG\r\n\x1a\n"]),
@@ -294,7 +294,7 @@ def test_a_slow_sender_holds_one_photo_at_most_and_is_dropped(store):
         stop()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.binary(max_size=3000), st.sampled_from([b"\xff\xd8", b"\x89PNG\r\n\x1a\n"]))
 def test_a_header_is_judged_alike_mapped_or_read(tmp_path_factory, data, start):
     """The page maps the upload; `referee look` reads it whole: the same verdict."""
