@@ -6,6 +6,8 @@ import logging
 import os
 import queue
 import select
+import subprocess
+import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -589,3 +591,18 @@ def test_a_look_opens_the_first_card_that_captures_and_says_so_once(monkeypatch,
     finally:
         assert capture is not None
         capture.close()
+
+
+def test_a_look_that_finds_no_microphone_loads_no_numpy():
+    """A box without a microphone looks for one every 8 s for as long as it runs: the
+    sound cards listed through libasound, and nothing of the sound's loaded for it."""
+    probe = (
+        "import sys\n"
+        "from referee.audio import pcm\n"
+        "from referee.config import default_config\n"
+        "from referee.daemon.devices import look_for_microphone\n"
+        "pcm.find_capture_device = lambda: None\n"
+        "assert look_for_microphone(default_config().audio)() is None\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)

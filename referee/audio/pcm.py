@@ -14,9 +14,10 @@ in for it, as gpiozero's MockFactory stands in for pins.
 import ctypes
 import errno
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # arrays are handed in: a look for a microphone loads no numpy
+    import numpy as np
 
 NS_PER_S = 1_000_000_000
 
@@ -67,7 +68,7 @@ class CapturePcm(Protocol):
         """Until frames can be read or timeout_ms passed; raises Overrun."""
         ...
 
-    def read(self, out: np.ndarray) -> int:
+    def read(self, out: "np.ndarray") -> int:
         """Frames read into out (int16) without waiting, 0 if none; raises Overrun."""
         ...
 
@@ -282,7 +283,7 @@ class AlsaCapture:
     def wait(self, timeout_ms: int) -> None:
         self._result(self._lib.snd_pcm_wait(self._pcm, timeout_ms), "wait")
 
-    def read(self, out: np.ndarray) -> int:
+    def read(self, out: "np.ndarray") -> int:
         return self._result(self._lib.snd_pcm_readi(self._pcm, out.ctypes.data, len(out)), "read")
 
     def status(self) -> PcmStatus | None:
@@ -335,7 +336,7 @@ class AlsaPlayback:
             lib.snd_pcm_close(pcm)
             raise
 
-    def write(self, samples: np.ndarray) -> None:
+    def write(self, samples: "np.ndarray") -> None:
         """Play the int16 samples, waiting while the device's buffer is full; an underrun
         (the writer kept from the CPU) is recovered and playing goes on."""
         lib, pcm = self._lib, self._pcm

@@ -386,14 +386,16 @@ def look_for_microphone(audio: AudioConfig) -> "Callable[[], Capture | None] | N
     stream = _microphone_stream(audio)
 
     def look() -> "Capture | None":
-        from referee.audio.capture import Capture
         from referee.audio.pcm import CaptureError
 
         try:
-            capture = Capture(stream(), reopen=stream)
+            pcm = stream()  # libasound alone: numpy is loaded once there is a microphone
         except CaptureError as err:  # each look: not worth a line of the log
             log.debug("no microphone yet: %s", err)
             return None
+        from referee.audio.capture import Capture
+
+        capture = Capture(pcm, reopen=stream)
         capture.start()
         log.info(
             "microphone %s plugged in: the last %.0f s kept in memory, no more",

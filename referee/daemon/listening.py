@@ -3,7 +3,8 @@
 
 The loop hands it the presses it has decided and each REPLAY; the clips are cut by the
 cutter's process (audio/clip_writer.py) and a replay's clip is read on a thread of its own
-(audio/replays.py), whose news comes back through the inbox (inbox.Finished).
+(audio/replays.py), whose news comes back through the inbox (inbox.Finished). numpy is
+imported only once a microphone listens or a REPLAY is pressed.
 
 A box with no microphone at its start (one plugged in late) looks for one on a thread of
 its own (`_Search`), the microphone's figures apart (capture.RETRY_NS, twice as long each
