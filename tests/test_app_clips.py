@@ -28,6 +28,7 @@ from referee.config import Config, default_config
 from referee.daemon import listening
 from referee.daemon.app import App, RunOptions
 from referee.daemon.devices import look_for_microphone
+from referee.inputs.edges import Edge
 from referee.rules import Phase
 from referee.store.paths import clips_folder
 
@@ -469,9 +470,10 @@ def test_a_microphone_plugged_in_late_is_found_off_the_loop_and_listened_to(tmp_
         assert box.app.notices() == ()  # no microphone at all: no trouble
         box.card.plug()
         box.gate.set()
-        if not select.select([box.app.inbox], [], [], 10)[0]:
-            pytest.fail("the microphone plugged in was not found within 10 s")
-        box.at(box.clock.now + 20 * MS)
+        while "microphone fake listening" not in box.app.view().messages:  # then told
+            if not select.select([box.app.inbox], [], [], 10)[0]:
+                pytest.fail("the microphone plugged in was not found within 10 s")
+            box.at(box.clock.now + 20 * MS)
         assert box.looked_on == {"microphone search"}
         assert box.app.view().listening and box.app.notices() == ()
         assert box.app.view().messages.count("microphone fake listening") == 1
@@ -606,3 +608,23 @@ def test_a_look_that_finds_no_microphone_loads_no_numpy():
         "assert 'numpy' not in sys.modules, 'numpy imported'\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)
+
+
+def test_two_calls_decided_in_one_batch_each_have_their_clip(box):
+    """The presses went to the clips' writer once a batch of inputs was played, for the
+    call under way and the last judged: of two calls opened and judged in one batch (a
+    loop kept from its inputs a moment), the first had no clip."""
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    t = box.clock.now + 100 * MS
+    for button, at_ms in (("P1", 0), ("INVALID", 200), ("P2", 400), ("VALID", 600)):
+        if button in ("P1", "P2"):
+            box.card.clicks.append(t + at_ms * MS)
+        box.app.arbiter.take(Edge(button, t + at_ms * MS, True))
+        box.app.arbiter.take(Edge(button, t + (at_ms + 50) * MS, False))
+    box.at(t + 1000 * MS)  # one pass: every one of them decided
+    assert [c.callers for c in box.app.session.state.calls] == [(1,), (2,)]
+    box.at(t + 3 * NS_PER_S)  # both windows in the ring
+    assert box.app.listening.clips is not None and box.app.listening.clips.wait_cut(10)
+    kept = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
+    assert [[m.player for m in k.clip.presses] for k in kept] == [[1], [2]]

@@ -274,13 +274,12 @@ class App:
                 self.hint(decision.t_ns)
                 continue
             outcomes += self.session.play(decision)
-            # At each decision, not after the batch: a call opened and judged in one batch
-            # (a loop kept from its inputs a moment) is never seen open between batches.
+            # At each decision, not once the batch is played: of calls opened and judged in
+            # one batch (a loop kept from its inputs a moment), none is open after it.
+            self.listening.presses(self.session)
             self.watching.snap(self.session)
             if self.session.claim_mono_ns is not None:
                 outcomes += self.check_claim(self.session.claim_mono_ns)
-        if decisions:
-            self.listening.presses(self.session)
         horizon = self.arbiter.horizon(watermark)
         if (seen := self.watching.entry(horizon, self.session.call_mono_ns)) is not None:
             outcomes += self.session.camera(seen)
