@@ -51,7 +51,10 @@ def status_line(text: str, *, ok: bool) -> bytes:
 
 
 def unread_line(t_ns: int, why: str) -> bytes:
-    return json.dumps({"unread": why[:MAX_STATUS], "t": t_ns}).encode() + b"\n"
+    """A frame that could not be read: why, each character the daemon would refuse (a
+    library's message is not the process's own) made a `?`."""
+    said = "".join(c if c.isprintable() else "?" for c in why[:MAX_STATUS])
+    return json.dumps({"unread": said, "t": t_ns}).encode() + b"\n"
 
 
 def parse(line: bytes) -> Seen | SourceStatus | Unread:
