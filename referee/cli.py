@@ -361,7 +361,7 @@ def _clips(args: argparse.Namespace) -> int:
                     raise
                 print(f"{err.filename}: not deleted: {err.strerror or err}", file=sys.stderr)
                 return 1
-            print(f"{folder}: {gone} clip{'' if gone == 1 else 's'} deleted")
+            print(f"{folder}: {gone}")
             return 0
         kept = clips.clips(args.game)
         snapshots = clips.snapshots(args.game)

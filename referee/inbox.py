@@ -203,7 +203,16 @@ class Seen:
     sets: tuple[tuple[int, int, int], ...]
 
 
-InboxItem = SourceStatus | Quit | Status | LedgerNews | Asked | Finished | Seen
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A frame the camera's process could not read (a phone's photo damaged past what its
+    header shows): when it was taken (CLOCK_MONOTONIC, as a reading's), and why."""
+
+    t_ns: int
+    why: str
+
+
+InboxItem = SourceStatus | Quit | Status | LedgerNews | Asked | Finished | Seen | Unread
 
 
 class Inbox:

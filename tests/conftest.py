@@ -19,6 +19,14 @@ settings.register_profile(
 )
 settings.load_profile("shared-cores")
 
+
+def also_suppressed(*checks: HealthCheck) -> list[HealthCheck]:
+    """The profile's suppressed health checks and these, for a test's own `settings`: a
+    test's list takes the place of the profile's (hypothesis merges no list), and the
+    too-slow check came back for a test that named only its fixture's."""
+    return [*settings.default.suppress_health_check, *checks]
+
+
 # Every test is headless: SDL reads these when a display or the mixer opens.
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.audio.clips import clip_name
 from referee.buttons import KEYMAP
 from referee.config import default_config
 from referee.control import ask
@@ -851,3 +852,36 @@ def test_the_lobby_offers_no_dead_pages_address(make_app):
     join = app.view().join
     assert join is not None and (join.url, join.unreachable) == ("http://10.0.0.5:8080/", "")
     assert app.notices() == ()
+
+
+class Snaps:
+    """The camera's process as the loop asks it for each call's snapshot (process.snap)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int]] = []
+
+    def snap(self, name: str, t_ns: int) -> None:
+        self.asked.append((name, t_ns))
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_call_opened_and_judged_in_one_batch_has_its_snapshot(make_app, tmp_path):
+    """The snapshot was asked for when the loop saw a call open after a batch of inputs:
+    a call judged in the same batch (a loop kept from its inputs a moment) had none."""
+    table = make_app()
+    snaps = Snaps()
+    table.app.watching._process = snaps  # type: ignore[assignment]
+    table.app.watching._snapshots_kept = (tmp_path / "clips", 10**9)
+    table.tap("P1", "P2", "SUPER")
+    os.write(table.keys, KEY_OF["P2"].encode())
+    table.at(table.clock.now + 50 * MS)  # read, not decided: within its tie window
+    pressed = table.clock.now
+    os.write(table.keys, KEY_OF["VALID"].encode())
+    table.at(table.clock.now + 5 * MS)
+    assert table.at(table.clock.now + 100 * MS) == ["P2 calls SET", "P2 SET! (+1)"]
+    session = table.app.session
+    call = session.state.calls[-1]
+    assert snaps.asked == [(clip_name(session.ledger.game_id, call.first_ns), pressed)]
+    assert session.mono_ns(call.first_ns) == pressed

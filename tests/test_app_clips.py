@@ -2,22 +2,33 @@
 while the game goes on; the microphone's mark on the screen while it listens."""
 
 import io
+import logging
 import os
+import queue
 import select
+import subprocess
+import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from referee.audio.capture import RETRY_MAX_NS, Capture
+from referee.audio import pcm
+from referee.audio.capture import RETRY_MAX_NS, RETRY_NS, Capture
 from referee.audio.clip_writer import STALL_NS
 from referee.audio.clips import ClipStore
 from referee.audio.cutter_process import CutterProcess
+from referee.audio.pcm import CaptureError
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
+from referee.daemon import listening
 from referee.daemon.app import App, RunOptions
+from referee.daemon.devices import look_for_microphone
+from referee.inputs.edges import Edge
 from referee.rules import Phase
 from referee.store.paths import clips_folder
 
@@ -405,3 +416,215 @@ def test_replay_again_while_the_clip_is_read_stops_it_and_steps_back(box, monkey
     assert box.app.view().replay is not None
     assert [seat for seat, _ in box.app.view().replay.presses] == [1]
     assert "replay: P2's call at " not in " ".join(box.app.view().messages)  # dropped
+
+
+class LateBox(Box):
+    """A Box whose microphone is plugged in after it started: none opens at the start, and
+    the box's search for one (`look`, on its own thread) finds the fake card once it is in."""
+
+    def __init__(self, tmp_path, monkeypatch) -> None:
+        self.card = FakeCard(start_ns=START_NS, seed=5)
+        self.card.unplug()
+        self.capture = None  # the one the box found, pumped as the reader would
+        self.looked_on: set[str] = set()  # the threads the looks ran on
+        self.gate = threading.Event()  # a look waits for it: a slow sound card
+        monkeypatch.setattr(listening, "LOOK_S", 0.001)
+        monkeypatch.setattr(listening, "LOOK_MAX_S", 0.001)
+        monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, None))
+        monkeypatch.setattr("referee.daemon.app.look_for_microphone", lambda audio: self.look)
+        self.clock = Clock()
+        self.store = tmp_path / "referee.db"
+        self.keys_r, self.keys = os.pipe()
+        self.screen = io.StringIO()
+        options = RunOptions(default_config(), self.store, input="keyboard", display="terminal")
+        self.app = App(options, clock=self.clock, stdin_fd=self.keys_r, stdout=self.screen)
+
+    def look(self) -> Capture | None:
+        self.looked_on.add(threading.current_thread().name)
+        self.gate.wait()
+        try:
+            card = self.card.reopen()
+        except CaptureError:
+            return None
+        return Capture(card, reopen=card.reopen, clock=lambda: self.card.now_ns)
+
+    def at(self, t_ns: int) -> None:
+        self.capture = self.app.listening.microphone
+        if self.capture is None:  # the card captures, unheard
+            self.card.advance(t_ns - self.card.now_ns)
+        super().at(t_ns)
+
+
+def test_a_microphone_plugged_in_late_is_found_off_the_loop_and_listened_to(tmp_path, monkeypatch):
+    """A microphone plugged in after the start was never used (operating.md told the
+    user to restart the box): looked for now and then, off the loop, it is found, its
+    mark shown and said once; a call made before it has no clip, one after it has."""
+    box = LateBox(tmp_path, monkeypatch)
+    try:
+        for button in ("P1", "P2", "SUPER"):
+            box.tap(button)
+        box.tap("P2", shout=True)  # while a look is stuck in a slow card: the game goes on
+        box.tap("VALID")
+        assert box.app.session.state.players[1].points == 1
+        assert not box.app.view().listening and box.app.listening.clips is None
+        assert box.app.notices() == ()  # no microphone at all: no trouble
+        box.card.plug()
+        box.gate.set()
+        while "microphone fake listening" not in box.app.view().messages:  # then told
+            if not select.select([box.app.inbox], [], [], 10)[0]:
+                pytest.fail("the microphone plugged in was not found within 10 s")
+            box.at(box.clock.now + 20 * MS)
+        assert box.looked_on == {"microphone search"}
+        assert box.app.view().listening and box.app.notices() == ()
+        assert box.app.view().messages.count("microphone fake listening") == 1
+        box.app.present(box.app.view())
+        assert "● mic" in box.screen.getvalue()
+        heard = box.tap("P1", shout=True)
+        box.tap("VALID")
+        box.at(heard + 2 * NS_PER_S + 100 * MS)
+        clips = box.app.listening.clips
+        assert clips is not None and clips.wait_cut(10)
+        [clip] = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
+        [marker] = clip.clip.presses  # P1's call alone: P2's came before it listened
+        samples, _ = read_mono(clip.sound)
+        [click] = np.flatnonzero(samples > 0.5 * CLICK / 32768)
+        assert marker.player == 1 and abs(marker.sample - click) <= 48  # 1 ms
+        # Pulled out again, and back: as a microphone there from the start.
+        box.card.unplug()
+        box.at(box.clock.now + 100 * MS)
+        said = "microphone lost (fake: read: No such device): waiting for it, no clips meanwhile"
+        assert [n.text for n in box.app.notices()] == [said] and not box.app.view().listening
+        box.card.plug()
+        box.at(box.clock.now + RETRY_MAX_NS)
+        assert box.app.notices() == () and box.app.view().listening
+    finally:
+        box.close()
+    assert box.capture is not None and box.card.closed  # closed with the box
+
+
+def test_a_named_microphone_missing_at_the_start_is_said_until_it_is_found(tmp_path, monkeypatch):
+    monkeypatch.setattr(listening, "LOOK_S", 0.001)
+    monkeypatch.setattr(listening, "LOOK_MAX_S", 0.001)
+    said = "microphone plughw:7: capture device 'plughw:7': No such device: waiting for it"
+    monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, said))
+    card = FakeCard(start_ns=START_NS)
+    found = threading.Event()
+
+    def look() -> Capture | None:
+        return Capture(card) if found.is_set() else None
+
+    monkeypatch.setattr("referee.daemon.app.look_for_microphone", lambda audio: look)
+    read, write = os.pipe()
+    options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal")
+    app = App(options, clock=Clock(), stdin_fd=read, stdout=io.StringIO())
+    try:
+        assert [n.text for n in app.notices()] == [said]
+        found.set()
+        while app.notices():  # the microphone taken up, then the table told
+            if not select.select([app.inbox], [], [], 10)[0]:
+                pytest.fail("the microphone was not found within 10 s")
+            for item in app.inputs.read():
+                app._take(item)
+        assert app.notices() == () and app.view().listening
+        assert app.view().messages[-1] == "microphone fake listening"
+    finally:
+        app.close()
+        os.close(read)
+        os.close(write)
+
+
+@settings(max_examples=20)
+@given(misses=st.integers(0, 12))
+def test_the_search_looks_less_and_less_often_and_ends_once_found(misses):
+    """Looked for half a second after the start, then twice as long after each look that
+    finds none, at most 8 s apart (the microphone's own figures when it is lost); once
+    found, handed on once and looked for no more."""
+    waits: list[float] = []
+    looks = iter([None] * misses + [Capture(FakeCard())])
+    handed: queue.SimpleQueue[Capture] = queue.SimpleQueue()
+    search = listening._Search(
+        lambda: next(looks), handed.put, lambda s: waits.append(s) is not None
+    )
+    try:
+        found = handed.get(timeout=10)
+    finally:
+        search.close()
+    assert search.found is found and handed.empty()
+    expected = [min(0.5 * 2**n, 8.0) for n in range(misses + 1)]
+    assert waits == expected
+    assert expected[0] == RETRY_NS / NS_PER_S and RETRY_MAX_NS / NS_PER_S == 8.0
+
+
+def test_a_search_closed_looks_no_more_and_closes_what_it_found():
+    gate, looked = threading.Event(), threading.Event()
+    card = FakeCard()
+
+    def look() -> Capture:
+        looked.set()
+        gate.wait()
+        return Capture(card)
+
+    search = listening._Search(look, lambda capture: None, lambda s: False)
+    assert looked.wait(10)
+    gate.set()
+    search.close()  # the one it found, never taken up: closed
+    assert card.closed
+
+
+def test_a_look_opens_the_first_card_that_captures_and_says_so_once(monkeypatch, caplog):
+    """devices.look_for_microphone, the search's look on a box: nothing said while there is
+    no card (a look every 8 s would fill the log), one line when one opens."""
+    card = FakeCard()
+    there: list[str] = []
+    monkeypatch.setattr(pcm, "find_capture_device", lambda: there[0] if there else None)
+    monkeypatch.setattr(pcm, "AlsaCapture", lambda name: card)
+    look = look_for_microphone(default_config().audio)
+    assert look is not None
+    assert look_for_microphone(replace(default_config().audio, microphone="off")) is None
+    with caplog.at_level(logging.INFO):
+        assert look() is None and look() is None
+        there.append("plughw:1")
+        capture = look()
+    try:
+        assert capture is not None and capture.listening
+        assert [r.getMessage() for r in caplog.records] == [
+            "microphone fake plugged in: the last 30 s kept in memory, no more"
+        ]
+    finally:
+        assert capture is not None
+        capture.close()
+
+
+def test_a_look_that_finds_no_microphone_loads_no_numpy():
+    """A box without a microphone looks for one every 8 s for as long as it runs: the
+    sound cards listed through libasound, and nothing of the sound's loaded for it."""
+    probe = (
+        "import sys\n"
+        "from referee.audio import pcm\n"
+        "from referee.config import default_config\n"
+        "from referee.daemon.devices import look_for_microphone\n"
+        "pcm.find_capture_device = lambda: None\n"
+        "assert look_for_microphone(default_config().audio)() is None\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)
+
+
+def test_two_calls_decided_in_one_batch_each_have_their_clip(box):
+    """The presses went to the clips' writer once a batch of inputs was played, for the
+    call under way and the last judged: of two calls opened and judged in one batch (a
+    loop kept from its inputs a moment), the first had no clip."""
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    t = box.clock.now + 100 * MS
+    for button, at_ms in (("P1", 0), ("INVALID", 200), ("P2", 400), ("VALID", 600)):
+        if button in ("P1", "P2"):
+            box.card.clicks.append(t + at_ms * MS)
+        box.app.arbiter.take(Edge(button, t + at_ms * MS, True))
+        box.app.arbiter.take(Edge(button, t + (at_ms + 50) * MS, False))
+    box.at(t + 1000 * MS)  # one pass: every one of them decided
+    assert [c.callers for c in box.app.session.state.calls] == [(1,), (2,)]
+    box.at(t + 3 * NS_PER_S)  # both windows in the ring
+    assert box.app.listening.clips is not None and box.app.listening.clips.wait_cut(10)
+    kept = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
+    assert [[m.player for m in k.clip.presses] for k in kept] == [[1], [2]]

@@ -1,7 +1,7 @@
 import random
 from itertools import pairwise
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.inputs.board_clock import (
@@ -128,7 +128,7 @@ def test_a_slow_first_line_is_forgotten_at_the_next_wide_gap():
 )
 # 15 s of edges is the point (a burst outlasting MAX_BURST_US): drawing 300 of them is slow
 # by Hypothesis's measure on a busy machine, not a strategy gone wrong.
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 def test_presses_a_photo_finish_compares_keep_the_boards_spacing_in_any_burst(steps, rnd):
     """However long a busy spell, two edges closer than REANCHOR_GAP_US are never mapped
     with different offsets: a 0.3 ms margin stays 0.3 ms, and never becomes a tie."""
@@ -204,7 +204,7 @@ def simulate(seed: int, drift_ppm: int, latency_ms: tuple[float, float]) -> list
     return out
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 2**32), drift_ppm=st.integers(-300, 300))
 def test_it_follows_the_drift_between_the_clocks(seed, drift_ppm):
     """Without following the drift, 300 ppm would be two seconds off after two hours."""
@@ -213,7 +213,7 @@ def test_it_follows_the_drift_between_the_clocks(seed, drift_ppm):
         assert received - mapped <= 10 * MS + MARGIN_NS  # the source's latency_ns
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seed=st.integers(0, 2**32), drift_ppm=st.integers(-50, 50))
 def test_latency_jitter_within_the_margin_never_maps_an_edge_after_its_arrival(seed, drift_ppm):
     for _true_ns, mapped, received in simulate(seed, drift_ppm, latency_ms=(0.3, 5)):

@@ -91,7 +91,7 @@ def play(reads: list[Read]) -> tuple[BoardStream, list[SourceItem], list[int]]:
     return stream, items, watermarks
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(0, 2**32), st.booleans())
 # Held through its first second: the learning's last read spent the margin.
 @example(14744, True)
@@ -147,7 +147,7 @@ def late_start(seed: int, late_ms: int) -> tuple[BoardStream, list[Press], list[
     return stream, [(e.button, e.down) for e in edges], board
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.integers(0, 2**32), st.integers(100, 3_000))
 def test_a_board_whose_first_reads_all_came_late_keeps_every_line(seed, late_ms):
     """The family of seed 4149: every line of the board's first LATE_FOR_NS came late by
@@ -262,7 +262,7 @@ def salted(draw, seed: int) -> tuple[list[Read], list[Read], int]:
     return reads, salted_reads, added
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 2**32), st.data())
 def test_bad_lines_change_nothing_of_the_rest(seed, data):
     """No bad line is an input, none moves the mapping, none holds the watermark back:
@@ -326,7 +326,7 @@ def burst_then_good(draw) -> tuple[list[Read], int, int, int]:
     return reads, resumed, race_us, race_ns
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(burst_then_good())
 def test_after_any_burst_a_second_of_good_t_lines_brings_the_board_back(case):
     """Whatever came (bad lines, a clock gone wrong that the mapping followed), a second

@@ -16,10 +16,14 @@ from hypothesis import strategies as st
 from referee.camera import sources
 from referee.camera.sources import FolderSource, SourceLost
 from referee.camera.watch import Watch
+from referee.camera.wire import parse
+from referee.inbox import Unread
+from referee.photo_header import photo_size
 from referee.vision.decode import MAX_FILE_BYTES
 from referee.vision.layout import read_frame
 
-from .camera_frames import no_set_table, set_table, show
+from .camera_frames import damaged_inside, no_set_table, set_table, show
+from .conftest import also_suppressed
 
 T0 = 1_700_000_000 * 10**9  # a file's modification time, in ns
 
@@ -73,7 +77,7 @@ def _damaged(kind: str, cut: int, tmp_path) -> str:
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(st.sampled_from(["cut", "noise", "huge", "fifo", "link", "folder"]), st.integers(0, 10**6))
 def test_a_newest_file_it_cannot_read_is_skipped_at_once_and_said_once(tmp_path, caplog, kind, cut):
@@ -289,3 +293,25 @@ def test_a_camera_slower_than_half_its_period_still_reads_the_daemons_words(tmp_
         os.close(daemon)
     snapshots.wait()
     assert (tmp_path / f"{name}{SNAPSHOT}").is_file()
+
+
+def test_a_photo_whose_data_is_damaged_is_told_to_the_daemon_once_with_its_time(tmp_path):
+    """A phone's JPEG whose markers are whole but whose data is not passed the page's
+    header check, and the camera's process skipped it in its own log alone: the phone
+    that sent it was told nothing but "read: false" ten seconds later. Told on the wire
+    now, with when it arrived (the phones' folder's stamp) and why, without the path."""
+    data = damaged_inside(set_table())
+    assert photo_size(data, "the photo") == (1024, 768)  # the page takes it
+    written_ns = time.time_ns() - 2_000_000_000
+    show(tmp_path, "phone.jpg", data, mtime_ns=written_ns)
+    out = io.BytesIO()
+    watch = Watch(str(tmp_path), out, opener=lambda folder: FolderSource(tmp_path, arrived=True))
+    before = time.monotonic_ns()
+    watch.step()
+    status, said = _lines(out)
+    assert status["ok"] and said.keys() == {"unread", "t"}
+    assert said["unread"].startswith("a damaged JPEG (Corrupt JPEG data")
+    assert abs(said["t"] - (before - 2_000_000_000)) < 100_000_000
+    assert parse(json.dumps(said).encode()) == Unread(said["t"], said["unread"])
+    watch.step()
+    assert _lines(out) == []  # once

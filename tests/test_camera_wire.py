@@ -15,10 +15,11 @@ from referee.camera.wire import (
     parse,
     reading_line,
     status_line,
+    unread_line,
 )
-from referee.inbox import Seen, SeenCard, SourceStatus
+from referee.inbox import Seen, SeenCard, SourceStatus, Unread
 
-FAST = settings(max_examples=100, deadline=None)
+FAST = settings(max_examples=100)
 
 faces = st.tuples(*[st.integers(0, 2)] * 4)
 boxes = st.tuples(*[st.integers(0, 4000)] * 4)
@@ -45,6 +46,19 @@ def test_a_reading_comes_back_as_it_was_sent(t_ns, cards):
     assert seen == Seen(t_ns, tuple(SeenCard(f, s, b) for f, s, b in cards), tuple(sets))
 
 
+@FAST
+@given(
+    st.integers(0, 2**63), st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=400)
+)
+def test_a_frame_unread_comes_back_as_it_was_sent(t_ns, why):
+    """Why a frame could not be read (a phone's photo, damaged inside), whatever the
+    libraries said: cut to a status's length, what the daemon would refuse made a `?`, it
+    comes back as sent."""
+    said = parse(unread_line(t_ns, why))
+    assert isinstance(said, Unread) and said.t_ns == t_ns and len(said.why) == len(why[:300])
+    assert all(a == b or a == "?" for a, b in zip(said.why, why, strict=False))
+
+
 def test_a_status_comes_back_as_the_camera_source_status():
     said = parse(status_line("camera lost (/dev/video0: no frame): waiting for it", ok=False))
     assert said == SourceStatus(
@@ -66,7 +80,7 @@ def test_any_bytes_are_a_line_or_refused(line):
         parse(line)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.fixed_dictionaries(
         {"t": json_values, "cards": json_values | st.lists(json_values), "sets": json_values}
@@ -97,6 +111,9 @@ def test_a_reading_of_the_wrong_shape_is_refused_not_taken(said):
         (b'{"status": "lost\\u001b[2J", "ok": false}', "control character"),
         (b'{"status": "' + b"x" * 301 + b'", "ok": false}', "short text"),
         (b"[" * 100_000, "a line over"),
+        (b'{"unread": "damaged\\u0007", "t": 1}', "printable"),
+        (b'{"unread": "damaged", "t": -1}', "stamp"),
+        (b'{"unread": 3, "t": 1}', "printable"),
     ],
 )
 def test_what_the_wire_refuses(line, why):

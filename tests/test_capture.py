@@ -33,7 +33,7 @@ from tests.fake_capture import (
 BUDGET_NS = 3 * MS  # a press's marker within 3 ms of its sound (issue 17)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     ppm=st.floats(-200, 200),
     jitter_ms=st.floats(0, 1),
@@ -133,7 +133,7 @@ def wrapped() -> tuple[FakeCard, Capture]:
     return card, capture
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(start=st.floats(0, 29.5), seconds=st.floats(0.01, 29.9))
 def test_any_window_is_the_rings_samples_in_order_across_its_wrap(wrapped, start, seconds):
     """Each sample of a window is the next frame's (the ramp counts frames), wherever the
@@ -243,7 +243,7 @@ def test_a_segment_too_short_to_fit_keeps_the_previous_slope(late_only):
     assert line is not None and line.period_ns == period
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     values=st.lists(st.floats(-1e12, 1e12), min_size=1, max_size=700),
     q=st.floats(0, 1),
@@ -253,7 +253,7 @@ def test_the_envelopes_quantile_is_numpys(values, q):
     assert got == pytest.approx(want, rel=1e-12, abs=1e-3)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     ppm=st.floats(-200, 200),
     jitter_ms=st.floats(0, 1),
@@ -403,7 +403,7 @@ def test_the_reader_thread_waits_for_a_lost_card_and_reads_it_again(monkeypatch)
     assert card.closed
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     lost_s=st.floats(1.0, 4.0),
     away_s=st.floats(0.2, 4.0),

@@ -303,7 +303,7 @@ def replayed(path, data: bytes) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@hyp_settings(max_examples=100, deadline=None)
+@hyp_settings(max_examples=100)
 @given(data=SCRIPTS)
 def test_any_text_replays_or_exits_2_naming_its_line(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("script") / "game.txt"

@@ -12,7 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.audio.clips import LONGEST_S, Clip, ClipStore, ClipWindow, Damaged, Kept, Marker
+from referee.audio.clips import (
+    LONGEST_S,
+    Clip,
+    ClipStore,
+    ClipWindow,
+    Damaged,
+    Deleted,
+    Kept,
+    Marker,
+)
 from referee.audio.wav import read_mono
 from referee.cli import main
 from referee.config import load_config
@@ -101,7 +110,7 @@ def test_a_part_left_by_a_cut_and_a_sound_without_its_json_are_no_clips(tmp_path
     assert not list(folder.glob("*.part"))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(seconds=st.lists(st.sampled_from([0.1, 0.5, 1.0, 3.0]), min_size=1, max_size=8))
 def test_whatever_is_saved_the_clips_fit_and_are_the_newest(tmp_path_factory, seconds):
     folder = tmp_path_factory.mktemp("clips")
@@ -263,7 +272,7 @@ def _a_clip_in(folder):
     return dict(_WHOLE)
 
 
-@settings(max_examples=150, deadline=None)  # tests/test_wavfile.py flips the WAV 300 more
+@settings(max_examples=150)  # tests/test_wavfile.py flips the WAV 300 more
 @given(
     which=st.sampled_from(["wav", "json"]),
     at=st.integers(0, 400),
@@ -292,7 +301,7 @@ def test_any_flip_cut_or_junk_in_a_clip_is_the_clip_or_damaged(
         assert listed.clip.name == made.name
     else:
         assert isinstance(listed, Damaged) and loaded == listed and listed.name == made.name
-    assert clips.delete() == 1 and not list(clips.folder.iterdir())
+    assert clips.delete() == Deleted(clips=1, snapshots=0) and not list(clips.folder.iterdir())
 
 
 ODD = ["fifo", "folder", "link", "dangling", "huge", "empty", "junk"]
@@ -330,7 +339,7 @@ def listed_within(clips, seconds: float = 10):
     return got[0]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     entries=st.lists(
         st.tuples(

@@ -10,7 +10,7 @@ import stat
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.control import REQUEST_MAX, NotRunning, RequestError, ask, parse_request, wire
@@ -50,11 +50,6 @@ json_values = (
 )
 
 
-# Generating data is what a loaded machine makes slow, not the parser: no health check.
-SLOW_OK = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@SLOW_OK
 @given(st.binary(max_size=200) | st.binary(min_size=REQUEST_MAX - 50, max_size=REQUEST_MAX + 50))
 def test_any_bytes_are_a_request_or_one_line_saying_why_not(data):
     try:
@@ -75,7 +70,6 @@ def test_any_bytes_are_a_request_or_one_line_saying_why_not(data):
             pass
 
 
-@SLOW_OK
 @given(
     st.fixed_dictionaries(
         {"op": st.just("name") | json_values, "seat": json_values, "name": json_values},

@@ -253,3 +253,17 @@ def test_referee_run_forks_it_before_any_thread(tmp_path):
         if term.proc.poll() is None:
             term.kill()
     assert ends(cutter, ENDS_S)
+
+
+def test_a_box_without_a_microphone_loads_no_numpy_for_the_cutter():
+    """`referee run` with the microphone `auto` and no card that captures: numpy was
+    imported to fork a cutter that was not forked, and stayed in the daemon's memory."""
+    probe = (
+        "import sys\n"
+        "from referee.audio import early, pcm\n"
+        "from referee.config import default_config\n"
+        "pcm.find_capture_device = lambda: None\n"
+        "assert early.fork_cutter(default_config().audio) is None\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)

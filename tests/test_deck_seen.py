@@ -102,7 +102,7 @@ def tables(draw):
 
 
 @given(tables())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 def test_the_deck_by_sight_is_the_truth_and_a_difference_is_said_once_steady(table):
     played, state, layout, off = table
     sight = DeckSight()
@@ -150,7 +150,7 @@ def hands(draw):
 
 
 @given(hands())
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 def test_a_hand_over_the_table_never_makes_an_alarm(table):
     played, state, seen = table
     sight = DeckSight()

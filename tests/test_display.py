@@ -89,7 +89,7 @@ def fits_its_texts(view: View, size: tuple[int, int] = (480, 320)) -> None:
         assert not a.box.colliderect(b.box), f"{a.text!r} {a.box} overlaps {b.text!r} {b.box}"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.sampled_from(sorted(VIEWS)), st.integers(480, 1600), st.integers(320, 1600)
 )  # fmt: skip
@@ -316,7 +316,7 @@ def test_a_paused_countdown_does_not_tick():
     assert next_frame_ns(still) is None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     name=st.sampled_from(["call", "tie", "countdown-7s", "super-call", "solo"]),
     offset_ms=st.integers(0, 12_000),

@@ -244,7 +244,7 @@ games_st = st.lists(
 )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(drawn=games_st)
 def test_the_stats_agree_with_a_count_from_the_final_states(drawn):
     games = []

@@ -3,7 +3,7 @@
 import unicodedata
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.names import ELLIPSIS, NAME_MAX, check_name, folded, shortened
@@ -11,11 +11,6 @@ from referee.names import ELLIPSIS, NAME_MAX, check_name, folded, shortened
 REFUSED = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
-# Generating data is what a loaded machine makes slow, not the check: no health check.
-SLOW_OK = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@SLOW_OK
 @given(st.text(max_size=60))
 def test_a_name_is_kept_as_checked_or_refused_in_one_line(raw):
     try:
@@ -29,7 +24,6 @@ def test_a_name_is_kept_as_checked_or_refused_in_one_line(raw):
     assert check_name(name) == name  # what the store keeps reads back as itself
 
 
-@SLOW_OK
 @given(st.text(st.characters(categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=20))
 def test_spaces_around_a_name_are_not_part_of_it(raw):
     try:
@@ -64,7 +58,6 @@ def visible_base(char: str) -> bool:
     return unicodedata.category(char)[0] in "LNPS" and char not in BLANK_GRAPHICS
 
 
-@SLOW_OK
 @given(st.lists(st.one_of(INVISIBLE, st.characters()), max_size=12).map("".join))
 def test_every_name_has_something_to_see(raw):
     """Issue 29: U+3164, U+2800 or combining marks alone passed the check, and gave a
@@ -78,7 +71,6 @@ def test_every_name_has_something_to_see(raw):
     assert not any(c in BLANK_GRAPHICS for c in name), ascii(name)
 
 
-@SLOW_OK
 @given(st.lists(INVISIBLE, min_size=1, max_size=12).map("".join))
 def test_a_name_of_invisible_characters_alone_is_refused(raw):
     with pytest.raises(ValueError):
@@ -147,7 +139,6 @@ def test_a_name_is_kept_composed_with_single_spaces():
     assert folded("ANN") == folded("ann") and folded("Straße") == folded("STRASSE")
 
 
-@SLOW_OK
 @given(st.text(min_size=1, max_size=NAME_MAX), st.integers(2, NAME_MAX))
 def test_a_shortened_name_fits_and_says_it_was_cut(name, length):
     short = shortened(name, length)

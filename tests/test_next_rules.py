@@ -62,7 +62,7 @@ def _toml(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(values=st.dictionaries(KEYS, SCALARS, max_size=4))
 def test_a_phones_keys_are_checked_and_said_as_the_files_rules_table(tmp_path_factory, values):
     """Whatever a phone sends: the same settings as a file with those keys in its [rules],

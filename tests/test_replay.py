@@ -18,7 +18,7 @@ from referee.units import NS_PER_S
 RATE = 48_000
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     samples=arrays(np.float32, st.integers(2, 400), elements=st.floats(-1, 1, width=32)),
     slowdown=st.sampled_from([1, 2, 4, 8]),
@@ -63,7 +63,7 @@ def test_the_cursor_moves_at_a_quarter_of_the_pace_and_stops_at_the_end():
     assert not replay.over(111 * NS_PER_S) and replay.over(112 * NS_PER_S)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     samples=arrays(np.float32, st.integers(0, 3000), elements=st.floats(-1, 1, width=32)),
     columns=st.integers(1, 700),

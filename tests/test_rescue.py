@@ -17,7 +17,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
@@ -474,7 +474,7 @@ def recover_quietly(kept: Path, store: Path) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(data=st.data(), first_put_back=st.booleans(), reseal=st.booleans())
 def test_any_damage_puts_back_exactly_once_or_is_refused(
     left_at_exit, data, first_put_back, reseal

@@ -15,9 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.audio.clips import SNAPSHOT, SNAPSHOT_MAX, ClipStore, Damaged, Snapshot, clip_name
+from referee.audio.clips import (
+    SNAPSHOT,
+    SNAPSHOT_MAX,
+    ClipStore,
+    Damaged,
+    Deleted,
+    Snapshot,
+    clip_name,
+)
 from referee.camera import snapshot
 from referee.camera.snapshot import AFTER_NS, SIDE_PX, Snapshots
+from referee.cli import main
 from referee.store.paths import clips_folder, pin_path
 from referee.store.pin import read_pin
 from referee.units import NS_PER_S
@@ -26,7 +35,7 @@ from referee.web.snapshots_api import SnapshotsApi
 from referee.web.worker import Worker
 
 from .camera_frames import WAIT_S, no_set_table, set_table, show
-from .conftest import ROOT, SAME
+from .conftest import ROOT, SAME, also_suppressed
 from .daemon import Daemon
 from .test_web import served
 from .test_web_clips import clips_store, open_game, room_clip
@@ -98,8 +107,7 @@ def test_a_lost_camera_drops_what_it_saw(clips):
 @given(line=st.one_of(st.binary(max_size=200), st.text(max_size=120).map(str.encode)))
 @settings(
     max_examples=200,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-    deadline=None,  # files written and read: a loaded machine's disk, not the code, sets the time
+    suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture),
 )
 def test_any_other_word_from_the_daemon_is_refused_and_writes_nothing(tmp_path, line):
     folder = tmp_path / "words"
@@ -178,8 +186,25 @@ def test_a_games_snapshots_go_with_its_clips(tmp_path):
     store.save_snapshot(clip.name, JPEG)
     store.save_snapshot(clip_name(1, 7 * NS_PER_S), JPEG)
     store.save_snapshot(clip_name(2, NS_PER_S), JPEG)
-    assert store.delete(1) == 2
+    assert store.delete(1) == Deleted(clips=1, snapshots=2)
     assert [p.name for p in store.folder.iterdir()] == [f"{clip_name(2, NS_PER_S)}{SNAPSHOT}"]
+
+
+def test_referee_clips_delete_counts_clips_and_snapshots_apart(tmp_path, capsys):
+    """A call with a snapshot and no clip (the microphone off, or lost) was counted as a
+    clip deleted: `2 clips deleted` where one clip and two snapshots went."""
+    store = tmp_path / "referee.db"
+    clips = ClipStore(clips_folder(store), max_bytes=10**9)
+    clip, samples = room_clip(1, 1.0, [(2, 0.0)])
+    clips.save(clip, samples)
+    clips.save_snapshot(clip.name, JPEG)
+    clips.save_snapshot(clip_name(1, 7 * NS_PER_S), JPEG)  # a call with no clip
+    assert main(["clips", "--store", str(store), "--delete", "--game", "1"]) == 0
+    said = capsys.readouterr().out
+    assert said == f"{clips.folder}: 1 clip and 2 snapshots deleted\n"
+    assert not any(clips.folder.iterdir())
+    assert main(["clips", "--store", str(store), "--delete", "--all"]) == 0
+    assert capsys.readouterr().out == f"{clips.folder}: nothing to delete\n"
 
 
 def _planted(folder: Path, name: str, make) -> None:
@@ -215,14 +240,13 @@ def test_a_damaged_snapshot_is_listed_as_such_never_read_past(tmp_path, kind):
             store.delete(3)
         assert [p.name for p in folder.iterdir()] == [f"{NAME}{SNAPSHOT}"]
     else:
-        assert store.delete(3) == 2 and not any(folder.iterdir())
+        assert store.delete(3) == Deleted(clips=0, snapshots=2) and not any(folder.iterdir())
 
 
 @given(data=st.binary(max_size=300))
 @settings(
     max_examples=300,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-    deadline=None,  # files written and read: a loaded machine's disk, not the code, sets the time
+    suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture),
 )
 def test_any_file_named_like_a_snapshot_is_one_only_if_whole(tmp_path, data):
     folder = tmp_path / "any"

@@ -129,7 +129,7 @@ def shared_store(tmp_path_factory):
         yield store
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(game_settings=settings_st, lobby=st.booleans(), inputs=inputs_st)
 def test_inputs_and_settings_read_back_as_stored(shared_store, game_settings, lobby, inputs):
     game = shared_store.new_game(game_settings, lobby=lobby)
@@ -465,7 +465,7 @@ def _read_exactly(settings: Settings, given: dict) -> None:
             assert type(read[name]) is type(value) and read[name] == value, name
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(column=RULE_OBJECTS.map(json.dumps) | st.text(max_size=20))
 def test_any_settings_column_is_read_exactly_or_refused_in_one_line(shared_store, column):
     game = shared_store.new_game(Settings(), lobby=True)

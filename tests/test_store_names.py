@@ -111,7 +111,7 @@ def shared_store(tmp_path_factory):
         yield store
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(column=st.text(max_size=30))
 def test_any_name_column_is_read_exactly_or_refused_in_one_line(shared_store, column):
     game = shared_store.new_game(Settings(), lobby=True, names={1: "Zed"})

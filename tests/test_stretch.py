@@ -39,7 +39,7 @@ def burst_at(onset: int, seconds: float = 1.0, hz: float = 220.0) -> np.ndarray:
     return signal
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     length=st.integers(0, 3000),
     slowdown=st.floats(1, 8),
@@ -100,7 +100,7 @@ def test_two_shouts_close_together_each_land_in_place(apart_ms):
     assert second_voice(4 * second) > 0.5
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(
     clicks=st.lists(st.integers(1, 3999), min_size=1, max_size=5, unique=True),
     slowdown=st.sampled_from([2, 3.5, 4, 8]),

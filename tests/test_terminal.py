@@ -14,6 +14,7 @@ from referee.outputs.terminal import render
 from referee.view import Notice, View
 from tools import gallery
 
+from .conftest import also_suppressed
 from .rules.helpers import play
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -53,7 +54,7 @@ WIDE = st.one_of(
 NAMES = st.text(WIDE, min_size=1, max_size=30).map(name_or_none).filter(bool)
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(suppress_health_check=also_suppressed(HealthCheck.filter_too_much))
 @given(
     st.lists(NAMES, min_size=8, max_size=8),
     st.integers(4, 200),

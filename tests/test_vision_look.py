@@ -20,6 +20,8 @@ from referee.vision import decode
 from referee.vision.card import all_faces
 from tools.vision.render import render_table
 
+from .conftest import also_suppressed
+
 
 def _table_jpeg() -> bytes:
     """A table of 12 cards, rendered and saved as a camera would, 960 x 720: the real
@@ -106,7 +108,7 @@ def test_a_huge_jpeg_is_decoded_already_shrunk():
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(st.integers(0, len(JPEG) - 1))
 def test_a_jpeg_cut_anywhere_is_refused(tmp_path, capsys, cut):
@@ -116,7 +118,7 @@ def test_a_jpeg_cut_anywhere_is_refused(tmp_path, capsys, cut):
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(st.binary(max_size=2000), st.sampled_from([b"", b"\xff\xd8", PNG_SIGNATURE]))
 def test_random_bytes_are_refused(tmp_path, capsys, noise, start):

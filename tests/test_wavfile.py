@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from referee.audio.wavfile import MAX_RATE, MIN_RATE, WavFile
 from referee.errors import AudioFileError
 
+from .conftest import also_suppressed
+
 RATE = 48_000
 SETTINGS = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 
 

@@ -28,7 +28,7 @@ from referee.web.guard import Guard
 from referee.web.serve import PageServer, uvicorn_config
 from referee.web.server import BODY_MAX, COOKIE, create_app
 
-from .conftest import ROOT
+from .conftest import ROOT, also_suppressed
 
 ORIGIN = "http://testserver"
 SAME = {"Origin": ORIGIN, "Sec-Fetch-Site": "same-origin"}
@@ -404,7 +404,7 @@ HEADER = st.tuples(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(
     method=METHOD,
     path=PATH,
@@ -503,7 +503,7 @@ NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCZ0123456789.-_", min_size=
 
 # The client is not changed by a refused request: one for every example.
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=200, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(name=NAME, port=st.one_of(st.just(""), st.integers(0, 65535).map(lambda p: f":{p}")))
 def test_any_other_name_is_421(client, name, port):

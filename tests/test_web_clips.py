@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
@@ -429,7 +429,7 @@ def test_the_traversals_of_the_pages_folder_do_not_reach_the_clips_either(hostil
             assert status in (400, 404, 405) and SECRET not in body and b"RIFF" not in body
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(name=st.text(max_size=60), route=st.sampled_from(CLIP_ROUTES))
 def test_any_name_is_the_clip_or_a_4xx_in_json(hostile, name, route):
     address, real, data = hostile
@@ -458,7 +458,7 @@ RANGE = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(asked=RANGE)
 def test_any_range_is_the_bytes_it_names_the_whole_file_or_a_416(hostile, asked):
     address, name, data = hostile
@@ -498,7 +498,7 @@ QUERY = st.lists(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100)
 @given(asked=QUERY)
 def test_any_envelope_query_is_an_envelope_or_a_400(hostile, asked):
     address, name, _ = hostile

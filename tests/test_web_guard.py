@@ -207,7 +207,7 @@ def test_a_thousand_event_streams_from_one_phone_leave_room_for_the_others(store
         stop()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     steps=st.lists(
         st.tuples(st.sampled_from("take give"), st.integers(0, 5), st.integers(0, 20)),
@@ -336,7 +336,7 @@ def test_many_kinds_of_lines_are_a_few_lines_a_minute():
     assert lines[-1] == f"uvicorn.error: one more ({1000 - LINES} other lines left out before it)"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     lines=st.lists(st.text(st.characters(codec="ascii", exclude_characters="\n"), max_size=300)),
     kept=st.integers(1, 4000),

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
@@ -335,7 +335,7 @@ QUERY = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(route=st.sampled_from(ROUTES), query=QUERY, game=st.text(max_size=30))
 def test_any_query_or_id_is_an_answer_or_a_4xx_never_a_traceback(client, route, query, game):
     answers = [

@@ -132,7 +132,7 @@ def test_five_pins_at_once_then_the_next_waits_its_turn_and_is_checked(store):
 E = EVERY_NS
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     addresses=st.integers(1, 4),
     asks=st.lists(st.tuples(st.integers(0, 3 * E), st.integers(0, 3)), min_size=1, max_size=60),

@@ -3,6 +3,7 @@ through the page's server (Starlette's test client, and a real uvicorn for what 
 socket can send), read by the real daemon's camera's process where the box has no camera
 of its own, and what the box sees shown back; hostile uploads refused, one line each."""
 
+import asyncio
 import os
 import signal
 import socket
@@ -23,8 +24,16 @@ from referee.view import TableSeen
 from referee.web import photo_api
 from referee.web.photo_api import ARRIVING, PHOTO_MAX
 
-from .camera_frames import WAIT_S, flat, no_set_table, set_table, set_table_taken, show
-from .conftest import SAME
+from .camera_frames import (
+    WAIT_S,
+    damaged_inside,
+    flat,
+    no_set_table,
+    set_table,
+    set_table_taken,
+    show,
+)
+from .conftest import SAME, also_suppressed
 from .daemon import Daemon
 from .test_web import served
 
@@ -181,7 +190,7 @@ def test_what_is_not_a_photo_is_refused_in_one_line(judge, store, data, headers,
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(
     st.sampled_from([b"", b"\xff\xd8", b"\x89PNG\r\n\x1a\n"]),
@@ -285,7 +294,7 @@ def test_a_slow_sender_holds_one_photo_at_most_and_is_dropped(store):
         stop()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.binary(max_size=3000), st.sampled_from([b"\xff\xd8", b"\x89PNG\r\n\x1a\n"]))
 def test_a_header_is_judged_alike_mapped_or_read(tmp_path_factory, data, start):
     """The page maps the upload; `referee look` reads it whole: the same verdict."""
@@ -356,3 +365,42 @@ def test_a_photo_taken_on_the_page_is_shown_as_the_box_reads_it_in_a_browser(
     finally:
         page.close()
         stop()
+
+
+def test_a_photo_the_camera_cannot_read_is_answered_at_once_in_words(tmp_path):
+    """The camera's process could not read the photo that just arrived (its header whole,
+    its data damaged): the phone's answer says why at once, not "read: false" ten seconds
+    later; a photo it could not read before this one arrived is not this one's."""
+    arrived_ns = 50 * 10**9
+    asked: list[object] = []
+    unread = {"t_ns": arrived_ns + 1000, "why": "a damaged JPEG (Corrupt JPEG data: ...)"}
+    said = {"camera": "phone", "watching": True, "t_ns": arrived_ns - 10**9, "age_ms": 1000}
+
+    async def ask(request):
+        asked.append(request)
+        return {"said": {**said, "cards": [], "hint": None, "set": None, "unread": unread}}
+
+    api = photo_api.PhotoApi(tmp_path / "referee.db", lambda r: None, ask, lambda: 0, ValueError)
+    answer = photo_api._for_page(asyncio.run(api._reading(arrived_ns)))
+    assert len(asked) == 1  # at once
+    assert answer["read"] is False and answer["unread"] == unread["why"]
+    unread["t_ns"] = arrived_ns - 10**9  # an older photo's: this one is still awaited
+    clock = iter([0, 0, photo_api.READ_S * 2e9])
+    api = photo_api.PhotoApi(
+        tmp_path / "referee.db", lambda r: None, ask, lambda: int(next(clock)), ValueError
+    )
+    answer = photo_api._for_page(asyncio.run(api._reading(arrived_ns)))
+    assert answer["read"] is False and "unread" not in answer
+
+
+@pytest.mark.slow  # the camera's own process, OpenCV loaded: conftest.py
+def test_a_damaged_photo_is_answered_in_a_line_and_the_table_kept(judge, phone):
+    _sent(judge, phone, set_table(), 12)
+    sent = time.monotonic()
+    answer = photo(judge, damaged_inside(no_set_table()))
+    took = time.monotonic() - sent
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["read"] is False and body["unread"].startswith("a damaged JPEG (Corrupt JPEG")
+    assert took < photo_api.READ_S  # not the whole wait: told
+    assert len(judge.post("/api/table", json={}, headers=SAME).json()["cards"]) == 12

@@ -16,7 +16,7 @@ from referee.store.paths import pin_path
 from referee.store.pin import ensure_pin, read_pin
 from referee.web.server import create_app
 
-from .conftest import ROOT, SAME
+from .conftest import ROOT, SAME, also_suppressed
 from .daemon import Daemon
 from .test_web import served
 
@@ -181,7 +181,7 @@ KEYS = st.sampled_from(["rules", "players", "pointout_s", "tie_ms", "deals", "x"
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
 )
 @given(body=st.dictionaries(KEYS, JSON, max_size=4))
 def test_any_change_is_an_answer_or_a_one_line_refusal_never_a_traceback(judge, body):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from referee.inbox import SourceStatus
+from referee.linux.children import Backoff
 
 from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
 from .pcm import CaptureError, CapturePcm, Overrun
@@ -45,7 +46,8 @@ RING_S = 30
 # a stream runs a period at a time, so this is only ever reached by a stalled card.
 WAIT_MS = 200
 # A lost microphone is opened again this long after it was lost, twice as long after each
-# try that fails, up to RETRY_MAX_NS (a USB microphone plugged back in is heard within it).
+# try that fails, up to RETRY_MAX_NS (a USB microphone plugged back in is heard within it);
+# so is one looked for that was not there at the start (daemon/listening.py).
 RETRY_NS = NS_PER_S // 2
 RETRY_MAX_NS = 8 * NS_PER_S
 # Overruns in a row with not a frame read between them: a stream that does not recover.
@@ -94,7 +96,7 @@ class Capture:
         self.overruns = 0
         self._overruns_in_a_row = 0
         self.losses = 0  # times the stream was lost
-        self._retry_ns = RETRY_NS  # how long after the next failed try the one after it
+        self._backoff = Backoff(RETRY_NS / NS_PER_S, RETRY_MAX_NS / NS_PER_S)
         self._retry_at = 0
         self._telling = threading.Lock()  # a status told, or where to tell changed
         self._told: Callable[[SourceStatus], None] = lambda status: None
@@ -239,8 +241,8 @@ class Capture:
         pcm.close()
         self.losses += 1
         self._overruns_in_a_row = 0
-        self._retry_ns = RETRY_NS
-        self._retry_at = self._clock() + RETRY_NS
+        self._backoff.reset()
+        self._retry_at = self._clock() + round(self._backoff.after() * NS_PER_S)
         again = "waiting for it" if self._reopen is not None else "not opened again"
         self._say(f"microphone lost ({err}): {again}, no clips meanwhile", ok=False)
 
@@ -248,8 +250,7 @@ class Capture:
         """The lost stream opened again, when a try is due."""
         if self._reopen is None or self._clock() < self._retry_at:
             return
-        self._retry_ns = min(2 * self._retry_ns, RETRY_MAX_NS)
-        self._retry_at = self._clock() + self._retry_ns
+        self._retry_at = self._clock() + round(self._backoff.after() * NS_PER_S)
         try:
             pcm = self._reopen()
         except CaptureError as err:

@@ -166,6 +166,23 @@ class Kept:
 
 
 @dataclass(frozen=True, slots=True)
+class Deleted:
+    """What `ClipStore.delete` removed: the calls' clips, and their snapshots, apart (a
+    call may have either alone)."""
+
+    clips: int
+    snapshots: int
+
+    def __str__(self) -> str:
+        counted = [
+            f"{n} {what}{'' if n == 1 else 's'}"
+            for n, what in ((self.clips, "clip"), (self.snapshots, "snapshot"))
+            if n
+        ]
+        return f"{' and '.join(counted)} deleted" if counted else "nothing to delete"
+
+
+@dataclass(frozen=True, slots=True)
 class Damaged:
     """A clip that cannot be read: what its name says, and why."""
 
@@ -367,22 +384,23 @@ class ClipStore:
         assert found is not None  # a clip's name: _read and snapshot checked it
         return Damaged(name, int(found[1]), int(found[2]), why)
 
-    def delete(self, game: int | None = None) -> int:
-        """Delete the clips and snapshots of a game, or every one, damaged or not: how many
-        calls' went. One that cannot be deleted does not stop the others: the first such
-        OSError is raised once every other is gone."""
-        gone, refused = 0, None
+    def delete(self, game: int | None = None) -> "Deleted":
+        """Delete the clips and snapshots of a game, or every one, damaged or not: how
+        many of each went. One that cannot be deleted does not stop the others: the first
+        such OSError is raised once every other is gone."""
+        clips = snapshots = 0
+        refused = None
         for name in sorted({*self._names(game), *self._names(game, SNAPSHOT)}):
             try:
-                self._remove(name)
+                clip, snapshot = self._remove(name)
             except OSError as err:
                 log.warning("clip %s: not deleted: %s", name, err)
                 refused = refused or err
             else:
-                gone += 1
+                clips, snapshots = clips + clip, snapshots + snapshot
         if refused is not None:
             raise refused
-        return gone
+        return Deleted(clips, snapshots)
 
     def prune(self) -> None:
         """The oldest clips go until the rest fit in max_bytes; so do parts a cut left.
@@ -460,11 +478,21 @@ class ClipStore:
     def _paths(self, name: str) -> tuple[Path, Path]:
         return self.folder / f"{name}{SOUND}", self.folder / f"{name}{META}"
 
-    def _remove(self, name: str) -> None:
+    def _remove(self, name: str) -> tuple[bool, bool]:
+        """Whether a clip, and whether a snapshot, of that name went."""
         sound, meta = self._paths(name)
-        meta.unlink(missing_ok=True)  # first: without it the sound is no clip
+        clip = _unlinked(meta)  # first: without it the sound is no clip
         sound.unlink(missing_ok=True)
-        (self.folder / f"{name}{SNAPSHOT}").unlink(missing_ok=True)
+        return clip, _unlinked(self.folder / f"{name}{SNAPSHOT}")
+
+
+def _unlinked(path: Path) -> bool:
+    """Whether the file was there, and is gone."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _small_file(path: Path, most: int, what: str) -> bytes | None:

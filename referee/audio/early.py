@@ -25,15 +25,16 @@ def fork_cutter(audio: AudioConfig) -> "CutterProcess | None":
     forked: the clips' writer then starts one anew, as it does when one dies."""
     if audio.microphone == "off" or audio.clips_mb <= 0:
         return None
-    # Imported here, before the fork: what the cutter runs is loaded once, for both.
     from referee.linux.children import ThreadsRunning
 
-    from .cutter_process import CutterProcess
-    from .pcm import CaptureError, find_capture_device
+    from .pcm import CaptureError, find_capture_device  # libasound alone, no numpy
 
     try:
         if audio.microphone == "auto" and find_capture_device() is None:
-            return None  # no microphone: open_microphone says so
+            return None  # no microphone: open_microphone says so, and numpy is not loaded
+        # Imported here, before the fork: what the cutter runs is loaded once, for both.
+        from .cutter_process import CutterProcess
+
         return CutterProcess.forked()
     except CaptureError:
         return None  # no libasound: open_microphone says so

@@ -14,9 +14,10 @@ in for it, as gpiozero's MockFactory stands in for pins.
 import ctypes
 import errno
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # arrays are handed in: a look for a microphone loads no numpy
+    import numpy as np
 
 NS_PER_S = 1_000_000_000
 
@@ -43,6 +44,10 @@ class CaptureError(Exception):
     """The capture stream cannot go on (no such device, unplugged, refused a setting)."""
 
 
+class NoCard(CaptureError):
+    """No sound card here captures (the microphone `auto`): a box without one, no fault."""
+
+
 @dataclass(frozen=True)
 class PcmStatus:
     """The kernel's stamp of the capture pointer, and how many frames the stream holds
@@ -63,7 +68,7 @@ class CapturePcm(Protocol):
         """Until frames can be read or timeout_ms passed; raises Overrun."""
         ...
 
-    def read(self, out: np.ndarray) -> int:
+    def read(self, out: "np.ndarray") -> int:
         """Frames read into out (int16) without waiting, 0 if none; raises Overrun."""
         ...
 
@@ -278,7 +283,7 @@ class AlsaCapture:
     def wait(self, timeout_ms: int) -> None:
         self._result(self._lib.snd_pcm_wait(self._pcm, timeout_ms), "wait")
 
-    def read(self, out: np.ndarray) -> int:
+    def read(self, out: "np.ndarray") -> int:
         return self._result(self._lib.snd_pcm_readi(self._pcm, out.ctypes.data, len(out)), "read")
 
     def status(self) -> PcmStatus | None:
@@ -331,7 +336,7 @@ class AlsaPlayback:
             lib.snd_pcm_close(pcm)
             raise
 
-    def write(self, samples: np.ndarray) -> None:
+    def write(self, samples: "np.ndarray") -> None:
         """Play the int16 samples, waiting while the device's buffer is full; an underrun
         (the writer kept from the CPU) is recovered and playing goes on."""
         lib, pcm = self._lib, self._pcm

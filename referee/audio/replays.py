@@ -136,6 +136,10 @@ class Replays:
         """A call's clip is being read for a replay."""
         return self._loading is not None
 
+    def hear(self, capture: Capture) -> None:
+        """A microphone found after the box started: its ring is replayed from now on."""
+        self._capture = capture
+
     def close(self) -> None:
         if self._reader is not None:
             self._reader.close()

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from referee.framing import LineFramer
-from referee.inbox import InboxItem, Seen, SourceStatus
+from referee.inbox import InboxItem, Seen, SourceStatus, Unread
 from referee.linux.children import Backoff, Stop, how_it_ended, parent_env, wait_or_kill
 
 from .wire import CAMERA, MAX_LINE, BadLine, parse
@@ -167,7 +167,10 @@ class CameraProcess:
             if last is not None:
                 self._seen(last)
                 last = None
-            self._status(said)
+            if isinstance(said, Unread):  # for the phone that sent it, through the loop
+                self.put(said)
+            else:
+                self._status(said)
         if last is not None:
             self._seen(last)
 

@@ -76,6 +76,7 @@ class FolderSource:
             raise SourceLost(f"{folder}: no such folder")
         self._read: tuple[str, int, int, int] | None = None  # the file last tried, as it was
         self._refused: str | None = None  # the name last refused: said once
+        self._unread: tuple[int, str] | None = None  # refused now: its time, why
 
     def read(self) -> Frame | None:
         newest = self._newest()
@@ -89,12 +90,23 @@ class FolderSource:
             if self._refused != newest[0]:
                 log.warning("camera: %s: skipped", err)
                 self._refused = newest[0]
+                self._unread = self._stamp(newest[3]), str(err).removeprefix(f"{path}: ")
             return None
         self._refused = None
+        return Frame(bounded(image), self._stamp(newest[3]))
+
+    def _stamp(self, mtime_ns: int) -> int:
+        """A frame's time: now, or with `arrived` when its file was written (mtime_ns)."""
         now_ns = time.monotonic_ns()
         if self.arrived:  # the file's time is the wall clock's: as long ago on this one
-            now_ns -= max(0, time.time_ns() - newest[3])
-        return Frame(bounded(image), now_ns)
+            now_ns -= max(0, time.time_ns() - mtime_ns)
+        return now_ns
+
+    def unread(self) -> tuple[int, str] | None:
+        """The file the last read refused, said once: its time and why (no path), for the
+        daemon to tell the phone that sent it; then None until another is refused."""
+        unread, self._unread = self._unread, None
+        return unread
 
     def _newest(self) -> tuple[str, int, int, int] | None:
         """The newest image file's name, inode, size and modification time."""

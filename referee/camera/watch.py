@@ -34,7 +34,7 @@ from referee.vision.layout import read_frame
 
 from .snapshot import LINE_MAX, Snapshots
 from .sources import FolderSource, Source, SourceLost, open_source
-from .wire import PHONE, reading_line, status_line
+from .wire import PHONE, reading_line, status_line, unread_line
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,9 @@ class Watch:
                 self.snapshots.lost()
             self._tell(f"camera lost ({err}): waiting for it", ok=False)
             return self.backoff.after()
+        unread = self.source.unread() if isinstance(self.source, FolderSource) else None
+        if unread is not None:  # a frame refused: a phone may wait for its words
+            self._send(unread_line(*unread))
         if frame is not None:
             if self.snapshots is not None:
                 self.snapshots.frame(frame.t_ns, frame.image)

@@ -6,7 +6,9 @@ T the frame's CLOCK_MONOTONIC stamp (ns); each card its number, colour, shading 
 as 0, 1 or 2 (vision/card.py's order), 1 if read surely, and its box in the frame's
 pixels; each SET three indices into cards, of sure cards. A change of the camera itself:
     {"status": TEXT, "ok": true|false}
-the camera lost (why), or watching again.
+the camera lost (why), or watching again. A frame it could not read (a folder's file, a
+phone's photo, damaged where its header could not tell):
+    {"unread": TEXT, "t": T}
 
 The daemon trusts none of it (`parse`): a line longer than MAX_LINE, or one that is not
 exactly this, is refused (BadLine) and dropped with one line in the log. This module
@@ -16,7 +18,7 @@ imports neither OpenCV nor numpy: the daemon reads the wire without either.
 import json
 from collections.abc import Sequence
 
-from referee.inbox import Seen, SeenCard, SourceStatus
+from referee.inbox import Seen, SeenCard, SourceStatus, Unread
 
 CAMERA = "camera"  # the source its SourceStatus names
 PHONE = "--phone"  # on its command line: SOURCE is the phones' photos' folder (watch.py)
@@ -48,7 +50,14 @@ def status_line(text: str, *, ok: bool) -> bytes:
     return json.dumps({"status": text[:MAX_STATUS], "ok": ok}).encode() + b"\n"
 
 
-def parse(line: bytes) -> Seen | SourceStatus:
+def unread_line(t_ns: int, why: str) -> bytes:
+    """A frame that could not be read: why, each character the daemon would refuse (a
+    library's message is not the process's own) made a `?`."""
+    said = "".join(c if c.isprintable() else "?" for c in why[:MAX_STATUS])
+    return json.dumps({"unread": said, "t": t_ns}).encode() + b"\n"
+
+
+def parse(line: bytes) -> Seen | SourceStatus | Unread:
     """A line (its newline included or not) as the daemon takes it; BadLine if it is not
     one the wire allows."""
     if len(line) > MAX_LINE:
@@ -66,6 +75,13 @@ def parse(line: bytes) -> Seen | SourceStatus:
         if not text.isprintable():
             raise BadLine("a status with a control character")
         return SourceStatus(CAMERA, text, ok)
+    if said.keys() == {"unread", "t"}:
+        why, t_ns = said["unread"], said["t"]
+        if not (isinstance(why, str) and len(why) <= MAX_STATUS and why.isprintable()):
+            raise BadLine("an unread frame's why that is not a short printable text")
+        if not (_integer(t_ns) and t_ns >= 0):
+            raise BadLine("a stamp that is not a whole number of ns")
+        return Unread(t_ns, why)
     if said.keys() != {"t", "cards", "sets"}:
         raise BadLine(f"unknown keys {sorted(said)[:5]}")
     t_ns, cards, sets = said["t"], said["cards"], said["sets"]

@@ -37,6 +37,7 @@ from referee.inbox import (
     Seen,
     SourceStatus,
     Status,
+    Unread,
     signals_to,
 )
 from referee.inputs.edges import Edge, LostTrack
@@ -57,6 +58,7 @@ from .arbiter import Arbiter
 from .control_socket import open_control
 from .devices import (
     check_openable,
+    look_for_microphone,
     open_devices,
     open_microphone,
     open_screen,
@@ -165,8 +167,11 @@ class App:
                 self.microphone.tell(self.inbox.put)  # lost and back: the notices
             if trouble is not None:
                 self.troubles[("microphone", "open")] = trouble
+            audio = options.config.audio
+            # None at the start: looked for now and then (a USB one plugged in late).
+            look = look_for_microphone(audio) if self.microphone is None else None
             self.listening = Listening(
-                self.microphone, options.config.audio, self.store.path, self.inbox, clock, cutter
+                self.microphone, audio, self.store.path, self.inbox, clock, cutter, look
             )
             opened.callback(self.listening.close)  # before the microphone it cuts from
             clips = self.listening.clip_store()
@@ -269,11 +274,12 @@ class App:
                 self.hint(decision.t_ns)
                 continue
             outcomes += self.session.play(decision)
-            if self.session.claim_mono_ns is not None:
-                outcomes += self.check_claim(self.session.claim_mono_ns)
-        if decisions:
+            # At each decision, not once the batch is played: of calls opened and judged in
+            # one batch (a loop kept from its inputs a moment), none is open after it.
             self.listening.presses(self.session)
             self.watching.snap(self.session)
+            if self.session.claim_mono_ns is not None:
+                outcomes += self.check_claim(self.session.claim_mono_ns)
         horizon = self.arbiter.horizon(watermark)
         if (seen := self.watching.entry(horizon, self.session.call_mono_ns)) is not None:
             outcomes += self.session.camera(seen)
@@ -351,6 +357,8 @@ class App:
             case Seen():
                 game = (self.session.settings, self.session.state)
                 self.watching.seen(item, self.session.call_mono_ns, game)
+            case Unread():
+                self.watching.unread(item)
             case Asked():
                 self.requests.take(item)
             case Finished(take=take):

@@ -43,6 +43,7 @@ from .mux import Inputs
 
 if TYPE_CHECKING:  # pygame is imported only when a window is opened, numpy with a microphone
     from referee.audio.capture import Capture
+    from referee.audio.pcm import AlsaCapture
     from referee.outputs.display import Window
 
 log = logging.getLogger(__name__)
@@ -351,36 +352,74 @@ def open_input(
 def open_microphone(audio: AudioConfig) -> "tuple[Capture | None, str | None]":
     """The microphone's ring, read by a thread of its own (the last 30 s, in memory), and
     what to tell the table if one was named and cannot be opened. None when it is off or
-    there is none: a box without a microphone referees as well, without clips."""
+    there is none: a box without a microphone referees as well, without clips, and looks
+    for one now and then (look_for_microphone)."""
     if audio.microphone == "off":
         return None, None
     # Imported here: numpy and libasound are for the microphone alone.
     from referee.audio.capture import Capture
-    from referee.audio.pcm import AlsaCapture, CaptureError, find_capture_device
+    from referee.audio.pcm import CaptureError, NoCard
 
-    def device() -> str | None:
-        return find_capture_device() if audio.microphone == "auto" else audio.microphone
+    stream = _microphone_stream(audio)
+    try:
+        capture = Capture(stream(), reopen=stream)
+    except NoCard as err:
+        log.info("no microphone: %s; looked for now and then", err)
+        return None, None
+    except CaptureError as err:
+        log.warning("no microphone: %s; looked for now and then", err)
+        named = audio.microphone != "auto"
+        return None, (f"microphone {audio.microphone}: {err}: waiting for it" if named else None)
+    capture.start()
+    log.info(
+        "microphone %s: the last %.0f s kept in memory, no more", capture.name, capture.seconds
+    )
+    return capture, None
 
-    def reopen() -> AlsaCapture:
-        """The microphone again once it was lost: a USB one plugged back in may be
-        another card's number now."""
-        if (name := device()) is None:
-            raise CaptureError("no sound card here captures")
+
+def look_for_microphone(audio: AudioConfig) -> "Callable[[], Capture | None] | None":
+    """For a box that had no microphone at its start: one look for it (the settings'
+    device, or with `auto` the first card that captures), its ring's reader started and
+    said in the log when it opens, else None. None when the microphone is off."""
+    if audio.microphone == "off":
+        return None
+    stream = _microphone_stream(audio)
+
+    def look() -> "Capture | None":
+        from referee.audio.pcm import CaptureError
+
+        try:
+            pcm = stream()  # libasound alone: numpy is loaded once there is a microphone
+        except CaptureError as err:  # each look: not worth a line of the log
+            log.debug("no microphone yet: %s", err)
+            return None
+        from referee.audio.capture import Capture
+
+        capture = Capture(pcm, reopen=stream)
+        capture.start()
+        log.info(
+            "microphone %s plugged in: the last %.0f s kept in memory, no more",
+            capture.name,
+            capture.seconds,
+        )
+        return capture
+
+    return look
+
+
+def _microphone_stream(audio: AudioConfig) -> "Callable[[], AlsaCapture]":
+    """The microphone's stream opened (CaptureError if it cannot be): at the start, when
+    it is looked for, and again once it was lost; a USB one plugged in again may be
+    another card's number now."""
+    from referee.audio.pcm import AlsaCapture, NoCard, find_capture_device
+
+    def stream() -> AlsaCapture:
+        name = find_capture_device() if audio.microphone == "auto" else audio.microphone
+        if name is None:
+            raise NoCard("no sound card here captures")
         return AlsaCapture(name)
 
-    try:
-        name = device()
-        if name is None:
-            log.info("no microphone: no sound card here captures")
-            return None, None
-        capture = Capture(AlsaCapture(name), reopen=reopen)
-    except CaptureError as err:
-        log.warning("no microphone: %s", err)
-        named = audio.microphone != "auto"
-        return None, (f"microphone {audio.microphone}: {err}" if named else None)
-    capture.start()
-    log.info("microphone %s: the last %.0f s kept in memory, no more", name, capture.seconds)
-    return capture, None
+    return stream
 
 
 def open_lights(config: Config, source: InputSource, *, on_gpio: bool) -> Leds | None:

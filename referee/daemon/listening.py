@@ -5,16 +5,25 @@ The loop hands it the presses it has decided and each REPLAY; the clips are cut 
 cutter's process (audio/clip_writer.py) and a replay's clip is read on a thread of its own
 (audio/replays.py), whose news comes back through the inbox (inbox.Finished). numpy is
 imported only once a microphone listens or a REPLAY is pressed.
+
+A box with no microphone at its start (one plugged in late) looks for one on a thread of
+its own (`_Search`), the microphone's figures apart (capture.RETRY_NS, twice as long each
+time, up to RETRY_MAX_NS): a look is the cards listed and one opened, never on the loop.
+The one found is handed to the loop through the inbox, and from then on it is as if it
+had been there at the start, but for the calls made before it listened, which have no
+clip. Lost afterwards, its own reader looks for it again (capture.py).
 """
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.config import AudioConfig
 from referee.inbox import Finished, Inbox, SourceStatus
+from referee.linux.children import Backoff
 from referee.store.paths import clips_folder
 from referee.view import ReplayView
 
@@ -28,6 +37,46 @@ if TYPE_CHECKING:
     from referee.audio.replays import Replays
 
 log = logging.getLogger(__name__)
+
+MICROPHONE = "microphone"  # capture.MICROPHONE, the source its SourceStatus names
+# capture.RETRY_NS and RETRY_MAX_NS, in seconds (that module loads numpy).
+LOOK_S = 0.5
+LOOK_MAX_S = 8.0
+FOUND = "open"  # the condition of the SourceStatus that says one was found: the start's
+
+
+class _Search:
+    """A microphone looked for (`look`: one opened, or None) until one is found; `hand`
+    gives it to the loop. `wait(s)`: s seconds, or until `close` (True then)."""
+
+    def __init__(
+        self,
+        look: "Callable[[], Capture | None]",
+        hand: "Callable[[Capture], None]",
+        wait: Callable[[float], bool] | None = None,
+    ) -> None:
+        self._look, self._hand = look, hand
+        self._closed = threading.Event()
+        self._wait = wait or self._closed.wait
+        self.found: Capture | None = None
+        self._thread = threading.Thread(target=self._run, name="microphone search", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        backoff = Backoff(LOOK_S, LOOK_MAX_S)
+        while not self._wait(backoff.after()) and not self._closed.is_set():
+            if (found := self._look()) is not None:
+                self.found = found
+                self._hand(found)
+                return
+
+    def close(self) -> None:
+        """The search stopped; the microphone found closed too (whether or not the loop
+        took it up: its clips are closed before)."""
+        self._closed.set()
+        self._thread.join()
+        if self.found is not None:
+            self.found.close()
 
 
 class Listening:
@@ -43,9 +92,12 @@ class Listening:
         inbox: Inbox,
         clock: Callable[[], int],
         cutter: "CutterProcess | None",
+        look: "Callable[[], Capture | None] | None" = None,
     ) -> None:
         """cutter: the clips' cutter forked at the daemon's start (early.fork_cutter), for
-        the clips' writer; stopped at once if the microphone does not listen."""
+        the clips' writer; stopped at once if the microphone does not listen. look: with
+        no microphone, one look for it (devices.look_for_microphone), made now and then
+        until one is found."""
         self.microphone = microphone
         self._audio, self._store, self._inbox, self._clock = audio, store, inbox, clock
         self._closing = contextlib.ExitStack()
@@ -58,6 +110,27 @@ class Listening:
         # the place of the clip an earlier run of the box cut when it was heard.
         self._listening_ns = clock()
         self._replays: Replays | None = None  # made at the first REPLAY
+        self._search: _Search | None = None
+        if microphone is None and look is not None:
+            self._search = _Search(look, self._found)
+
+    def _found(self, capture: "Capture") -> None:
+        """From the search's thread: the microphone found, for the loop to take up; then
+        the table told (and the start's notice that it could not be opened gone)."""
+        self._inbox.put(Finished(lambda now_ns: self._listen(capture)))
+        said = f"microphone {capture.name} listening"
+        self._inbox.put(SourceStatus(MICROPHONE, said, ok=True, condition=FOUND))
+
+    def _listen(self, capture: "Capture") -> None:
+        """On the loop: the microphone found is the one listened to from now on."""
+        self.microphone = capture
+        capture.tell(self._inbox.put)  # lost and back: the notices
+        self._listening_ns = self._clock()  # a call made before: not in its ring
+        self.clips = self._clip_writer(None)
+        if self.clips is not None:
+            self._closing.callback(self.clips.close)
+        if self._replays is not None:
+            self._replays.hear(capture)
 
     def _clip_writer(self, cutter: "CutterProcess | None") -> "ClipWriter | None":
         """Each call's clip, while the microphone listens and clips may be kept."""
@@ -150,5 +223,8 @@ class Listening:
                     )
 
     def close(self) -> None:
-        """REPLAY's reader and player first, then the clips' writer."""
+        """REPLAY's reader and player first, then the clips' writer; then a microphone
+        found after the start (one there at the start is the App's)."""
         self._closing.close()
+        if self._search is not None:
+            self._search.close()

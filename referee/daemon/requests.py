@@ -213,7 +213,7 @@ def _delete_clips(clips: "ClipStore", game: int, reply: Reply) -> None:
         log.warning("the clips of game %d: %s", game, err)
         reply.give(f"not all deleted: {err.strerror or err}", trouble=True)
         return
-    log.info("%d clips of game %d deleted", gone, game)
+    log.info("game %d: %s", game, gone)
     reply.give(None)
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from referee.claim import Claim, taken
 from referee.config import CameraConfig, CameraJudge
-from referee.inbox import Inbox, Seen
+from referee.inbox import Inbox, Seen, Unread
 from referee.outputs.captions import cards_seen
 from referee.rules import CameraVerdict, Card, Input, Settings, State
 from referee.rules import Seen as SeenTaken
@@ -91,6 +91,7 @@ class Watching:
         self._phones = False  # the camera's process reads the phones' photos
         # The hint asked of the latest reading: its time, the words, whether they said where.
         self._asked: tuple[int, str, bool] | None = None
+        self._unread: Unread | None = None  # the last frame that could not be read
         # Where each call's snapshot goes, the box's camera's or the phones' (each process is
         # started with it): none while clips may not be kept.
         self._snapshots_kept: tuple[Path, int] | None = None
@@ -279,11 +280,19 @@ class Watching:
             )
         return None
 
+    def unread(self, unread: Unread) -> None:
+        """A frame the camera's process could not read: kept for the page (`table`)."""
+        self._unread = unread
+
     def table(self, now_ns: int) -> dict[str, object]:
         """What the camera read last, for the page (docs/web.md, "Photo"): whose camera,
         when (CLOCK_MONOTONIC) and how long ago (ms), its cards as the wire has them ([N,
-        C, S, P, SURE]), and the hint asked of it, with its SET where it said where."""
+        C, S, P, SURE]), and the hint asked of it, with its SET where it said where; and
+        a frame it could not read since, when and why (a phone waits for its words)."""
         seen = self._seen[-1] if self._seen and self._process is not None else None
+        unread = self._unread
+        if unread is not None and seen is not None and seen.t_ns >= unread.t_ns:
+            unread = None  # a photo read since
         asked = self._asked
         if seen is None or (asked is not None and asked[0] != seen.t_ns):
             asked = None  # said of an older reading
@@ -296,6 +305,7 @@ class Watching:
             "cards": [] if seen is None else [[*c.face, int(c.sure)] for c in seen.cards],
             "hint": None if asked is None else asked[1],
             "set": list(seen.sets[0]) if seen is not None and where else None,
+            "unread": None if unread is None else {"t_ns": unread.t_ns, "why": unread.why},
         }
 
     @property

@@ -136,13 +136,20 @@ class PhotoApi:
 
     async def _reading(self, arrived_ns: int) -> dict[str, Any]:
         """The camera's reading of the photo that arrived then, or the latest after READ_S
-        (`read`: whether it is that photo's)."""
+        (`read`: whether it is that photo's); at once `unread`, why it could not be read,
+        when the camera's process could not (its header was whole, its data not)."""
         deadline = self._clock() + int(READ_S * 1e9)
         while True:
             answer = await self._ask(Table())
             said = answer.get("said")
-            at = said.get("t_ns") if isinstance(said, dict) else None
+            said = said if isinstance(said, dict) else {}
+            at = said.get("t_ns")
             read = isinstance(at, int) and at >= arrived_ns - SAME_READING_NS
+            unread = said.get("unread")
+            unread = unread if isinstance(unread, dict) else {}
+            unread_at, why = unread.get("t_ns"), unread.get("why")
+            if isinstance(unread_at, int) and unread_at >= arrived_ns - SAME_READING_NS:
+                return {**answer, "read": False, "unread": str(why)}
             if read or self._clock() >= deadline:
                 return {**answer, "read": read}
             await asyncio.sleep(ASK_EVERY_S)
@@ -204,4 +211,5 @@ def _for_page(answer: dict[str, Any]) -> dict[str, Any]:
         "hint": seen.get("hint"),
         "set": seen.get("set"),
         **({"read": answer["read"]} if "read" in answer else {}),
+        **({"unread": answer["unread"]} if "unread" in answer else {}),
     }

@@ -534,7 +534,7 @@ def test_the_engine_asks_the_rule_books_never_a_rule_sets_name():
 TABLES = [(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1), (RuleSet.SOLITAIRE, 1)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     rules=st.sampled_from(TABLES),
     seed=st.integers(0, 2**32),

@@ -214,7 +214,7 @@ class Game(RuleBasedStateMachine):
             assert self.state.pointout_deadline is None and self.state.super_round is None
 
 
-Game.TestCase.settings = hyp_settings(max_examples=80, stateful_step_count=50, deadline=None)
+Game.TestCase.settings = hyp_settings(max_examples=80, stateful_step_count=50)
 test_random_games = Game.TestCase
 
 
@@ -245,5 +245,5 @@ class StoredGame(Game):
             self.folder.cleanup()
 
 
-StoredGame.TestCase.settings = hyp_settings(max_examples=12, stateful_step_count=40, deadline=None)
+StoredGame.TestCase.settings = hyp_settings(max_examples=12, stateful_step_count=40)
 test_random_games_through_the_store = StoredGame.TestCase

@@ -158,7 +158,7 @@ def check(game_settings: Settings, inputs, lobby: bool) -> None:
         assert (r.end is RoundEnd.WON) == (r.winner is not None)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(game_settings=settings_st, lobby=st.booleans(), inputs=inputs_st)
 def test_the_history_ends_in_the_state_replay_makes(game_settings, lobby, inputs):
     check(game_settings, inputs, lobby)
@@ -167,7 +167,7 @@ def test_the_history_ends_in_the_state_replay_makes(game_settings, lobby, inputs
 RULES = st.sampled_from([(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOLO, 1)])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(rules=RULES, seed=st.integers(0, 2**32), tie=st.sampled_from([0, 5 * NS_PER_MS]))
 def test_a_tables_game_with_undos_and_super_rounds_too(rules, seed, tie):
     game_settings = Settings(rules=rules[0], players=rules[1], tie_ns=tie)
