@@ -110,6 +110,24 @@ def test_a_part_left_by_a_cut_and_a_sound_without_its_json_are_no_clips(tmp_path
     assert not list(folder.glob("*.part"))
 
 
+def test_a_sound_a_cut_left_without_its_json_takes_room_and_goes_with_its_call(tmp_path):
+    """A power cut between a clip's sound and its JSON leaves the sound alone: no clip, but
+    its bytes are on the card, counted in the budget, deleted first as the oldest call's
+    and by `referee clips --delete`."""
+    folder = tmp_path / "clips"
+    sound = ClipStore(folder, max_bytes=10**9).save(clip(call_s=1), tone())
+    sound.with_suffix(".json").unlink()  # as if the cut came before its rename
+    size = sound.stat().st_size
+    clips = ClipStore(folder, max_bytes=int(2.5 * size))
+    for call_s in (2, 3):
+        clips.save(clip(call_s=call_s), tone())
+    assert not sound.exists()
+    assert [k.clip.call_ns for k in clips.clips()] == [2 * 10**9, 3 * 10**9]
+    (folder / "game00002-call000000001000000.wav").write_bytes(sound.name.encode())
+    clips.delete(2)
+    assert not (folder / "game00002-call000000001000000.wav").exists()
+
+
 @settings(max_examples=30)
 @given(seconds=st.lists(st.sampled_from([0.1, 0.5, 1.0, 3.0]), min_size=1, max_size=8))
 def test_whatever_is_saved_the_clips_fit_and_are_the_newest(tmp_path_factory, seconds):
