@@ -9,11 +9,12 @@ import logging
 import os
 import time
 
+import cv2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.camera import sources
+from referee.camera import sources, watch
 from referee.camera.sources import FolderSource, SourceLost
 from referee.camera.watch import Watch
 from referee.vision.decode import MAX_FILE_BYTES
@@ -198,6 +199,26 @@ def test_the_first_frame_of_each_opening_is_said_in_the_log(tmp_path, caplog):
         watch.step()
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(first)]
     assert len(said) == 2, said
+
+
+def test_the_libraries_pages_go_back_once_a_first_frame_is_read(tmp_path, monkeypatch):
+    """OpenCV's and numpy's pages read while they loaded and for a first frame, and not
+    for the next ones, go back to the kernel: at each opening's first frame, not at each
+    frame (the pages the frames read would be read again from the disk each time)."""
+    given: list[tuple] = []
+    monkeypatch.setattr(watch, "give_back_file_pages", given.append)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    watching = Watch(str(folder), io.BytesIO())
+    watching.step()  # no frame yet
+    assert given == []
+    show(folder, "table.jpg", no_set_table())
+    watching.step()
+    assert given == [watch.LIBRARIES]
+    show(folder, "sets.jpg", set_table())
+    watching.step()
+    assert len(given) == 1
+    assert any(str(p) in cv2.__file__ for p in watch.LIBRARIES)
 
 
 def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(
