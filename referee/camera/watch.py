@@ -151,7 +151,8 @@ class Watch:
         descriptor `words` (its input) while it is open."""
         lines, snapshots = LineFramer(LINE_MAX), self.snapshots
         while True:
-            until = time.monotonic() + self.step()
+            wait = self.step()  # from the step's end, not its start: a frame takes time
+            until = time.monotonic() + wait
             while (left := until - time.monotonic()) > 0:
                 if words is None or snapshots is None:
                     time.sleep(left)
