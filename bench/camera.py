@@ -1,7 +1,7 @@
 """The camera's process at its frame rate: its share of a core, what the box loses to it in
 memory, where that memory is, and the daemon's end.
 
-    .venv/bin/python bench/camera.py [--seconds 30] [--snapshots] [--baseline REV]
+    .venv/bin/python bench/camera.py [--seconds 30] [--snapshots] [--baseline REV] [--as-installed]
 
 The real camera's process (referee/camera/watch.py, started by camera/process.py as the
 daemon starts it, reading FRAMES_PER_S frames a second) on a folder, the fake camera. First
@@ -22,7 +22,9 @@ and is asked for one every 3 s of the moving phases, written to a clips folder u
 /var/tmp. With --baseline REV the phases run first with the camera's process of revision
 REV (`git archive`), then with this tree's, in the same run. Before each, the libraries
 under site-packages are dropped from the page cache (posix_fadvise), so that the process
-loads them from the disk as after a boot.
+loads them from the disk as after a boot; with --as-installed, they are written again
+instead (the same bytes, as pip writes them), so that the page cache holds them as on a box
+whose camera starts after `make install`.
 
 What the box loses, for each phase (the camera's process's pages, /proc/PID/smaps, its
 counters reset as the phase starts through /proc/PID/clear_refs):
@@ -284,23 +286,34 @@ def baseline_code(rev: str, work: Path) -> Path:
     return root
 
 
-def evict_libraries() -> int:
-    """The compiled libraries under this Python's site-packages (OpenCV's, numpy's and
-    theirs) dropped from the page cache, where no process maps them: the camera's process
-    then loads them from the disk, as after a boot, whatever ran before (how the kernel
-    caches them, in pages or in large folios, depends on how they were read). How many
-    files."""
-    files = 0
-    for path in Path(sysconfig.get_paths()["platlib"]).rglob("*.so*"):
-        if not path.is_file() or path.is_symlink():
-            continue
+def libraries() -> list[Path]:
+    """The compiled libraries under this Python's site-packages: OpenCV's, numpy's, theirs."""
+    found = Path(sysconfig.get_paths()["platlib"]).rglob("*.so*")
+    return [path for path in found if path.is_file() and not path.is_symlink()]
+
+
+def evict_libraries() -> None:
+    """The libraries dropped from the page cache, where no process maps them: the camera's
+    process then loads them from the disk, as after a boot, whatever ran before (how the
+    kernel caches them, a page or a large folio at a time, depends on how they were read)."""
+    for path in libraries():
         fd = os.open(path, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            files += 1
         finally:
             os.close(fd)
-    return files
+
+
+def write_libraries() -> None:
+    """The libraries written again, the same bytes, as pip writes them when it installs
+    them (a copy renamed over each): the page cache then holds what was written, in large
+    folios where the kernel caches a file's writes so (Linux 6.16's ext4), as on a box
+    whose camera starts after `make install`."""
+    for path in libraries():
+        aside = path.with_name(path.name + ".bench")
+        aside.write_bytes(path.read_bytes())
+        shutil.copystat(path, aside)
+        aside.replace(path)
 
 
 def camera_on(
@@ -325,7 +338,10 @@ def camera_on(
     if code is not None:  # the baseline's code first on the path
         command = ["env", f"PYTHONPATH={code}", sys.executable, "-P", "-m", "referee.camera.watch"]
         command.append(str(folder))
-    evict_libraries()
+    if args.as_installed:
+        write_libraries()
+    else:
+        evict_libraries()
     before = status("self")
     camera = CameraProcess(str(folder), put, snapshots=snapshots, command=command)  # type: ignore[arg-type]
     try:
@@ -408,6 +424,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="each phase's length")
     parser.add_argument("--snapshots", action="store_true", help="each call's snapshot on")
     parser.add_argument("--baseline", metavar="REV", help="the camera's process of REV first")
+    parser.add_argument(
+        "--as-installed",
+        action="store_true",
+        help="the libraries written again before each run (as pip writes them), not evicted",
+    )
     args = parser.parse_args()
     header("bench/camera.py: the camera's process at its frame rate (issue 32)")
     # Asked of a Python of its own: watch.py imports OpenCV and numpy, which the daemon's
@@ -418,6 +439,8 @@ def main() -> int:
     ).stdout.split()
     print(f"{said[0]} frames a second at most; nice {said[1]}; OpenCV on one thread")
     print(f"snapshots: {'on, a call every 3 s' if args.snapshots else 'off'}")
+    how = "written again (as pip installs them)" if args.as_installed else "read from the disk"
+    print(f"the libraries before each run: {how}")
     runs = []
     with tempfile.TemporaryDirectory(prefix="referee-camera-") as tmp:
         pool, folder = Path(tmp, "pool"), Path(tmp, "frames")
