@@ -45,7 +45,10 @@ counters reset as the phase starts through /proc/PID/clear_refs):
               this machine's) keeps a folio whole for one page of it read, and counts
               it so; the share of its file pages in large folios is printed
               (/proc/kpageflags, as root), where the Pi's kernel caches ext4 a page at a
-              time.
+              time. A page is counted as read when any process that maps it reads it:
+              `others` is how many other processes mapped those files at the phase's end
+              (this venv's OpenCV loaded elsewhere: `referee look`, a test, a benchmark),
+              and should be 0.
   daemon      what this process's anonymous memory grew with the camera on.
 
 The camera on costs anonymous + touched + daemon, against the target (issue 32: at most
@@ -196,6 +199,21 @@ def large_folio_share(pid: int, names: set[str]) -> float | None:
     return large / pages if pages else 0.0
 
 
+def others_mapping(names: set[str], pid: int) -> int:
+    """How many other processes map any of these files now: a page one of them reads is
+    counted as read in every process that maps it (its folio's referenced flag)."""
+    others = 0
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        if maps.parent.name in (str(pid), str(os.getpid())):
+            continue
+        try:
+            text = maps.read_text()
+        except OSError:  # gone, or not ours to read
+            continue
+        others += any(name in text for name in names)
+    return others
+
+
 def status(pid: int | str) -> dict[str, float]:
     """VmRSS, VmHWM, RssAnon, RssFile in MB."""
     fields = dict(
@@ -270,6 +288,7 @@ def phase(
         "touched own": sum(touched_kb(m) for m in maps if m["name"] in own) / 1024,
         "touched shared": sum(touched_kb(m) for m in maps if m["name"] in off_files) / 1024,
         "large folios": large_folio_share(pid, own),
+        "others": others_mapping(own, pid),
         "groups": groups,
         **end,
     }
@@ -379,6 +398,7 @@ def report(title: str, results: dict[str, dict], grown: dict[str, float]) -> flo
     print(
         f"  {'phase':<8}{'frames/s':>9}{'CPU':>8}{'reader':>8}{'VmRSS':>8}{'VmHWM':>8}"
         f"{'anonymous':>11}{'(Pss_Anon)':>11}{'touched':>9}{'(shared)':>10}{'large folios':>14}"
+        f"{'others':>8}"
     )
     for name, r in results.items():
         share = "unknown" if r["large folios"] is None else f"{r['large folios'] * 100:.0f} %"
@@ -386,7 +406,7 @@ def report(title: str, results: dict[str, dict], grown: dict[str, float]) -> flo
             f"  {name:<8}{r['frames/s']:>9.2f}{r['cpu'] * 100:>7.1f}%{r['reader cpu'] * 100:>7.2f}%"
             f"{r['VmRSS']:>8.1f}{r['VmHWM']:>8.1f}{r['anon most']:>11.1f}"
             f"{r['pss_anon most']:>11.1f}{r['touched own']:>9.1f}{r['touched shared']:>10.1f}"
-            f"{share:>14}"
+            f"{share:>14}{r['others']:>8}"
         )
     daemon = max(0.0, grown["after"] - grown["before"])
     print(
