@@ -46,9 +46,11 @@ counters reset as the phase starts through /proc/PID/clear_refs):
               it so; the share of its file pages in large folios is printed
               (/proc/kpageflags, as root), where the Pi's kernel caches ext4 a page at a
               time. A page is counted as read when any process that maps it reads it:
-              `others` is how many other processes mapped those files at the phase's end
-              (this venv's OpenCV loaded elsewhere: `referee look`, a test, a benchmark),
-              and should be 0.
+              `others` is how many other processes mapped its files under site-packages
+              at the phase's end (this venv's OpenCV loaded elsewhere: `referee look`, a
+              test, a benchmark), and should be 0; the system's libraries it maps that
+              the daemon's end does not (libstdc++) are read by the machine's other
+              programs too, and counted whole.
   daemon      what this process's anonymous memory grew with the camera on.
 
 The camera on costs anonymous + touched + daemon, against the target (issue 32: at most
@@ -90,6 +92,7 @@ TICK_S = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 KPF_COMPOUND_HEAD, KPF_COMPOUND_TAIL = 15, 16
 PHASES = ("still", "moving", "loaded")
+PLATLIB = sysconfig.get_paths()["platlib"]
 
 RENDER = f"""
 import sys
@@ -288,7 +291,7 @@ def phase(
         "touched own": sum(touched_kb(m) for m in maps if m["name"] in own) / 1024,
         "touched shared": sum(touched_kb(m) for m in maps if m["name"] in off_files) / 1024,
         "large folios": large_folio_share(pid, own),
-        "others": others_mapping(own, pid),
+        "others": others_mapping({n for n in own if n.startswith(PLATLIB)}, pid),
         "groups": groups,
         **end,
     }
@@ -307,7 +310,7 @@ def baseline_code(rev: str, work: Path) -> Path:
 
 def libraries() -> list[Path]:
     """The compiled libraries under this Python's site-packages: OpenCV's, numpy's, theirs."""
-    found = Path(sysconfig.get_paths()["platlib"]).rglob("*.so*")
+    found = Path(PLATLIB).rglob("*.so*")
     return [path for path in found if path.is_file() and not path.is_symlink()]
 
 
