@@ -408,22 +408,6 @@ for name in ("a.jpg", "b.jpg"):
 """
 
 
-class Hogs:
-    """A busy process on every core, for as long as the `with` lasts."""
-
-    def __enter__(self) -> "Hogs":
-        self.hogs = [
-            subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(os.cpu_count() or 1)
-        ]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for hog in self.hogs:
-            hog.kill()
-            hog.wait()
-
-
 def tap(button: str, at_ns: int = 0) -> list[list]:
     """A plan's actions: the button pressed at_ns from now and released a tap later."""
     up = at_ns + TAP_NS

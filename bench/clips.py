@@ -19,7 +19,7 @@ WAV and the JSON written and synced, the answer).
 
 Conditions, each in the same run on the same calls:
   idle      nothing else runs: the baseline;
-  hogs      a busy process on every core (bench/box.py's Hogs);
+  hogs      a busy process on every core (bench/machine.py's Hogs);
   gil       a thread of this process (the daemon's) holds the GIL 100 ms, lets it go
             150 ms, and so on (bench/box.py's Staller), as a main loop drawing slow frames
             would;
@@ -44,8 +44,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from box import Hogs, Staller
-from machine import header, load, percentile
+from box import Staller
+from machine import Hogs, header, load, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/

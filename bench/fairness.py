@@ -56,8 +56,8 @@ from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
-from box import BUZZERS, MS, Box, Hogs, start_game, tap, wait_until
-from machine import header, load, percentile, store_dir
+from box import BUZZERS, MS, Box, start_game, tap, wait_until
+from machine import Hogs, header, load, percentile, store_dir
 from web import following, phone_counts
 
 from referee.inputs.gpio import IRQ_BOUND_NS

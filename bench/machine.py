@@ -6,6 +6,7 @@ import os
 import platform
 import random
 import select
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,3 +114,19 @@ def halt_polling(ns: int) -> Iterator[int | None]:
         yield old
     finally:
         HALT_POLL_SETTING.write_text(str(old))
+
+
+class Hogs:
+    """A busy process on every core, for as long as the `with` lasts."""
+
+    def __enter__(self) -> "Hogs":
+        self.hogs = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(os.cpu_count() or 1)
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for hog in self.hogs:
+            hog.kill()
+            hog.wait()

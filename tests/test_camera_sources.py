@@ -4,16 +4,18 @@ a folder of frames: the newest image is what is seen; what is not a photo it can
 never an error; a folder removed is the camera lost, told once, and found again."""
 
 import io
+import itertools
 import json
 import logging
 import os
 import time
 
+import cv2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.camera import sources
+from referee.camera import sources, watch
 from referee.camera.sources import FolderSource, SourceLost
 from referee.camera.watch import Watch
 from referee.camera.wire import parse
@@ -202,6 +204,53 @@ def test_the_first_frame_of_each_opening_is_said_in_the_log(tmp_path, caplog):
         watch.step()
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith(first)]
     assert len(said) == 2, said
+
+
+def test_frames_are_read_at_most_twice_a_second_whatever_each_takes(monkeypatch):
+    """The wait a step asks for runs from its end: a frame that takes 0.1 s to read is
+    followed by 0.4 s of rest, not 0.3 (2.5 frames a second), and one that takes 0.3 s
+    by 0.3 s, not none (a core taken whole)."""
+    now = [0.0]
+    starts: list[float] = []
+
+    class Stepped(Watch):
+        def step(self) -> float:
+            starts.append(now[0])
+            if len(starts) == 5:
+                raise KeyboardInterrupt
+            took = 0.1 if len(starts) < 3 else 0.3
+            now[0] += took  # the frame's reading
+            return max(0.5 - took, took)
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(watch.time, "sleep", sleep)
+    with pytest.raises(KeyboardInterrupt):
+        Stepped("unused", io.BytesIO()).run()
+    gaps = [round(b - a, 6) for a, b in itertools.pairwise(starts)]
+    assert gaps == [0.5, 0.5, 0.6, 0.6]
+
+
+def test_the_libraries_pages_go_back_once_a_first_frame_is_read(tmp_path, monkeypatch):
+    """OpenCV's and numpy's pages read while they loaded and for a first frame, and not
+    for the next ones, go back to the kernel: at each opening's first frame, not at each
+    frame (the pages the frames read would be read again from the disk each time)."""
+    given: list[tuple] = []
+    monkeypatch.setattr(watch, "give_back_file_pages", given.append)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    watching = Watch(str(folder), io.BytesIO())
+    watching.step()  # no frame yet
+    assert given == []
+    show(folder, "table.jpg", no_set_table())
+    watching.step()
+    assert given == [watch.LIBRARIES]
+    show(folder, "sets.jpg", set_table())
+    watching.step()
+    assert len(given) == 1
+    assert any(str(p) in cv2.__file__ for p in watch.LIBRARIES)
 
 
 def test_auto_without_a_camera_is_said_in_the_log_once_not_on_the_screen(

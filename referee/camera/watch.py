@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 import cv2
+import numpy as np
 
 from referee.audio.clips import ClipStore
 from referee.framing import LineFramer
-from referee.linux.allocator import give_back_free_memory
+from referee.linux.allocator import give_back_file_pages, give_back_free_memory
 from referee.linux.children import Backoff, die_with_parent
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
@@ -45,6 +46,9 @@ FRAMES_PER_S = 2
 RETRY_S = 0.5
 RETRY_MAX_S = 8.0
 NICE = 10
+# Where OpenCV's and numpy's libraries are (the wheels' bundled ones beside them): what of
+# them loading and a first frame read, and the frames do not, goes back to the kernel.
+LIBRARIES = tuple({Path(cv2.__file__).parents[1], Path(np.__file__).parents[1]})
 
 
 class Watch:
@@ -121,6 +125,7 @@ class Watch:
                     height,
                     len(layout.cards),
                 )
+                give_back_file_pages(LIBRARIES)
             cards = [(c.face.values(), c.sure, c.box) for c in layout.cards]
             self._send(reading_line(frame.t_ns, cards, layout.sets))
             del frame, layout
