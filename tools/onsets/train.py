@@ -1,7 +1,7 @@
 """Train the learned voice onset detector (tools/onsets/learned.py) and write its
 weights, tools/onsets/onsets.npz: `make onset-model`.
 
-    .venv/bin/python -m tools.onsets.train [--klettres build/klettres] [--clips 6000]
+    .venv/bin/python -m tools.onsets.train [--klettres build/klettres] [--clips 4000]
 
 Needs the development extra (`pip install -e '.[train]'`: torch, CPU build), sox, and
 Debian's klettres-data package unpacked (`make onset-model` does it:
@@ -16,8 +16,9 @@ recordings over one another), white or pink noise, or the hiss alone; a voice at
 (the same person or another, 6 dB over or under), or none in one of ten; a white floor
 20 dB under the noise (the microphone's hiss). Its targets: the frames whose centres are
 within TARGET_S of where a voice is first heard over the rest of the clip
-(tests/voices.py's `heard`; none for a voice never heard). Some 12 minutes on
-two shared cores; tools/onsets/MODEL.md says what it scored.
+(tests/voices.py's `heard`; none for a voice never heard). 21 minutes on two
+shared cores at a load of 6 to 10 (11 of them making the examples; `--cache FILE` keeps
+them); MODEL.md here says what it scored.
 """
 
 import argparse
@@ -162,8 +163,8 @@ def dataset(
     return np.stack(xs), np.stack(ys)
 
 
-class OnsetNet(nn.Module):  # type: ignore[misc]  # torch is the train extra
-    """learned.py's network: its shapes are read from the weights there."""
+class OnsetNet(nn.Module):  # type: ignore[misc,unused-ignore]  # torch: the train extra
+    """learned.py's network, in torch: the shapes learned.py finds in its weights."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -182,16 +183,13 @@ class OnsetNet(nn.Module):  # type: ignore[misc]  # torch is the train extra
         return logits
 
     def weights(self, threshold: float) -> dict[str, np.ndarray]:
+        params = dict(self.named_parameters())
         named: dict[str, torch.Tensor] = {
-            "c1w": self.c1.weight,
-            "c1b": self.c1.bias,
-            "c2w": self.c2.weight,
-            "c2b": self.c2.bias,
-            "c3w": self.c3.weight,
-            "c3b": self.c3.bias,
-            "ow": self.out.weight[:, :, 0, 0],
-            "ob": self.out.bias,
+            f"{short}{kind[0]}": params[f"{layer}.{kind}"]
+            for layer, short in (("c1", "c1"), ("c2", "c2"), ("c3", "c3"), ("out", "o"))
+            for kind in ("weight", "bias")
         }
+        named["ow"] = named["ow"][:, :, 0, 0]
         saved = {k: v.detach().numpy().astype(np.float32) for k, v in named.items()}
         saved["threshold"] = np.array(threshold, dtype=np.float32)
         return saved
@@ -226,8 +224,8 @@ def choose_threshold(p: np.ndarray, y: np.ndarray) -> tuple[float, dict[str, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--klettres", type=Path, default=ROOT / "build/klettres")
-    parser.add_argument("--clips", type=int, default=6000)
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--clips", type=int, default=4000)
+    parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=learned.MODEL)
     parser.add_argument("--cache", type=Path, help="keeps the examples for a second run")
