@@ -255,7 +255,7 @@ def main() -> None:
     yt = torch.from_numpy(y)
     vxt = torch.from_numpy(padded(vx, before, after))
     optimiser = torch.optim.Adam(net.parameters(), lr=2e-3)
-    steps = args.epochs * (len(x) // 64)
+    steps = max(1, args.epochs * (len(x) // 64))
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=steps)
     loss_of = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(4.0))
     for epoch in range(args.epochs):
