@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench model test-slow
+.PHONY: run test lint typecheck pytest screens wiring test-rig bench-rig test-system clean install uninstall bench model onset-model test-slow
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,15 @@ wiring: $(STAMP)
 model: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[train]'
 	$(BIN)/python -m tools.vision.train
+
+# The learned voice onset detector's weights (tools/onsets/onsets.npz: measured beside the
+# bands by bench/onsets.py, not run by the box), trained again on a CPU in some 30 minutes
+# (tools/onsets/train.py) from Debian's klettres-data recordings, fetched by apt.
+onset-model: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[train]'
+	test -d build/klettres/usr/share/klettres || ( mkdir -p build/klettres && cd build/klettres \
+		&& apt-get download klettres-data && dpkg-deb -x klettres-data_*.deb . )
+	$(BIN)/python -m tools.onsets.train
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -147,29 +147,36 @@ def active_power(clean: np.ndarray) -> float:
     return float(np.mean(clean[_sounding(clean)] ** 2))
 
 
+def prepared(x: np.ndarray, rate: int, speaker: str, word: str) -> Voice | None:
+    """A recording (floats at `rate`) at SAMPLE_RATE with its true onset and its own room
+    faded out before it (the module's docstring); None if its start cannot be told."""
+    fade = min(len(x), round(FADE_S * rate))
+    x = x.copy()
+    x[:fade] *= np.linspace(0.0, 1.0, fade)
+    samples = resampled(x, rate)
+    start = onset(samples)
+    # A start right where the fade ends is the recording's own noise or breath, not a
+    # voice's start that can be told: such a recording has no truth to measure with.
+    if start < round((FADE_S + 0.02) * SAMPLE_RATE):
+        return None
+    # The recording's own room before the voice is not the table's: faded out, up to
+    # 20 ms before the voice's start (a fade of 50 ms, too slow to be an onset).
+    gate = start - round(0.02 * SAMPLE_RATE)
+    ramp = round(FADE_S * SAMPLE_RATE)
+    samples[: gate - ramp] = 0.0
+    samples[gate - ramp : gate] *= np.linspace(0.0, 1.0, ramp)
+    return Voice(speaker, word, samples, start)
+
+
 @functools.cache
 def voices() -> tuple[Voice, ...]:
     """Every recording of the folder, sorted by name."""
     found = []
     for path in sorted((FOLDER / "words").glob("*.wav")):
-        x, rate = _read(path)
-        fade = min(len(x), round(FADE_S * rate))
-        x = x.copy()
-        x[:fade] *= np.linspace(0.0, 1.0, fade)
-        samples = resampled(x, rate)
         speaker, word = path.stem.split("_", 1)
-        start = onset(samples)
-        # A start right where the fade ends is the recording's own noise or breath, not a
-        # voice's start that can be told: such a recording has no truth to measure with.
-        if start < round((FADE_S + 0.02) * SAMPLE_RATE):
-            continue
-        # The recording's own room before the voice is not the table's: faded out, up to
-        # 20 ms before the voice's start (a fade of 50 ms, too slow to be an onset).
-        gate = start - round(0.02 * SAMPLE_RATE)
-        ramp = round(FADE_S * SAMPLE_RATE)
-        samples[: gate - ramp] = 0.0
-        samples[gate - ramp : gate] *= np.linspace(0.0, 1.0, ramp)
-        found.append(Voice(speaker, word, samples, start))
+        voice = prepared(*_read(path), speaker, word)
+        if voice is not None:
+            found.append(voice)
     return tuple(found)
 
 
