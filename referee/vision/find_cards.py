@@ -429,8 +429,10 @@ def lit_evenly(flat: np.ndarray) -> np.ndarray:
 
 
 # Paper in a shadow: at least this share of the light, and its colour (each channel's
-# share) within this of the light's. Skin, wood and a black table are darker or further.
-SHADE, SHADE_TINT = 0.4, 0.2
+# share) within this of the light's: a lamp's shadow is lit by the room, of another colour
+# (a brown shade beside white paper, up to 0.47 on pclewis/set-solver's shadow boards).
+# Skin (0.5 and more), wood and a black table are darker or further.
+SHADE, SHADE_TINT = 0.4, 0.4
 
 
 @cache
