@@ -207,6 +207,11 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
     one region that holds it on both sides: a card beside that region is never cut."""
     if not whole:
         return None
+    # Two or three cards edge to edge may make a card's shape together, twice a card's
+    # size or more: not a card whose own lines these are.
+    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    typical = float(np.median(areas))
+    whole = [q for q, area in zip(whole, areas, strict=True) if area < 1.6 * typical]
     short = float(np.median([min(_sides(q)) for q in whole]))
     segments = cv2.HoughLinesP(
         thin.astype(np.uint8),
