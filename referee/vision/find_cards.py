@@ -226,7 +226,7 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
     inner = [(q - q.mean(axis=0)) * 0.8 + q.mean(axis=0) for q in whole]
     _, labels = cv2.connectedComponents(cut)
     height, width = cut.shape
-    mask = np.zeros(cut.shape, np.uint8)
+    drawn: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for x0, y0, x1, y1 in segments.reshape(-1, 4).astype(np.float64):
         middle = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
         if any(
@@ -241,13 +241,15 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
         }
         if len(sides) != 1 or 0 in sides:
             continue  # already apart, or not between two papers
-        region = (labels == sides.pop()).astype(np.uint8)
-        region = cv2.dilate(region, np.ones((7, 7), np.uint8))
-        reach = SEAM_REACH * short
-        a, b = middle - along * reach, middle + along * reach
+        reach = SEAM_REACH * short * along
+        drawn.setdefault(sides.pop(), []).append((middle - reach, middle + reach))
+    mask = np.zeros(cut.shape, bool)
+    for label, ends in drawn.items():
         line = np.zeros(cut.shape, np.uint8)
-        cv2.line(line, tuple(map(round, a)), tuple(map(round, b)), 255, 3)
-        mask |= line & (region * 255)
+        for a, b in ends:
+            cv2.line(line, tuple(map(round, a)), tuple(map(round, b)), 255, 3)
+        region = cv2.dilate((labels == label).astype(np.uint8), np.ones((7, 7), np.uint8))
+        mask |= (line > 0) & (region > 0)
     return (mask > 0) if mask.any() else None
 
 
