@@ -6,13 +6,14 @@ image, and one a little lower for a white-ish table) keeps what is lighter than 
 and the edges (Canny, thickened) are cut out of it, which separates cards that touch and a
 card from a table as light as it; and, looked at last, the seams a little darker than
 the paper either side (cards laid edge to edge, too faint for the edges) are cut out
-too. Each region's outline must be a convex quadrilateral (four corners once its rounded
+too, and where a block of cards stays joined, the seams' straight lines drawn on across
+it. Each region's outline must be a convex quadrilateral (four corners once its rounded
 corners are smoothed), filled by the region, its sides in a card's proportion (89 x 57
-mm, 1.56; seen at an angle, up to 3.2, or down to a square when
-its long side points away, and then its symbols tell which way it lies), its size like
-the other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
-quadrilateral (a hand over it), is kept as a card *partly seen* only when it holds a
-symbol's ink, and is never read surely.
+mm, 1.56; seen at an angle, up to 3.2, or down to a square when its long side points
+away, and then its symbols tell which way it lies), its size like the other cards'. A
+region that is card-sized but cut by the frame's edge, or not a whole quadrilateral (a
+hand over it), is kept as a card *partly seen* only when it holds a symbol's ink, and is
+never read surely.
 
 What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
