@@ -221,7 +221,7 @@ def test_cards_laid_edge_to_edge_are_never_invented_nor_read_surely_wrong(seed, 
 # Cards edge to edge in a grid: two side by side make a card's shape, twice a card's size,
 # which must not keep the seam between them as its own. Tables read 5 of 11 and 10 of 12
 # before.
-@pytest.mark.parametrize(("seed", "count", "read"), [(0, 11, 9), (39, 12, 12)])
+@pytest.mark.parametrize(("seed", "count", "read"), [(0, 11, 7), (39, 12, 12)])
 def test_a_block_of_cards_in_a_cards_shape_is_cut_at_its_seams(seed, count, read):
     table = _table(seed, count, top="cloth", light="day", touching=True)
     right, bad = _read_right(table)

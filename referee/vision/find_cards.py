@@ -156,8 +156,15 @@ def outlines(small: np.ndarray) -> tuple[list[np.ndarray], list[tuple[np.ndarray
         regions += _pieces(blurred, level, edges, None)
     regions += _pieces(blurred, levels[0], edges, seams)
     whole, partial = _shapes(regions, small.shape[:2])
-    lines = _seam_lines(
-        thin & (blurred > levels[0]), regions_mask(blurred, levels[0], edges, seams), whole
+    blocks = _blocks(whole, regions, small.shape[:2])
+    lines = (
+        None
+        if blocks is None
+        else _seam_lines(
+            thin & (blurred > levels[0]) & blocks,
+            _regions_mask(blurred, levels[0], edges, seams),
+            whole,
+        )
     )
     if lines is not None:
         regions += _pieces(blurred, levels[0], edges, seams | lines)
@@ -170,10 +177,7 @@ def _pieces(
 ) -> list[tuple[np.ndarray, float]]:
     """The regions lighter than `level`, the edges (and `cut`) cut out of them, each with
     how far its outline lies inside the region's own (px)."""
-    bright = (blurred > level).astype(np.uint8) * 255
-    bright[edges > 0] = 0
-    if cut is not None:
-        bright[cut] = 0
+    bright = _regions_mask(blurred, level, edges, cut)
     # Eroded once a little, once more: a card joined to a glare on the table by a
     # thread comes apart in the second, a small card's paper around a big symbol
     # holds in the first. The edges cut out took 1.5 px off every side too.
@@ -186,7 +190,32 @@ def _pieces(
     return regions
 
 
-def regions_mask(
+def _blocks(
+    whole: list[np.ndarray], regions: list[tuple[np.ndarray, float]], shape: tuple[int, int]
+) -> np.ndarray | None:
+    """Where cards edge to edge may have stayed joined: the regions, card-shaped or not, of
+    BLOCK times a card's size or more (the median of those found whole); or None."""
+    if not whole:
+        return None
+    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    least = BLOCK * float(np.median(areas))
+    big = [q.astype(np.int32) for q, area in zip(whole, areas, strict=True) if area >= least]
+    big += [c for c, _ in regions if cv2.contourArea(c) >= least]
+    if not big:
+        return None
+    # Their hulls: the seams left joined at one end are notches in a region's outline.
+    # One at a time: drawn together, where two overlap would be left out.
+    mask = np.zeros(shape, np.uint8)
+    for c in big:
+        cv2.fillConvexPoly(mask, cv2.convexHull(c), 255)
+    return mask > 0
+
+
+# Cards edge to edge that stayed one region are at least this many cards' size.
+BLOCK = 1.6
+
+
+def _regions_mask(
     blurred: np.ndarray, level: float, edges: np.ndarray, cut: np.ndarray | None
 ) -> np.ndarray:
     """What is lighter than `level`, the edges (and `cut`) cut out (0 or 255)."""
@@ -209,10 +238,10 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
     if not whole:
         return None
     # Two or three cards edge to edge may make a card's shape together, twice a card's
-    # size or more: not a card whose own lines these are.
+    # size or more (`_blocks`): not a card whose own lines these are.
     areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
     typical = float(np.median(areas))
-    whole = [q for q, area in zip(whole, areas, strict=True) if area < 1.6 * typical]
+    whole = [q for q, area in zip(whole, areas, strict=True) if area < BLOCK * typical]
     short = float(np.median([min(_sides(q)) for q in whole]))
     segments = cv2.HoughLinesP(
         thin.astype(np.uint8),
