@@ -198,9 +198,10 @@ def _blocks(
     if not whole:
         return None
     areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
-    least = BLOCK * float(np.median(areas))
+    typical = float(np.median(areas))
+    least, most = BLOCK * typical, BLOCK_MOST * typical
     big = [q.astype(np.int32) for q, area in zip(whole, areas, strict=True) if area >= least]
-    big += [c for c, _ in regions if cv2.contourArea(c) >= least]
+    big += [c for c, _ in regions if least <= cv2.contourArea(c) <= most]
     if not big:
         return None
     # Their hulls: the seams left joined at one end are notches in a region's outline.
@@ -211,8 +212,9 @@ def _blocks(
     return mask > 0
 
 
-# Cards edge to edge that stayed one region are at least this many cards' size.
-BLOCK = 1.6
+# Cards edge to edge that stayed one region are at least this many cards' size, and at
+# most this many (a row of nine, a grid of twelve): a region larger is a light table.
+BLOCK, BLOCK_MOST = 1.6, 14
 
 
 def _regions_mask(
@@ -254,7 +256,7 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
     if segments is None:
         return None
     inner = [(q - q.mean(axis=0)) * 0.8 + q.mean(axis=0) for q in whole]
-    _, labels = cv2.connectedComponents(cut)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(cut)
     height, width = cut.shape
     drawn: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for x0, y0, x1, y1 in segments.reshape(-1, 4).astype(np.float64):
@@ -275,12 +277,18 @@ def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> n
         drawn.setdefault(sides.pop(), []).append((middle - reach, middle + reach))
     mask = np.zeros(cut.shape, bool)
     for label, ends in drawn.items():
-        line = np.zeros(cut.shape, np.uint8)
+        # Within the region's box (and the seam's width beyond it) only: a region a block.
+        x, y, w, h = stats[label, :4]
+        x0, y0 = max(x - 4, 0), max(y - 4, 0)
+        x1, y1 = min(x + w + 4, width), min(y + h + 4, height)
+        line = np.zeros((y1 - y0, x1 - x0), np.uint8)
         for a, b in ends:
+            a, b = a - (x0, y0), b - (x0, y0)
             cv2.line(line, tuple(map(round, a)), tuple(map(round, b)), 255, 3)
-        region = cv2.dilate((labels == label).astype(np.uint8), np.ones((7, 7), np.uint8))
-        mask |= (line > 0) & (region > 0)
-    return (mask > 0) if mask.any() else None
+        region = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
+        region = cv2.dilate(region, np.ones((7, 7), np.uint8))
+        mask[y0:y1, x0:x1] |= (line > 0) & (region > 0)
+    return mask if mask.any() else None
 
 
 # A seam's straight line is at least this share of a card's short side long, and is
