@@ -81,7 +81,7 @@ def read_in_stages(data: bytes) -> dict[str, float]:
     small = cv2.resize(
         image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA
     )
-    find_cards._shapes(find_cards._regions(small), small.shape[:2])
+    find_cards.outlines(small)
     t.append(time.perf_counter())
     found = find_cards.find_cards(image)  # again whole, to take the flat stage's share
     t.append(time.perf_counter())

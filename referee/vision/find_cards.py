@@ -6,13 +6,14 @@ image, and one a little lower for a white-ish table) keeps what is lighter than 
 and the edges (Canny, thickened) are cut out of it, which separates cards that touch and a
 card from a table as light as it; and, looked at last, the seams a little darker than
 the paper either side (cards laid edge to edge, too faint for the edges) are cut out
-too. Each region's outline must be a convex quadrilateral (four corners once its rounded
+too, and where a block of cards stays joined, the seams' straight lines drawn on across
+it. Each region's outline must be a convex quadrilateral (four corners once its rounded
 corners are smoothed), filled by the region, its sides in a card's proportion (89 x 57
-mm, 1.56; seen at an angle, up to 3.2, or down to a square when
-its long side points away, and then its symbols tell which way it lies), its size like
-the other cards'. A region that is card-sized but cut by the frame's edge, or not a whole
-quadrilateral (a hand over it), is kept as a card *partly seen* only when it holds a
-symbol's ink, and is never read surely.
+mm, 1.56; seen at an angle, up to 3.2, or down to a square when its long side points
+away, and then its symbols tell which way it lies), its size like the other cards'. A
+region that is card-sized but cut by the frame's edge, or not a whole quadrilateral (a
+hand over it), is kept as a card *partly seen* only when it holds a symbol's ink, and is
+never read surely.
 
 What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
@@ -71,8 +72,7 @@ def find_cards(image: np.ndarray) -> list[Found]:
             image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA
         )
     )
-    regions = _regions(small)
-    whole, partial = _shapes(regions, small.shape[:2])
+    whole, partial = outlines(small)
     found: list[Found] = []
     areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
     typical = float(np.median(areas)) if areas else 0.0
@@ -130,7 +130,11 @@ def _partly_a_card(contour: np.ndarray, card: np.ndarray, small: np.ndarray) -> 
     )
 
 
-def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
+def outlines(small: np.ndarray) -> tuple[list[np.ndarray], list[tuple[np.ndarray, str]]]:
+    """The whole cards' quadrilaterals in the shrunk frame, and the regions that may be
+    cards partly seen (`_shapes`). Cards laid edge to edge whose seams the first cut left
+    joined somewhere (a seam fades where the rounded corners meet) are looked at once
+    more, their seams' straight lines drawn on to their ends (`_seam_lines`)."""
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blurred = cv2.GaussianBlur(grey, (5, 5), 0)
     otsu, _ = cv2.threshold(blurred, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
@@ -145,23 +149,151 @@ def _regions(small: np.ndarray) -> list[tuple[np.ndarray, float]]:
     # little darker than the paper either side (the cards' edges, the gap's shade), too
     # faint for the edges. What is darker than its neighbourhood closed over is cut out
     # too, once, at the first level, last: a card found whole without it is kept as found.
-    seams = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, np.ones((5, 5), np.uint8)) > SEAM
-    seams = cv2.dilate(seams.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    thin = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, np.ones((5, 5), np.uint8)) > SEAM
+    seams = cv2.dilate(thin.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     regions: list[tuple[np.ndarray, float]] = []
-    for level, cut in [(lv, None) for lv in levels] + [(levels[0], seams)]:
-        bright = (blurred > level).astype(np.uint8) * 255
-        bright[edges > 0] = 0
-        if cut is not None:
-            bright[cut] = 0
-        # Eroded once a little, once more: a card joined to a glare on the table by a
-        # thread comes apart in the second, a small card's paper around a big symbol
-        # holds in the first. The edges cut out took 1.5 px off every side too.
-        for erosion in (1, 2):
-            size = 2 * erosion + 1
-            eroded = cv2.erode(bright, np.ones((size, size), np.uint8))
-            found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            regions.extend((c, erosion + 1.5) for c in found)
+    for level in levels:
+        regions += _pieces(blurred, level, edges, None)
+    regions += _pieces(blurred, levels[0], edges, seams)
+    whole, partial = _shapes(regions, small.shape[:2])
+    blocks = _blocks(whole, regions, small.shape[:2])
+    lines = (
+        None
+        if blocks is None
+        else _seam_lines(
+            thin & (blurred > levels[0]) & blocks,
+            _regions_mask(blurred, levels[0], edges, seams),
+            whole,
+        )
+    )
+    if lines is not None:
+        regions += _pieces(blurred, levels[0], edges, seams | lines)
+        whole, partial = _shapes(regions, small.shape[:2])
+    return whole, partial
+
+
+def _pieces(
+    blurred: np.ndarray, level: float, edges: np.ndarray, cut: np.ndarray | None
+) -> list[tuple[np.ndarray, float]]:
+    """The regions lighter than `level`, the edges (and `cut`) cut out of them, each with
+    how far its outline lies inside the region's own (px)."""
+    bright = _regions_mask(blurred, level, edges, cut)
+    # Eroded once a little, once more: a card joined to a glare on the table by a
+    # thread comes apart in the second, a small card's paper around a big symbol
+    # holds in the first. The edges cut out took 1.5 px off every side too.
+    regions: list[tuple[np.ndarray, float]] = []
+    for erosion in (1, 2):
+        size = 2 * erosion + 1
+        eroded = cv2.erode(bright, np.ones((size, size), np.uint8))
+        found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        regions.extend((c, erosion + 1.5) for c in found)
     return regions
+
+
+def _blocks(
+    whole: list[np.ndarray], regions: list[tuple[np.ndarray, float]], shape: tuple[int, int]
+) -> np.ndarray | None:
+    """Where cards edge to edge may have stayed joined: the regions, card-shaped or not, of
+    BLOCK times a card's size or more (the median of those found whole); or None."""
+    if not whole:
+        return None
+    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    typical = float(np.median(areas))
+    least, most = BLOCK * typical, BLOCK_MOST * typical
+    big = [q.astype(np.int32) for q, area in zip(whole, areas, strict=True) if area >= least]
+    big += [c for c, _ in regions if least <= cv2.contourArea(c) <= most]
+    if not big:
+        return None
+    # Their hulls: the seams left joined at one end are notches in a region's outline.
+    # One at a time: drawn together, where two overlap would be left out.
+    mask = np.zeros(shape, np.uint8)
+    for c in big:
+        cv2.fillConvexPoly(mask, cv2.convexHull(c), 255)
+    return mask > 0
+
+
+# Cards edge to edge that stayed one region are at least this many cards' size, and at
+# most this many (a row of nine, a grid of twelve): a region larger is a light table.
+BLOCK, BLOCK_MOST = 1.6, 14
+
+
+def _regions_mask(
+    blurred: np.ndarray, level: float, edges: np.ndarray, cut: np.ndarray | None
+) -> np.ndarray:
+    """What is lighter than `level`, the edges (and `cut`) cut out (0 or 255)."""
+    bright = (blurred > level).astype(np.uint8) * 255
+    bright[edges > 0] = 0
+    if cut is not None:
+        bright[cut] = 0
+    return bright
+
+
+def _seam_lines(thin: np.ndarray, cut: np.ndarray, whole: list[np.ndarray]) -> np.ndarray | None:
+    """The straight seams between cards touching that the cut (`cut`, the regions with the
+    seams cut out) left joined, each drawn on across the region it lies in; or None.
+
+    A seam runs along a whole side of a card: only a straight dark line at least
+    SEAM_LINE of the cards' short side long (the cards found whole elsewhere in the frame)
+    is one; a symbol's straight stroke (a diamond's side) is shorter, and a line whose
+    middle is inside a card already found is that card's own. Drawn on only within the
+    one region that holds it on both sides: a card beside that region is never cut."""
+    if not whole:
+        return None
+    # Two or three cards edge to edge may make a card's shape together, twice a card's
+    # size or more (`_blocks`): not a card whose own lines these are.
+    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    typical = float(np.median(areas))
+    whole = [q for q, area in zip(whole, areas, strict=True) if area < BLOCK * typical]
+    short = float(np.median([min(_sides(q)) for q in whole]))
+    segments = cv2.HoughLinesP(
+        thin.astype(np.uint8),
+        1,
+        np.pi / 180,
+        threshold=max(10, round(SEAM_LINE * short / 2)),
+        minLineLength=SEAM_LINE * short,
+        maxLineGap=max(3, round(0.1 * short)),
+    )
+    if segments is None:
+        return None
+    inner = [(q - q.mean(axis=0)) * 0.8 + q.mean(axis=0) for q in whole]
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(cut)
+    height, width = cut.shape
+    drawn: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for x0, y0, x1, y1 in segments.reshape(-1, 4).astype(np.float64):
+        middle = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+        if any(
+            cv2.pointPolygonTest(q.astype(np.float32), tuple(middle), False) >= 0 for q in inner
+        ):
+            continue
+        along = np.array([x1 - x0, y1 - y0]) / max(float(np.hypot(x1 - x0, y1 - y0)), 1e-6)
+        across = np.array([-along[1], along[0]]) * 4
+        sides = {
+            int(labels[min(max(round(y), 0), height - 1), min(max(round(x), 0), width - 1)])
+            for x, y in (middle + across, middle - across)
+        }
+        if len(sides) != 1 or 0 in sides:
+            continue  # already apart, or not between two papers
+        reach = SEAM_REACH * short * along
+        drawn.setdefault(sides.pop(), []).append((middle - reach, middle + reach))
+    mask = np.zeros(cut.shape, bool)
+    for label, ends in drawn.items():
+        # Within the region's box (and the seam's width beyond it) only: a region a block.
+        x, y, w, h = stats[label, :4]
+        x0, y0 = max(x - 4, 0), max(y - 4, 0)
+        x1, y1 = min(x + w + 4, width), min(y + h + 4, height)
+        line = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        for a, b in ends:
+            a, b = a - (x0, y0), b - (x0, y0)
+            cv2.line(line, tuple(map(round, a)), tuple(map(round, b)), 255, 3)
+        region = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
+        region = cv2.dilate(region, np.ones((7, 7), np.uint8))
+        mask[y0:y1, x0:x1] |= (line > 0) & (region > 0)
+    return mask if mask.any() else None
+
+
+# A seam's straight line is at least this share of a card's short side long, and is
+# drawn on this far each way from its middle (a card's long side: to the region's ends).
+SEAM_LINE, SEAM_REACH = 0.7, 2.0
 
 
 def _shapes(
@@ -342,8 +474,10 @@ def lit_evenly(flat: np.ndarray) -> np.ndarray:
 
 
 # Paper in a shadow: at least this share of the light, and its colour (each channel's
-# share) within this of the light's. Skin, wood and a black table are darker or further.
-SHADE, SHADE_TINT = 0.4, 0.2
+# share) within this of the light's: a lamp's shadow is lit by the room, of another colour
+# (a brown shade beside white paper, up to 0.47 on pclewis/set-solver's shadow boards).
+# Skin (0.5 and more), wood and a black table are darker or further.
+SHADE, SHADE_TINT = 0.4, 0.4
 
 
 @cache

@@ -387,12 +387,15 @@ def render_table(
     card_px: float | None = None,
     touching: bool = False,
     shade: float = 0.0,
+    shade_tint: float = 0.0,
 ) -> Table:
     """A table with `faces` laid out in a grid (columns of three... as players deal them),
     each tilted a little; `distractors` lie beside the cards, `over_cards` ("hand") lie over
     one of them; `cut_edge` moves the layout so that a card is cut by the frame's edge;
     `touching` lays the cards square, edge to edge; `shade` darkens one side of a line
-    across the layout by that share (a hand's or a lamp's shadow, its edge soft)."""
+    across the layout by that share (a hand's or a lamp's shadow, its edge soft), and
+    `shade_tint` makes that side's light warmer by that share (a lamp's shadow lit by the
+    room's light: blue darkened more, red less)."""
     width, height = size
     image = table_top(rng, size, top)
     n = len(faces)
@@ -467,23 +470,26 @@ def render_table(
         if area:
             placed.visible = float((mask & ~occluders.astype(bool)).sum() / area)
     if shade:
-        _cast_shadow(image, rng, shade, origin + (np.array([cols, rows]) - 1) * cell / 2)
+        middle = origin + (np.array([cols, rows]) - 1) * cell / 2
+        _cast_shadow(image, rng, shade, middle, shade_tint)
     image = lighting(image, rng, light)
     table.image = camera(image, rng, dim=light == "dim")
     return table
 
 
 def _cast_shadow(
-    image: np.ndarray, rng: np.random.Generator, strength: float, middle: np.ndarray
+    image: np.ndarray, rng: np.random.Generator, strength: float, middle: np.ndarray, tint: float
 ) -> None:
-    """One side of a line through near `middle` darkened by `strength`, its edge soft."""
+    """One side of a line through near `middle` darkened by `strength` (blue by `tint` more,
+    red by `tint` less), its edge soft."""
     height, width = image.shape[:2]
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
     angle = rng.uniform(0, 2 * math.pi)
     through = middle + rng.normal(0, 0.05, 2) * (width, height)
     side = (xx - through[0]) * math.cos(angle) + (yy - through[1]) * math.sin(angle)
     soft = 1 / (1 + np.exp(-side / rng.uniform(1, 4)))
-    image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
+    darker = strength * np.array([1 + tint, 1, 1 - tint], np.float32)
+    image[:] = np.clip(image * (1 - darker * soft[..., None]), 0, 255).astype(np.uint8)
 
 
 def _mask_of(mask: np.ndarray, corners: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
