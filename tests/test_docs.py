@@ -24,7 +24,7 @@ def _markdown_files() -> list[Path]:
 
 DOCS = _markdown_files()
 # The most a newcomer, a developer and a reader of the figures are asked to read.
-LINES_AT_MOST = {"README.md": 220, "docs/design.md": 423, "docs/performance.md": 160}
+LINES_AT_MOST = {"README.md": 220, "docs/design.md": 420, "docs/performance.md": 160}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 OUTSIDE = re.compile(r"\.\./shared|\bRULES\.md|\bDESIGN\.md")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
