@@ -170,7 +170,9 @@ def _read(path: Sequence[_Transition]) -> Timeline:
                     how = RoundEnd.ALL_OUT if rounds[-1].winner is None else RoundEnd.WON
                     rounds[-1] = replace(rounds[-1], end=how, ended_ns=t)
                 case GameOver() if rounds and rounds[-1].end is RoundEnd.RUNNING:
-                    rounds[-1] = replace(rounds[-1], end=RoundEnd.GAME_OVER, ended_ns=t)
+                    # A SET taken in the countdown that ends the game won its round too.
+                    how = RoundEnd.GAME_OVER if rounds[-1].winner is None else RoundEnd.WON
+                    rounds[-1] = replace(rounds[-1], end=how, ended_ns=t)
         if started_ns is not None:
             points = tuple(p.points for p in one.state.players)
             if not scores or scores[-1][1] != points:

@@ -1,7 +1,7 @@
 """A game's history as it stands (rules/timeline.py): its calls and verdicts with their
 times, its super rounds and its scores, with what UNDO took back taken out."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.rules import NS_PER_MS, NS_PER_S, Judgement, RuleSet, Settings, parse_script, replay
@@ -169,6 +169,7 @@ RULES = st.sampled_from([(RuleSet.SUPER, 4), (RuleSet.OFFICIAL, 3), (RuleSet.SOL
 
 @settings(max_examples=25)
 @given(rules=RULES, seed=st.integers(0, 2**32), tie=st.sampled_from([0, 5 * NS_PER_MS]))
+@example(rules=(RuleSet.SUPER, 4), seed=12540, tie=5 * NS_PER_MS)  # the game ends as a round is won
 def test_a_tables_game_with_undos_and_super_rounds_too(rules, seed, tie):
     game_settings = Settings(rules=rules[0], players=rules[1], tie_ns=tie)
     check(game_settings, table_game(game_settings, seed, calls=12), False)
