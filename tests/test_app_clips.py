@@ -182,6 +182,9 @@ def test_no_microphone_no_mark_no_clips(tmp_path, monkeypatch):
 def test_a_cutter_forked_for_a_microphone_that_did_not_open_is_stopped(tmp_path, monkeypatch):
     """`referee run` forks it before the microphone is opened (tests/test_cutter_fork.py)."""
     monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, "it is gone"))
+    # Started anew here, a cutter takes its imports' time before it reads its input (a
+    # forked one has them): on a loaded machine more than the daemon's 2 s for its stop.
+    monkeypatch.setattr("referee.audio.clip_writer.STOP_S", 20.0)
     cutter = CutterProcess.spawned()  # as forked, from the App's side
     read, write = os.pipe()
     options = RunOptions(default_config(), tmp_path / "referee.db", "keyboard", "terminal")
