@@ -27,8 +27,7 @@ from referee.audio.clips import (
 from referee.camera import snapshot
 from referee.camera.snapshot import AFTER_NS, SIDE_PX, Snapshots
 from referee.cli import main
-from referee.store.paths import clips_folder, pin_path
-from referee.store.pin import read_pin
+from referee.store.paths import clips_folder
 from referee.units import NS_PER_S
 from referee.vision.layout import read_frame
 from referee.web.snapshots_api import SnapshotsApi
@@ -37,7 +36,7 @@ from referee.web.worker import Worker
 from .camera_frames import WAIT_S, no_set_table, set_table, show
 from .conftest import ROOT, SAME, also_suppressed
 from .daemon import Daemon
-from .test_web import served
+from .test_web import served, sign_in
 from .test_web_clips import clips_store, open_game, room_clip
 
 NAME = clip_name(3, 12_300_000_000)
@@ -420,8 +419,7 @@ def test_a_judge_alone_sees_a_calls_snapshot_in_a_browser_and_deletes_it_with_th
     try:
         open_game(page, address, 390, 844)
         assert page.locator(".snapshot").count() == 0  # no PIN: nothing of it
-        page.fill("#pin", read_pin(pin_path(path)))
-        page.click("#login")
+        sign_in(page, path)
         page.wait_for_function(
             "() => document.querySelector('.snapshot img')?.naturalWidth === 800", timeout=5000
         )

@@ -235,6 +235,12 @@ def login(client, pin, headers=SAME):
     return client.post("/api/login", json={"pin": pin}, headers=headers)
 
 
+def sign_in(page, store: Path) -> None:
+    """A judge's PIN typed on the page in a browser, as a judge signs in."""
+    page.fill("#pin", read_pin(pin_path(store)))
+    page.click("#login")
+
+
 def test_the_pin_opens_a_session_in_an_httponly_strict_cookie(client, store, caplog):
     pin = read_pin(pin_path(store))
     assert client.get("/api/session").json() == {"session": False}

@@ -36,7 +36,7 @@ from referee.web.worker import Worker
 
 from .conftest import ROOT, SAME
 from .daemon import Daemon
-from .test_web import TRAVERSALS, four_playing, raw, served
+from .test_web import TRAVERSALS, four_playing, raw, served, sign_in
 
 RATE = 48_000
 SECRET = b"RIFF not a clip: the box's secret"
@@ -795,8 +795,7 @@ def test_a_judge_deletes_a_games_clips_in_a_browser_and_without_the_pin_cannot(t
                  headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
         )
         assert refused == 401 and all(k.sound.exists() for k in kept)
-        page.fill("#pin", read_pin(pin_path(path)))
-        page.click("#login")
+        sign_in(page, path)
         page.click("#delete-clips >> text=Delete this game's clips")
         page.click("#delete-clips >> text=Delete 2 clips: tap again")
         page.wait_for_selector("#clips-said >> text=the clips of game 1 are deleted")

@@ -12,7 +12,7 @@ from referee.view import TableSeen
 from .camera_frames import WAIT_S, flat, set_table, show
 from .conftest import SAME
 from .daemon import Daemon
-from .test_web import served
+from .test_web import served, sign_in
 
 SET = "there is a SET"
 
@@ -69,8 +69,7 @@ def test_the_pages_hint_button_shows_the_boxs_answer_in_a_browser(store, seeing,
     try:
         page.goto(f"http://{host}:{port}/")
         assert not page.locator("#hint").is_visible()  # judges only
-        page.fill("#pin", read_pin(pin_path(store)))
-        page.click("#login")
+        sign_in(page, store)
         page.click("#hint")
         page.wait_for_selector(f"#hinted >> text={SET}", timeout=5000)
         seeing.wait_for(lambda: f"> {SET}" in flat(seeing.shown()), "on the box's screen")

@@ -11,7 +11,7 @@ from referee.store.store import Store
 from referee.web.server import create_app
 
 from .conftest import SAME
-from .test_web import served
+from .test_web import served, sign_in
 
 
 @pytest.fixture
@@ -96,8 +96,7 @@ def test_a_name_typed_on_the_phone_shows_on_the_boxs_screen_in_a_browser(store, 
     page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
         page.goto(f"http://{host}:{port}/")
-        page.fill("#pin", read_pin(pin_path(store)))
-        page.click("#login")
+        sign_in(page, store)
         page.select_option("#seat", "3")
         page.fill("#name", "Zoë")
         page.click("#naming button[type=submit]")

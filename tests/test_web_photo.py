@@ -35,7 +35,7 @@ from .camera_frames import (
 )
 from .conftest import SAME, also_suppressed
 from .daemon import Daemon
-from .test_web import served
+from .test_web import served, sign_in
 
 SET = (0, 1, 10)  # three of SETS_FACES that make a SET (tests/test_camera_judge_daemon.py)
 JPEG = {**SAME, "Content-Type": "image/jpeg"}
@@ -348,8 +348,7 @@ def test_a_photo_taken_on_the_page_is_shown_as_the_box_reads_it_in_a_browser(
     try:
         page.goto(f"http://{host}:{port}/")
         assert not page.locator("#photographing").is_visible()  # judges only
-        page.fill("#pin", read_pin(pin_path(store)))
-        page.click("#login")
+        sign_in(page, store)
         page.set_input_files("#photo", str(path))
         page.wait_for_selector("#photoed >> text=12 cards, 12 read surely", timeout=WAIT_S * 1000)
         assert page.locator("#layout .tile").count() == 12

@@ -18,7 +18,7 @@ from referee.web.server import create_app
 
 from .conftest import ROOT, SAME, also_suppressed
 from .daemon import Daemon
-from .test_web import served
+from .test_web import served, sign_in
 
 
 def test_the_settings_are_open_to_read_the_game_s_and_the_next(client):
@@ -219,8 +219,7 @@ def test_a_judge_sets_the_next_games_rules_and_starts_it_in_a_browser(store, tmp
                  headers: {"Content-Type": "application/json"}}).then((r) => r.status)"""
         )
         assert refused == 401 and daemon.app.requests.next_rules.phone == {}
-        page.fill("#pin", read_pin(pin_path(store)))
-        page.click("#login")
+        sign_in(page, store)
         page.wait_for_selector("#rule-fields [name=pointout_s]", timeout=5000)
         page.fill("#rule-fields [name=pointout_s]", "5")
         page.fill("#rule-fields [name=tie_ms]", "20")
