@@ -574,6 +574,24 @@ def test_a_search_closed_looks_no_more_and_closes_what_it_found():
     assert card.closed
 
 
+def test_a_look_held_in_a_cards_open_does_not_hold_the_daemons_stop(monkeypatch, caplog):
+    monkeypatch.setattr(listening, "LOOK_MAX_S", 0.05)  # the stop's bound, shortened
+    held, looked = threading.Event(), threading.Event()
+
+    def look() -> None:
+        looked.set()
+        held.wait()  # a USB card half gone, its open never answering
+
+    search = listening._Search(look, lambda capture: None, lambda s: False)
+    assert looked.wait(10)
+    with caplog.at_level(logging.WARNING):
+        search.close()
+    held.set()
+    assert [r.getMessage() for r in caplog.records] == [
+        "the microphone's search did not end: left to the daemon's exit"
+    ]
+
+
 def test_a_look_opens_the_first_card_that_captures_and_says_so_once(monkeypatch, caplog):
     """devices.look_for_microphone, the search's look on a box: nothing said while there is
     no card (a look every 8 s would fill the log), one line when one opens."""

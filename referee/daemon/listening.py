@@ -74,7 +74,11 @@ class _Search:
         """The search stopped; the microphone found closed too (whether or not the loop
         took it up: its clips are closed before)."""
         self._closed.set()
-        self._thread.join()
+        # Bounded, as every wait at the daemon's stop: a look held in a sound card's open
+        # (a USB device half gone) must not keep the daemon from ending.
+        self._thread.join(LOOK_MAX_S)
+        if self._thread.is_alive():
+            log.warning("the microphone's search did not end: left to the daemon's exit")
         if self.found is not None:
             self.found.close()
 
