@@ -390,8 +390,8 @@ class ClipStore:
         such OSError is raised once every other is gone."""
         clips = snapshots = 0
         refused = None
-        ends = (META, SNAPSHOT, SOUND)  # a sound without its JSON (a cut's) goes as well
-        for name in sorted({name for end in ends for name in self._names(game, end)}):
+        # A sound without its JSON (a cut's) goes as well: one listing of the folder.
+        for name in sorted(set(self._names(game, (META, SNAPSHOT, SOUND)))):
             try:
                 clip, snapshot = self._remove(name)
             except OSError as err:
@@ -454,18 +454,21 @@ class ClipStore:
             return False
         return True
 
-    def _names(self, game: int | None = None, end: str = META) -> list[str]:
-        """The clips' names (their JSON files'; the snapshots' with end=SNAPSHOT), oldest
-        first; of one game's calls only with `game`. Whatever else the folder holds is
-        passed over unread."""
+    def _names(self, game: int | None = None, end: str | tuple[str, ...] = META) -> list[str]:
+        """The clips' names (their JSON files'; the snapshots' with end=SNAPSHOT; a call's
+        every file's with a tuple of ends, a name once a file), oldest first; of one game's
+        calls only with `game`. Whatever else the folder holds is passed over unread."""
+        ends = (end,) if isinstance(end, str) else end
         prefix = "game" if game is None else clip_name(game, 0).partition("call")[0]
         try:
             with os.scandir(self.folder) as entries:
                 names = [
                     name
                     for entry in entries
-                    if entry.name.startswith(prefix) and entry.name.endswith(end)
-                    if is_clip_name(name := entry.name.removesuffix(end))
+                    if entry.name.startswith(prefix)
+                    for one in ends
+                    if entry.name.endswith(one)
+                    if is_clip_name(name := entry.name.removesuffix(one))
                 ]
         except FileNotFoundError:
             return []
