@@ -18,11 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.audio import pcm
-from referee.audio.capture import RETRY_MAX_NS, RETRY_NS, Capture
+from referee.audio.capture import Capture
 from referee.audio.clip_writer import STALL_NS
 from referee.audio.clips import ClipStore
 from referee.audio.cutter_process import CutterProcess
 from referee.audio.pcm import CaptureError
+from referee.audio.source import RETRY_MAX_S
 from referee.audio.wav import read_mono
 from referee.config import Config, default_config
 from referee.daemon import listening
@@ -139,7 +140,7 @@ def test_a_microphone_pulled_out_mid_game_is_told_cuts_no_silence_and_comes_back
     assert box.replay() == "the microphone was not listening at call 1"
     assert box.app.view().replay is None
     box.card.plug()
-    box.at(box.clock.now + RETRY_MAX_NS)  # tried again meanwhile, less and less often
+    box.at(box.clock.now + round(RETRY_MAX_S * NS_PER_S))  # tried again, less and less often
     assert box.app.notices() == () and box.app.view().listening
     assert "microphone fake listening again" in box.app.view().messages
     heard = box.tap("P1", shout=True)
@@ -431,8 +432,8 @@ class LateBox(Box):
         self.capture = None  # the one the box found, pumped as the reader would
         self.looked_on: set[str] = set()  # the threads the looks ran on
         self.gate = threading.Event()  # a look waits for it: a slow sound card
-        monkeypatch.setattr(listening, "LOOK_S", 0.001)
-        monkeypatch.setattr(listening, "LOOK_MAX_S", 0.001)
+        monkeypatch.setattr(listening, "RETRY_S", 0.001)
+        monkeypatch.setattr(listening, "RETRY_MAX_S", 0.001)
         monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, None))
         monkeypatch.setattr("referee.daemon.app.look_for_microphone", lambda audio: self.look)
         self.clock = Clock()
@@ -498,7 +499,7 @@ def test_a_microphone_plugged_in_late_is_found_off_the_loop_and_listened_to(tmp_
         said = "microphone lost (fake: read: No such device): waiting for it, no clips meanwhile"
         assert [n.text for n in box.app.notices()] == [said] and not box.app.view().listening
         box.card.plug()
-        box.at(box.clock.now + RETRY_MAX_NS)
+        box.at(box.clock.now + round(RETRY_MAX_S * NS_PER_S))
         assert box.app.notices() == () and box.app.view().listening
     finally:
         box.close()
@@ -506,8 +507,8 @@ def test_a_microphone_plugged_in_late_is_found_off_the_loop_and_listened_to(tmp_
 
 
 def test_a_named_microphone_missing_at_the_start_is_said_until_it_is_found(tmp_path, monkeypatch):
-    monkeypatch.setattr(listening, "LOOK_S", 0.001)
-    monkeypatch.setattr(listening, "LOOK_MAX_S", 0.001)
+    monkeypatch.setattr(listening, "RETRY_S", 0.001)
+    monkeypatch.setattr(listening, "RETRY_MAX_S", 0.001)
     said = "microphone plughw:7: capture device 'plughw:7': No such device: waiting for it"
     monkeypatch.setattr("referee.daemon.app.open_microphone", lambda audio: (None, said))
     card = FakeCard(start_ns=START_NS)
@@ -555,7 +556,6 @@ def test_the_search_looks_less_and_less_often_and_ends_once_found(misses):
     assert search.found is found and handed.empty()
     expected = [min(0.5 * 2**n, 8.0) for n in range(misses + 1)]
     assert waits == expected
-    assert expected[0] == RETRY_NS / NS_PER_S and RETRY_MAX_NS / NS_PER_S == 8.0
 
 
 def test_a_search_closed_looks_no_more_and_closes_what_it_found():
@@ -575,7 +575,7 @@ def test_a_search_closed_looks_no_more_and_closes_what_it_found():
 
 
 def test_a_look_held_in_a_cards_open_does_not_hold_the_daemons_stop(monkeypatch, caplog):
-    monkeypatch.setattr(listening, "LOOK_MAX_S", 0.05)  # the stop's bound, shortened
+    monkeypatch.setattr(listening, "RETRY_MAX_S", 0.05)  # the stop's bound, shortened
     held, looked = threading.Event(), threading.Event()
 
     def look() -> None:

@@ -14,9 +14,10 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from referee.audio import capture as capture_module
-from referee.audio.capture import MICROPHONE, OVERRUNS_LOST, RETRY_MAX_NS, RETRY_NS, Capture
+from referee.audio.capture import OVERRUNS_LOST, Capture
 from referee.audio.clock import MIN_SPAN_NS, SegmentClock, low_quantile
 from referee.audio.pcm import Overrun
+from referee.audio.source import MICROPHONE, RETRY_MAX_S, RETRY_S
 from referee.inbox import SourceStatus
 from tests.fake_capture import (
     CLICK,
@@ -333,15 +334,15 @@ def test_a_card_pulled_out_is_told_tried_again_less_often_and_heard_again():
     assert not capture.listening and card.closed
     opened = card.opened
     pumped(card, capture, 20.0)
-    # Tried RETRY_NS after it was lost, then twice as long after each try, to the most.
+    # Tried RETRY_S after it was lost, then twice as long after each try, to the most.
     waits = [b - a for a, b in zip([lost_at, *tries], tries, strict=False)]
-    assert waits[0] == pytest.approx(RETRY_NS, abs=20 * MS)
-    assert waits[-1] == pytest.approx(RETRY_MAX_NS, abs=20 * MS)
+    assert waits[0] == pytest.approx(RETRY_S * NS_PER_S, abs=20 * MS)
+    assert waits[-1] == pytest.approx(RETRY_MAX_S * NS_PER_S, abs=20 * MS)
     assert all(b >= a for a, b in itertools.pairwise(waits))
     assert card.opened == opened and len(told) == 1  # each failed try told nothing new
     card.plug()
     back_at = card.now_ns
-    pumped(card, capture, RETRY_MAX_NS / NS_PER_S + 1.0)
+    pumped(card, capture, RETRY_MAX_S + 1.0)
     assert told[1:] == [SourceStatus(MICROPHONE, "microphone fake listening again", ok=True)]
     assert capture.listening and card.opened == opened + 1
     # What it was away is a gap in the sound; what it hears after it, on time again.
@@ -387,7 +388,7 @@ def test_a_card_that_fails_to_restart_after_an_overrun_is_lost_not_the_reader():
 
 
 def test_the_reader_thread_waits_for_a_lost_card_and_reads_it_again(monkeypatch):
-    monkeypatch.setattr(capture_module, "RETRY_NS", 10 * MS)
+    monkeypatch.setattr(capture_module, "RETRY_S", 0.01)
     card = FakeCard(rate=8_000, period=160, buffer=8_000)
     capture = Capture(card, reopen=card.reopen)  # tried again on the monotonic clock
     told: queue.SimpleQueue[SourceStatus] = queue.SimpleQueue()

@@ -15,8 +15,8 @@ gap is reported.
 
 A microphone that vanishes (a USB one pulled out: ALSA's calls fail with ENODEV or EIO, or
 overrun again and again with nothing read) is lost, told (`tell`: the main loop's inbox,
-for the screen's notices) and opened again by the reader (`reopen`), RETRY_NS after it
-was lost and twice as long each time it still cannot be, up to RETRY_MAX_NS, as the
+for the screen's notices) and opened again by the reader (`reopen`), RETRY_S after it
+was lost and twice as long each time it still cannot be, up to RETRY_MAX_S, as the
 serial board is: the reader's own thread waits, never the main loop. Back, it is a new
 segment, as after an overrun: the time it was away is a gap in the sound, and no call
 made then has a clip (clip_writer.py, `Sound.heard`).
@@ -38,6 +38,7 @@ from referee.linux.children import Backoff
 from .clock import FIT_WINDOW_NS, NS_PER_S, SegmentClock
 from .pcm import CaptureError, CapturePcm, Overrun
 from .samples import Gap, Sound
+from .source import MICROPHONE, RETRY_MAX_S, RETRY_S
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +46,8 @@ RING_S = 30
 # How long the reader waits in libasound at a time before it looks whether it should stop:
 # a stream runs a period at a time, so this is only ever reached by a stalled card.
 WAIT_MS = 200
-# A lost microphone is opened again this long after it was lost, twice as long after each
-# try that fails, up to RETRY_MAX_NS (a USB microphone plugged back in is heard within it);
-# so is one looked for that was not there at the start (daemon/listening.py).
-RETRY_NS = NS_PER_S // 2
-RETRY_MAX_NS = 8 * NS_PER_S
 # Overruns in a row with not a frame read between them: a stream that does not recover.
 OVERRUNS_LOST = 5
-MICROPHONE = "microphone"  # the source its SourceStatus names
 
 
 @dataclass
@@ -96,7 +91,7 @@ class Capture:
         self.overruns = 0
         self._overruns_in_a_row = 0
         self.losses = 0  # times the stream was lost
-        self._backoff = Backoff(RETRY_NS / NS_PER_S, RETRY_MAX_NS / NS_PER_S)
+        self._backoff = Backoff(RETRY_S, RETRY_MAX_S)
         self._retry_at = 0
         self._telling = threading.Lock()  # a status told, or where to tell changed
         self._told: Callable[[SourceStatus], None] = lambda status: None

@@ -7,8 +7,8 @@ cutter's process (audio/clip_writer.py) and a replay's clip is read on a thread 
 imported only once a microphone listens or a REPLAY is pressed.
 
 A box with no microphone at its start (one plugged in late) looks for one on a thread of
-its own (`_Search`), the microphone's figures apart (capture.RETRY_NS, twice as long each
-time, up to RETRY_MAX_NS): a look is the cards listed and one opened, never on the loop.
+its own (`_Search`), at the times a lost one is looked for again (audio/source.py):
+a look is the cards listed and one opened, never on the loop.
 The one found is handed to the loop through the inbox, and from then on it is as if it
 had been there at the start, but for the calls made before it listened, which have no
 clip. Lost afterwards, its own reader looks for it again (capture.py).
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.audio.source import MICROPHONE, RETRY_MAX_S, RETRY_S
 from referee.config import AudioConfig
 from referee.inbox import Finished, Inbox, SourceStatus
 from referee.linux.children import Backoff
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MICROPHONE = "microphone"  # capture.MICROPHONE, the source its SourceStatus names
-# capture.RETRY_NS and RETRY_MAX_NS, in seconds (that module loads numpy).
-LOOK_S = 0.5
-LOOK_MAX_S = 8.0
 FOUND = "open"  # the condition of the SourceStatus that says one was found: the start's
 
 
@@ -63,7 +60,7 @@ class _Search:
         self._thread.start()
 
     def _run(self) -> None:
-        backoff = Backoff(LOOK_S, LOOK_MAX_S)
+        backoff = Backoff(RETRY_S, RETRY_MAX_S)
         while not self._wait(backoff.after()) and not self._closed.is_set():
             if (found := self._look()) is not None:
                 self.found = found
@@ -76,7 +73,7 @@ class _Search:
         self._closed.set()
         # Bounded, as every wait at the daemon's stop: a look held in a sound card's open
         # (a USB device half gone) must not keep the daemon from ending.
-        self._thread.join(LOOK_MAX_S)
+        self._thread.join(RETRY_MAX_S)
         if self._thread.is_alive():
             log.warning("the microphone's search did not end: left to the daemon's exit")
         if self.found is not None:
