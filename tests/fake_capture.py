@@ -49,6 +49,7 @@ class FakeCard:
         self.period = period
         self.buffer = buffer
         # A card `ppm` fast takes its samples that much closer together.
+        self.ppm = ppm
         self.true_period_ns = NS_PER_S / (rate * (1 + ppm / 1e6))
         self.jitter_ns = jitter_ns
         self.late_only = late_only
@@ -88,8 +89,12 @@ class FakeCard:
             self.plugged = False
             self._changed.notify_all()
 
-    def plug(self) -> None:
-        """Plugged back in: it takes samples again once it is opened again (reopen)."""
+    def plug(self, rate: int | None = None) -> None:
+        """Plugged back in: it takes samples again once it is opened again (reopen); at
+        `rate`, a microphone of another rate in its socket."""
+        if rate is not None:
+            self.rate = rate
+            self.true_period_ns = NS_PER_S / (rate * (1 + self.ppm / 1e6))
         self.plugged = True
 
     def reopen(self) -> "FakeCard":

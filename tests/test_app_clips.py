@@ -155,6 +155,31 @@ def test_a_microphone_pulled_out_mid_game_is_told_cuts_no_silence_and_comes_back
     assert marker.player == 1 and abs(marker.sample - click) <= 48  # 1 ms
 
 
+def test_another_microphone_at_another_rate_in_its_socket_is_listened_to_at_its_own(box):
+    """Pulled out, and one that runs at 44.1 kHz plugged in its place: heard without a
+    restart, each clip at the rate its sound was taken at."""
+    for button in ("P1", "P2", "SUPER"):
+        box.tap(button)
+    box.card.unplug()
+    box.at(box.clock.now + 100 * MS)
+    box.card.plug(rate=44_100)
+    box.at(box.clock.now + round(RETRY_MAX_S * NS_PER_S))
+    said = "microphone fake listening again, at 44100 Hz (48000 before)"
+    assert box.app.notices() == () and said in box.app.view().messages
+    assert box.app.view().listening
+    heard = box.tap("P1", shout=True)
+    box.tap("VALID")
+    box.at(heard + 2 * NS_PER_S + 100 * MS)
+    clips = box.app.listening.clips
+    assert clips is not None and clips.wait_cut(10) and clips.lost == 0
+    [clip] = ClipStore(clips_folder(box.store), max_bytes=10**9).clips()
+    samples, rate = read_mono(clip.sound)
+    assert clip.clip.sample_rate == rate == 44_100 and abs(len(samples) - 3 * 44_100) <= 1
+    [click] = np.flatnonzero(samples > 0.5 * CLICK / 32768)
+    [marker] = clip.clip.presses
+    assert marker.player == 1 and abs(marker.sample - click) <= 44  # 1 ms
+
+
 def test_the_microphones_mark_is_shown_while_it_listens(box):
     box.app.present(box.app.view())
     assert "● mic" in box.screen.getvalue()

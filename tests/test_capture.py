@@ -353,6 +353,26 @@ def test_a_card_pulled_out_is_told_tried_again_less_often_and_heard_again():
     assert not sound.heard(lost_at + 100 * MS) and not sound.heard(back_at)
 
 
+def test_a_microphone_back_at_another_rate_begins_the_ring_again_at_its_own():
+    card = FakeCard(rate=48_000, period=960, clicks=[5_000 * NS_PER_S + 2 * NS_PER_S])
+    capture = Capture(card, reopen=card.reopen, clock=lambda: card.now_ns)
+    pumped(card, capture, 1.0)
+    card.unplug()
+    lost_at = card.now_ns
+    pumped(card, capture, 0.1)
+    card.plug(rate=16_000)
+    pumped(card, capture, RETRY_S + 2.0)
+    assert capture.listening and capture.sample_rate == 16_000
+    assert capture.seconds == pytest.approx(30.0)
+    # What was taken at 48 kHz is gone: no sound is half one rate, half another.
+    assert not capture.sound(lost_at - NS_PER_S, lost_at).heard(lost_at - NS_PER_S // 2)
+    sound = capture.sound(lost_at - NS_PER_S, card.now_ns)
+    assert sound.rate == 16_000 and sound.period_ns == pytest.approx(62_500, rel=1e-3)
+    assert sound.first_ns > lost_at and sound.gaps == ()
+    [click] = np.flatnonzero(sound.samples == CLICK)
+    assert abs(sound.ns(click) - card.clicks[0]) <= 3 * MS  # on time at its own rate
+
+
 def test_a_stream_that_overruns_again_and_again_with_nothing_read_is_lost():
     card = FakeCard(seed=12)
     capture = Capture(card, reopen=card.reopen, clock=lambda: card.now_ns)

@@ -41,7 +41,7 @@ def window(call_s: float = 1.0, seconds: float = 3.0) -> Window:
     at = round(call_s * RATE)
     samples[at] = CLICK
     gap_ns = round(FIRST_NS + RATE // 2 * PERIOD_NS)  # 96 samples lost after that one
-    sound = Sound(samples, FIRST_NS, PERIOD_NS, (Gap(gap_ns, gap_ns + 97 * 20_833, 96),))
+    sound = Sound(samples, FIRST_NS, PERIOD_NS, (Gap(gap_ns, gap_ns + 97 * 20_833, 96),), RATE)
     call_ns = round(sound.ns(at))
     presses = ((1, call_ns), (3, call_ns + 2_000_000))
     return Window(1, call_ns - ORIGIN_NS, ORIGIN_NS, presses, sound)

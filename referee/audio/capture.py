@@ -251,14 +251,27 @@ class Capture:
         except CaptureError as err:
             log.debug("the microphone cannot be opened again yet: %s", err)
             return
-        if pcm.rate != self._rate:  # the ring's samples and the clips are at its first rate
-            pcm.close()
-            self._say(f"microphone {pcm.name} is back at {pcm.rate} Hz, not {self._rate}:"
-                      " restart the box to listen to it", ok=False)  # fmt: skip
-            return
-        self._new_segment()
+        if pcm.rate == self._rate:
+            self._new_segment()
+            said = f"microphone {pcm.name} listening again"
+        else:  # another microphone in its socket, or the same one set otherwise
+            said = f"microphone {pcm.name} listening again, at {pcm.rate} Hz ({self._rate} before)"
+            self._new_rate(pcm)
         self.pcm = pcm
-        self._say(f"microphone {pcm.name} listening again", ok=True)
+        self._say(said, ok=True)
+
+    def _new_rate(self, pcm: CapturePcm) -> None:
+        """The ring begun again at pcm's rate: one ring holds samples of one rate, and
+        what it held was taken before the microphone was lost (its calls' clips are cut,
+        or were not heard)."""
+        seconds = self.seconds
+        with self._lock:
+            self._rate = pcm.rate
+            self.nominal_period_ns = NS_PER_S / pcm.rate
+            self._ring = np.zeros(round(seconds * pcm.rate), np.int16)
+            self._block = np.empty(max(pcm.period, pcm.rate // 10), np.int16)
+            clock = SegmentClock(self.nominal_period_ns)
+            self._segments = deque([_Segment(self._written, self._written, clock)])
 
     def gaps(self) -> list[Gap]:
         """The overruns' gaps in the ring (those whose both sides it still holds)."""
@@ -290,7 +303,7 @@ class Capture:
                 if lo < hi:
                     spans.append((line, lo, hi))
             if not spans:
-                return Sound(np.zeros(0, np.int16), from_ns, self.nominal_period_ns, ())
+                return Sound(np.zeros(0, np.int16), from_ns, self.nominal_period_ns, (), self._rate)
             first_line, first, _ = spans[0]
             first_ns, period = first_line.ns(first), first_line.period_ns
             last_line, _, last = spans[-1]
@@ -308,7 +321,7 @@ class Capture:
                 n = min(hi - lo, length - start)
                 self._copy(lo, out[start : start + n])
                 end = start + n
-        return Sound(out, round(first_ns), period, tuple(gaps))
+        return Sound(out, round(first_ns), period, tuple(gaps), self._rate)
 
     def _copy(self, lo: int, into: np.ndarray) -> None:
         """The ring's samples from absolute index lo on, as many as `into` takes."""

@@ -224,7 +224,6 @@ def clip_of(
     game: int,
     call_ns: int,
     origin_ns: int,
-    sample_rate: int,
     presses: Sequence[tuple[int, int]] = (),
     onsets: Sequence[int] = (),
     soft: Sequence[int] = (),
@@ -234,7 +233,7 @@ def clip_of(
     return Clip(
         game=game,
         call_ns=call_ns,
-        sample_rate=sample_rate,
+        sample_rate=sound.rate,
         first_ns=sound.first_ns - origin_ns,
         presses=tuple(Marker(player, sound.index(t_ns)) for player, t_ns in presses),
         onsets=tuple(onsets),

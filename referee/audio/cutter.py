@@ -12,7 +12,8 @@ On its standard input, first a line of JSON that says where the clips go and the
 microphone's rate (`{"folder": ..., "max_bytes": ..., "rate": ...}`: a cutter forked
 at the daemon's start knows neither yet); then one window of the microphone's ring at a
 time: a line of JSON (the call, its presses, the sound's first sample's time, its sample
-period and its gaps: what clip_of needs) and then the samples, 16-bit little-endian. On its
+period, its gaps and its rate, which another microphone plugged in may change: what clip_of
+needs) and then the samples, 16-bit little-endian. On its
 standard output, one line of JSON once the detector has run once (`{"ready": true}`: its
 first run is slow, and is nobody's clip's), then one a window: `{"saved": NAME, "onsets":
 N}` or `{"lost": WHY}` (the disk refused it), each with the log records it made (`"log"`),
@@ -76,6 +77,7 @@ class Window:
                     "first_ns": sound.first_ns,
                     "period_ns": sound.period_ns,  # a float: its repr comes back exactly
                     "gaps": [(gap.start_ns, gap.end_ns, gap.lost) for gap in sound.gaps],
+                    "rate": sound.rate,
                     "samples": len(sound.samples),
                 }
             ).encode()
@@ -101,23 +103,23 @@ def read_window(requests: BinaryIO) -> Window | None:
         int(head["first_ns"]),
         float(head["period_ns"]),
         tuple(Gap(int(start), int(end), int(lost)) for start, end, lost in head["gaps"]),
+        int(head["rate"]),
     )
     presses = tuple((int(player), int(t_ns)) for player, t_ns in head["presses"])
     return Window(int(head["game"]), int(head["call_ns"]), int(head["origin_ns"]), presses, sound)
 
 
-def cut(window: Window, clips: ClipStore, rate: int) -> Reply:
+def cut(window: Window, clips: ClipStore) -> Reply:
     """Find the voice onsets, place each press on its sample, save the clip."""
     # The 16-bit samples as they came, not floats: a copy of the clip less at once (the
     # cutter's memory is the microphone's cost), and the WAV holds the ring's own samples.
     samples = window.sound.samples
-    onsets = find_onsets(samples, rate) if len(samples) else []
+    onsets = find_onsets(samples, window.sound.rate) if len(samples) else []
     clip = clip_of(
         window.sound,
         game=window.game,
         call_ns=window.call_ns,
         origin_ns=window.origin_ns,
-        sample_rate=rate,
         presses=window.presses,
         onsets=[o.sample for o in onsets],
         soft=[o.sample for o in onsets if o.soft],
@@ -151,7 +153,8 @@ def forward_logs() -> LogRecords:
 def serve(
     requests: BinaryIO, replies: BinaryIO, clips: ClipStore, rate: int, records: LogRecords
 ) -> None:
-    """Warm the detector, say so, then cut each window until the input ends."""
+    """Warm the detector (at the microphone's rate at the daemon's start: a window says
+    its own), say so, then cut each window until the input ends."""
 
     def reply(said: Reply) -> None:
         said["log"], records.records = records.records, []
@@ -163,7 +166,7 @@ def serve(
     find_onsets(warm, rate)
     reply({"ready": True})
     while (window := read_window(requests)) is not None:
-        reply(cut(window, clips, rate))
+        reply(cut(window, clips))
         # After the reply, not before: the writer waits for it. Between two calls the
         # cutter holds nothing; glibc kept what the cut freed (0.7 MB), counted in the
         # microphone's 20 MB for as long as the table talks.

@@ -248,7 +248,6 @@ class Replays:
             game=loading.game,
             call_ns=call.first_ns,
             origin_ns=origin_ns,
-            sample_rate=self._capture.sample_rate,
             presses=[(player, origin_ns + t) for player, t in call.presses],
         )
         return self._start(clip, sound.floats(), loading.index, loading.title, now_ns)
@@ -261,7 +260,7 @@ class Replays:
             return "no microphone: nothing to replay"
         samples = sound.floats()
         # No call: its game and time are none, and the clip's clock is the box's.
-        clip = clip_of(sound, game=0, call_ns=0, origin_ns=0, sample_rate=self._capture.sample_rate)
+        clip = clip_of(sound, game=0, call_ns=0, origin_ns=0)
         return self._start(clip, samples, None, "the last 3 s", now_ns)
 
     def _start(

@@ -21,12 +21,14 @@ class Gap:
 @dataclass(frozen=True)
 class Sound:
     """Samples taken one period_ns apart from first_ns on (CLOCK_MONOTONIC); those lost in
-    a gap are zeros."""
+    a gap are zeros. `rate`: the card's, as it was set (what a clip's WAV says); period_ns is
+    how far apart the samples truly are, off it by the card's crystal."""
 
     samples: np.ndarray  # int16, mono
     first_ns: int
     period_ns: float
     gaps: tuple[Gap, ...]
+    rate: int
 
     def ns(self, index: float) -> float:
         """When the sample at index was taken."""
