@@ -55,7 +55,7 @@ def main() -> int:
         if photo is None:
             print(f"{label.parent.name}/{label.stem}: no photo (tools/vision/set_photos.py)")
             continue
-        image = read_photo(photo)
+        image = read_photo(photo).image
         cards = read_frame(image).cards
         short = float(np.median([min(c.box[2], c.box[3]) for c in cards]))
         boards.append((image, labels(label), short))

@@ -74,7 +74,7 @@ def frames(per_size: int) -> list[tuple[str, bytes]]:
 def read_in_stages(data: bytes) -> dict[str, float]:
     """One frame read as read_frame reads it, each stage's time in ms."""
     t = [time.perf_counter()]
-    image = decode_photo(data, "frame")
+    image = decode_photo(data, "frame").image
     t.append(time.perf_counter())
     height, width = image.shape[:2]
     scale = min(1.0, find_cards.WORK_PX / max(height, width))
@@ -132,7 +132,7 @@ frames = json.load(sys.stdin)
 anon, hwm = m['RssAnon'], m['VmHWM']
 for name in frames:
     open('/proc/self/clear_refs', 'w').write('5')  # VmHWM from here: the frame's peak
-    read_frame(decode_photo(open(name, 'rb').read(), name))
+    read_frame(decode_photo(open(name, 'rb').read(), name).image)
     m = rss()
     anon, hwm = max(anon, m['VmHWM'] - m['RssFile']), max(hwm, m['VmHWM'])
 m = rss()

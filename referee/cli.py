@@ -625,7 +625,8 @@ def parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help='one line a photo: {"cards": [{"number": 1, "color": "red", "shading": "solid",'
-        ' "shape": "oval", "box": [x, y, w, h], "sure": true}, ...], "sets": [[i, j, k], ...]}',
+        ' "shape": "oval", "box": [x, y, w, h], "sure": true}, ...], "sets": [[i, j, k], ...]};'
+        " a box in the photo's own pixels, as it is shown (turned as its EXIF says)",
     )
     loo.set_defaults(func=_look)
     cli = commands.add_parser(

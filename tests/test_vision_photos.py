@@ -42,7 +42,7 @@ NONE = f"no prepared photos in {PREPARED} (tools/vision/set_photos.py)"
 
 @cache
 def _read(photo: Path, label: Path) -> Tally:
-    return evaluate(read_photo(photo), labels(label), None)
+    return evaluate(read_photo(photo).image, labels(label), None)
 
 
 @pytest.mark.skipif(not BOARDS, reason=NONE)

@@ -85,7 +85,7 @@ class FolderSource:
         self._read = newest
         path = self.folder / newest[0]
         try:
-            image = read_undamaged(path)
+            image = read_undamaged(path).image
         except PhotoFileError as err:
             if self._refused != newest[0]:
                 log.warning("camera: %s: skipped", err)

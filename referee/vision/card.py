@@ -1,6 +1,7 @@
 """A SET card as the camera reads it: its four attributes, where it lies, how sure."""
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from referee.faces import COLORS, NUMBERS, SHADINGS, SHAPES, words
 
@@ -49,7 +50,8 @@ class Card:
     attribute's probability in ATTRIBUTES' order; `sure` is False when any attribute is not
     sure, or the card is partly hidden or cut by the frame's edge (`why` says which): such
     a card is shown, never used for a verdict. `box` is x, y, width, height in the image's
-    pixels; `corners` the card's four corners there (x, y)."""
+    pixels (`scaled`: a photo's own, where it was read shrunk); `corners` the card's four
+    corners there (x, y)."""
 
     face: Face
     confidence: tuple[float, float, float, float]
@@ -69,3 +71,12 @@ class Card:
             "confidence": [round(p, 3) for p in self.confidence],
             **({"why": self.why} if self.why else {}),
         }
+
+    def scaled(self, across: float, down: float) -> "Card":
+        """The same card in an image `across` and `down` times as large: its box still
+        holds the whole card."""
+        x, y, w, h = self.box
+        x0, y0 = math.floor(x * across), math.floor(y * down)
+        x1, y1 = math.ceil((x + w) * across), math.ceil((y + h) * down)
+        corners = tuple((cx * across, cy * down) for cx, cy in self.corners)
+        return replace(self, box=(x0, y0, x1 - x0, y1 - y0), corners=corners)

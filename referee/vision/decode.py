@@ -11,6 +11,7 @@ is wrong, in one line.
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -28,13 +29,30 @@ DECODE_PX = 2048
 REDUCED_PX = 1280
 
 
-def read_photo(path: Path) -> np.ndarray:
+@dataclass(frozen=True)
+class Photo:
+    """A photo decoded to be read: `image` (BGR, its long side at most DECODE_PX), and the
+    photo's own width and height as it is shown, turned as its EXIF orientation says (as
+    OpenCV turns the image), in whose pixels `referee look` says where each card lies."""
+
+    image: np.ndarray
+    width: int
+    height: int
+
+    @property
+    def scale(self) -> tuple[float, float]:
+        """The photo's own pixels to one of the image's, across and down."""
+        height, width = self.image.shape[:2]
+        return self.width / width, self.height / height
+
+
+def read_photo(path: Path) -> Photo:
     """The photo at `path`, decoded and shrunk so that its long side is at most DECODE_PX."""
     data = _read_file(path)
     return decode_photo(data, str(path))
 
 
-def decode_photo(data: bytes, name: str) -> np.ndarray:
+def decode_photo(data: bytes, name: str) -> Photo:
     """A photo's bytes (a file's, or a phone's upload), decoded as read_photo does; `name`
     says where they came from in the error's line."""
     width, height = photo_size(data, name)
@@ -51,7 +69,9 @@ def decode_photo(data: bytes, name: str) -> np.ndarray:
     image = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
     if image is None or image.ndim != 3 or image.size == 0:
         raise PhotoFileError(f"{name}: the image inside cannot be decoded")
-    return bounded(image)
+    if (image.shape[1] >= image.shape[0]) != (width >= height):
+        width, height = height, width  # stored on its side, shown upright (EXIF)
+    return Photo(bounded(image), width, height)
 
 
 def bounded(image: np.ndarray, long_side: int = DECODE_PX) -> np.ndarray:

@@ -21,6 +21,11 @@ class Layout:
     def as_json(self) -> dict[str, object]:
         return {"cards": [c.as_json() for c in self.cards], "sets": [list(s) for s in self.sets]}
 
+    def scaled(self, across: float, down: float) -> "Layout":
+        """The same cards, where they lie in an image `across` and `down` times as large
+        (a photo's own pixels, where it was read shrunk)."""
+        return Layout(tuple(card.scaled(across, down) for card in self.cards), self.sets)
+
 
 def read_frame(image: np.ndarray) -> Layout:
     """Every card in `image` (BGR), read."""

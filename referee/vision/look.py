@@ -6,11 +6,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from referee.errors import EXIT_BAD_INPUT, PhotoFileError
 
-from .decode import read_photo
+from .decode import Photo, read_photo
 from .layout import Layout, read_frame
 
 
@@ -20,7 +18,9 @@ def look(photos: list[Path], as_json: bool = False) -> int:
     status = 0
     for path in photos:
         try:
-            layout = read_frame(read_undamaged(path))
+            photo = read_undamaged(path)
+            # Where each card lies, in the photo's own pixels (it was read shrunk).
+            layout = read_frame(photo.image).scaled(*photo.scale)
         except PhotoFileError as err:
             print(err, file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -42,7 +42,7 @@ def look(photos: list[Path], as_json: bool = False) -> int:
 _DAMAGED = ("Corrupt JPEG data", "Premature end of JPEG file")
 
 
-def read_undamaged(path: Path) -> np.ndarray:
+def read_undamaged(path: Path) -> Photo:
     """read_photo, with what the C libraries under OpenCV write on the process's stderr
     (libjpeg's complaints, printed past Python) taken: a complaint of damaged data makes
     the photo refused in one line, the rest is dropped, so that the command's output is
@@ -52,7 +52,7 @@ def read_undamaged(path: Path) -> np.ndarray:
     with tempfile.TemporaryFile() as said:
         os.dup2(said.fileno(), 2)
         try:
-            image = read_photo(path)
+            photo = read_photo(path)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
@@ -61,7 +61,7 @@ def read_undamaged(path: Path) -> np.ndarray:
     damage = next((line for line in lines if line.startswith(_DAMAGED)), None)
     if damage is not None:
         raise PhotoFileError(f"{path}: a damaged JPEG ({damage.strip()})")
-    return image
+    return photo
 
 
 def describe(path: Path, layout: Layout) -> str:

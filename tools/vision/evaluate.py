@@ -143,7 +143,7 @@ def main() -> None:
         if args.show:
             args.show.mkdir(parents=True, exist_ok=True)
             show = args.show / f"{source}-{name}.jpg"
-        tally = evaluate(read_photo(photo), labels(label), show)
+        tally = evaluate(read_photo(photo).image, labels(label), show)
         print("\n".join(tally.lines(f"{source}/{name}")))
         by_source.setdefault(source, Tally()).add(tally)
         total.add(tally)
