@@ -1011,3 +1011,83 @@ def test_a_v4l2_camera_read_under_the_sandbox_then_pulled_out_mid_game(box: Box)
     assert hint(vm) == "the camera sees no card"
     journal = vm.run("journalctl -b -u referee -o cat --no-pager | grep -v '^ALSA lib'").stdout
     (OUT / "journal-camera.txt").write_text(journal)
+
+
+# --- 8. cards through V4L2: a table looped through vivid's output to its capture ---------
+
+# vivid again, now with an HDMI input and an HDMI output (node_types bit 8: /dev/video1),
+# no cropping or scaling on either side: what is written to the output is what the
+# capture gives, once its "Loop Video" control is set (tests/system/guest/vm-v4l2-loop).
+VIVID_LOOP = (
+    "vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1"
+    " output_types=0x1 ccs_cap_mode=0 ccs_out_mode=0"
+)
+LOOP_SIZE = (1280, 720)  # the HDMI side's default timings, 720p
+TABLE_SEED = 1  # a rendered table of 12 cards this tree reads whole from its pixels
+
+
+def test_a_table_of_cards_seen_through_v4l2_is_read_card_by_card(box: Box) -> None:
+    """issue 32: cards, not test patterns, through the kernel's V4L2 path and OpenCV's
+    capture, as a USB webcam gives them: a rendered table of 12 cards shown on vivid's
+    looped output, read by the installed box with `[camera] source = "auto"`; its hint,
+    asked twice, names a SET that the table holds."""
+    from referee.faces import words
+    from referee.vision.card import all_faces
+    from referee.vision.layout import read_frame
+    from tools.vision.render import render_table
+
+    rng = np.random.default_rng(TABLE_SEED)
+    faces = [all_faces()[i] for i in rng.choice(81, 12, replace=False)]
+    table = render_table(faces, rng, size=LOOP_SIZE)
+    read_here = read_frame(table.image)  # the same pixels read without V4L2
+    assert sorted(str(c.face) for c in read_here.cards if c.sure) == sorted(map(str, faces))
+    sets = {", ".join(words(read_here.cards[i].face.values()) for i in s) for s in read_here.sets}
+    (OUT / "table.bgr").write_bytes(table.image.tobytes())
+    import cv2  # here: a second of every test worker's collection, for this test alone
+
+    cv2.imwrite(str(OUT / "table-shown.png"), table.image)
+
+    vm = box.vm
+    vm.run(
+        "systemctl stop referee && modprobe -r vivid && "
+        f"modprobe {VIVID_LOOP} && udevadm settle && "
+        "(mountpoint -q /mnt/host || (mkdir -p /mnt/host && "
+        "mount -t 9p -o trans=virtio,version=9p2000.L,ro host /mnt/host))"
+    )
+    width, height = LOOP_SIZE
+    guest = f"/mnt/host/{GUEST_FILES.relative_to(ROOT)}"
+    frame = f"/mnt/host/{(OUT / 'table.bgr').relative_to(ROOT)}"
+    vm.run(
+        f"systemd-run --unit vm-v4l2-loop /usr/bin/python3 {guest}/vm-v4l2-loop"
+        f" {frame} {width} {height}"
+    )
+    wait_for(
+        "vm-v4l2-loop showing the table",
+        lambda: "shown on" in vm.run("journalctl -u vm-v4l2-loop -o cat --no-pager").stdout,
+        60,
+        0.5,
+    )
+    vm.run(  # the first camera that gives frames, and where a SET is when asked again
+        f'sed -i \'/^\\[camera\\]/,/^\\[/ {{ s/^source = .*/source = "auto"/;'
+        f" s/^hint_where = .*/hint_where = true/ }}' {CONFIG} && "
+        f"grep -q '^source = \"auto\"' {CONFIG} && grep -q '^hint_where = true' {CONFIG}"
+    )
+    frames = len([line for line in camera_lines(vm) if "frames come" in line])
+    vm.run("systemctl start referee")
+    wait_for("referee.service active again", lambda: active(vm), 120)
+    first = wait_camera(vm, "frames come", frames, 300)
+    print("the camera's process:", first)
+    box.findings["camera_table_first_frame"] = first
+    try:
+        expected = f"camera /dev/video0: frames come, the first {width}x{height} with 12 cards seen"
+        assert first == expected, first
+        said = [hint(vm), hint(vm)]  # asked again within seconds: where a SET is
+        box.findings["camera_table_hints"] = said
+        print("the hints:", said)
+        assert said[0] == "there is a SET", said
+        assert said[1].startswith("there is a SET · "), said
+        assert said[1].removeprefix("there is a SET · ") in sets, (said, sets)
+        (OUT / "camera-table-snapshot.jpg").write_bytes(snapshot_of_a_call(vm))
+        vm.screendump(OUT / "camera-table.png")  # for a person: the SET named on the screen
+    finally:
+        vm.run("systemctl stop vm-v4l2-loop", check=False)
