@@ -1,7 +1,8 @@
 #!/bin/bash
 # make test-system: the box installed with `sudo make install` on a booted Debian bookworm
 # (systemd, the guest of tests/vm/build-image.sh) and played through QEMU's parts, then its
-# power cut 20 times, its microphone on a loopback card and a camera on vivid's V4L2 device
+# power cut 20 times, its microphone on a loopback card and a camera on vivid's V4L2 device,
+# then a table of cards looped through vivid's output to its capture
 # (tests/system/test_box.py).
 # About 40 minutes under emulation, after
 # the guest is built (about 5 minutes, once). Prints one line 'test-system: N passed, M

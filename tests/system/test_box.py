@@ -4,7 +4,8 @@ its power cut. Run by `make test-system` (tests/system/run.sh), in this order, o
 What stands in for the Pi here, and only that (tests/system/guest/): a gpio-sim chip as
 the header's GPIO, a /proc/cpuinfo with a Pi's board revision bound into the unit,
 `--input` named in a drop-in (no /proc/device-tree on x86), and vivid (the kernel's
-virtual V4L2 driver) as a USB webcam over a table with no card on it. Everything else is
+virtual V4L2 driver) as a USB webcam over a table with no card on it, then over a rendered
+table of cards written to its looped output. Everything else is
 the product: its install script with apt and pip, its unit and sandbox, the console's
 screen through KMS dumb buffers on virtio-gpu, ALSA on an HDA card, the serial board on a
 USB serial adapter, OpenCV reading V4L2. The guest runs under QEMU's emulation: its times
@@ -1087,7 +1088,7 @@ def test_a_table_of_cards_seen_through_v4l2_is_read_card_by_card(box: Box) -> No
         assert said[0] == "there is a SET", said
         assert said[1].startswith("there is a SET · "), said
         assert said[1].removeprefix("there is a SET · ") in sets, (said, sets)
-        (OUT / "camera-table-snapshot.jpg").write_bytes(snapshot_of_a_call(vm))
         vm.screendump(OUT / "camera-table.png")  # for a person: the SET named on the screen
+        (OUT / "camera-table-snapshot.jpg").write_bytes(snapshot_of_a_call(vm))  # the cards
     finally:
         vm.run("systemctl stop vm-v4l2-loop", check=False)
