@@ -22,8 +22,10 @@ where it is first heard (`heard`). Its output goes to bench/results/.
 2. Cues for a second voice, added to the detector's onsets where it has none within 30 ms
    and within 0.5 s after one of its onsets (within a sound: so the shouts' first onsets
    and noise alone are as they were), at a cue's local highest (25 ms either side) over a
-   threshold; beside the same number of onsets a clip placed at random there (10 draws),
-   since more onsets find more pairs by chance:
+   threshold. More onsets find more pairs by chance, so each row stands beside two
+   controls (10 draws each): as many onsets a clip placed at random there, and the same
+   onsets moved 40-80 ms earlier or later (as dense, and where the voices sound, but not
+   where the cue put them). A cue that knows where a voice starts beats both.
      residual       the energy the best comb filter (a period of 80-400 Hz, the signal at
                     80-2000 Hz) fitted on the 40 ms before a moment leaves in the 25 ms
                     after it (period refitted within 6 %), over what it leaves in the 40 ms
@@ -32,7 +34,8 @@ where it is first heard (`heard`). Its output goes to bench/results/.
      cepstral       the distance between the mean log mel spectra (24 bands, 100-4000 Hz,
                     16 ms frames, c1-c12) of the 40 ms before and after a moment: a new
                     voice moves the spectral envelope
-   "within a voice": onsets 20 ms-0.5 s after a lone voice's true onset, a voice (48 clips).
+   "within a voice": onsets 20 ms-0.5 s after a lone voice's true onset, a voice (twice
+   as many clips as a pair case).
    And the detector's own rise over a sound (its bands' mean rise over the hold) within 2
    or 4 dB under its threshold, alone or where the residual's highest within 15 ms is over
    2, 4 or 6 dB, added the same way: a second voice is mostly there, a few dB under.
@@ -190,15 +193,21 @@ def cepstral(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return index * hop + frame // 2, np.sqrt(((after - before) ** 2).sum(axis=1))
 
 
-def peaks(moments: np.ndarray, cue: np.ndarray, found: list[int], threshold: float) -> list[int]:
-    """The cue's local highest over threshold, where the detector has no onset within 30 ms
-    and one within 0.5 s before."""
+def peaks(moments: np.ndarray, cue: np.ndarray, threshold: float) -> list[int]:
+    """The cue's local highest (25 ms either side) over threshold."""
     width = max(1, round(25 * MS / (moments[1] - moments[0])))
+    return [
+        int(moments[i])
+        for i in np.flatnonzero(cue >= threshold)
+        if cue[i] >= cue[max(0, i - width) : i + width + 1].max()
+    ]
+
+
+def within_sound(candidates: list[int], found: list[int]) -> list[int]:
+    """The candidates where the detector has no onset within 30 ms (nor one added), and one
+    within 0.5 s before."""
     added: list[int] = []
-    for i in np.flatnonzero(cue >= threshold):
-        if cue[i] < cue[max(0, i - width) : i + width + 1].max():
-            continue
-        at = int(moments[i])
+    for at in candidates:
         if any(abs(at - f) <= 30 * MS for f in found + added):
             continue
         if any(0 < at - f <= 500 * MS for f in found):
@@ -285,32 +294,56 @@ CUES: dict[str, tuple[Cue, list[float]]] = {
 }
 
 
+def compare(half: Half, what: str, candidates: list[list[int]], rng: np.random.Generator) -> None:
+    """A row: the pairs with candidates (a clip each, pairs' then lone voices') added within
+    a sound; as many at random there; the same ones moved 40-80 ms either way."""
+    counts: dict[int, int] = {}
+
+    def added(i: int, found: list[int]) -> list[int]:
+        more = within_sound(candidates[i], found)
+        counts[i] = len(more)
+        return more
+
+    def moved(i: int, found: list[int]) -> list[int]:
+        sides = rng.choice((-1, 1), len(candidates[i])) * rng.uniform(40, 80, len(candidates[i]))
+        return within_sound(
+            [round(c + m * MS) for c, m in zip(candidates[i], sides, strict=True)], found
+        )
+
+    true, heard, within = half.score(added)
+    randomly = np.mean(
+        [half.score(lambda i, found: at_random(found, counts[i], rng)) for _ in range(10)], axis=0
+    )
+    shifted = np.mean([half.score(moved) for _ in range(10)], axis=0)
+    print(
+        f"  {what}: {true}, {heard}, {within:.2f}; at random {randomly[0]:.1f}, {randomly[1]:.1f}, "
+        f"{randomly[2]:.2f}; moved {shifted[0]:.1f}, {shifted[1]:.1f}, {shifted[2]:.2f}"
+    )
+
+
 def cue_rows(half: Half, seed: int) -> None:
-    print("2. a cue's onsets added within a sound (beside as many at random)")
+    print(
+        "2. onsets added within a sound: pairs in order (true, heard), onsets within a lone "
+        "voice, a voice; as many at random; the same moved 40-80 ms"
+    )
     rng = np.random.default_rng([seed, 2])
     true, heard, within = half.score(lambda i, found: [])
-    print(f"  the detector alone: {true} (true), {heard} (heard); within a voice {within:.2f}")
+    print(f"  the detector alone: {true}, {heard}, {within:.2f}")
     for name, (cue, thresholds) in CUES.items():
         values = [cue(c.signal) for c in [*half.clips, *half.lone]]
         for threshold in thresholds:
-            counts: dict[int, int] = {}
-
-            def added(
-                i: int, found: list[int], t: float = threshold, v: list = values, n: dict = counts
-            ) -> list[int]:
-                n[i] = len(more := peaks(*v[i], found, t))
-                return more
-
-            true, heard, within = half.score(added)
-            draws = [
-                half.score(lambda i, found, n=counts: at_random(found, n[i], rng))
-                for _ in range(10)
+            candidates = [peaks(*v, threshold) for v in values]
+            compare(half, f"{name} over {threshold:g}", candidates, rng)
+    print("  the bands' rise over a sound under its threshold, alone or with the residual")
+    detections = half.detections + [Detection(c.signal) for c in half.lone]
+    residuals = [residual(c.signal) for c in [*half.clips, *half.lone]]
+    for under in (2.0, 4.0):
+        for least in (-np.inf, 2.0, 4.0, 6.0):
+            candidates = [
+                lowered(d, *r, under, least) for d, r in zip(detections, residuals, strict=True)
             ]
-            r = np.mean(draws, axis=0)
-            print(
-                f"  + {name} over {threshold:g}: {true} (true), {heard} (heard), within a "
-                f"voice {within:.2f}; as many at random: {r[0]:.1f}, {r[1]:.1f}, {r[2]:.2f}"
-            )
+            with_cue = "alone" if least == -np.inf else f"the residual over {least:g}"
+            compare(half, f"{under:g} dB under, {with_cue}", candidates, rng)
 
 
 def lowered(
@@ -331,43 +364,6 @@ def lowered(
         end = int(d.ends[frame])
         starts.append(detector._refined(d.x, 1.0, RATE, end, [d.scan.bands[band]], SETTINGS))
     return starts
-
-
-def lowered_rows(half: Half, seed: int) -> None:
-    print("2b. the bands' rise over a sound under its threshold, alone or with the residual")
-    rng = np.random.default_rng([seed, 3])
-    detections = half.detections + [Detection(c.signal) for c in half.lone]
-    residuals = [residual(c.signal) for c in [*half.clips, *half.lone]]
-    for under in (2.0, 4.0):
-        for least in (-np.inf, 2.0, 4.0, 6.0):
-            candidates = [
-                lowered(d, *r, under, least) for d, r in zip(detections, residuals, strict=True)
-            ]
-            counts: dict[int, int] = {}
-
-            def added(
-                i: int, found: list[int], c: list = candidates, n: dict = counts
-            ) -> list[int]:
-                more: list[int] = []
-                for at in c[i]:
-                    if any(abs(at - f) <= 30 * MS for f in found + more):
-                        continue
-                    if any(0 < at - f <= 500 * MS for f in found):
-                        more.append(at)
-                n[i] = len(more)
-                return more
-
-            true, heard, within = half.score(added)
-            draws = [
-                half.score(lambda i, found, n=counts: at_random(found, n[i], rng))
-                for _ in range(10)
-            ]
-            r = np.mean(draws, axis=0)
-            with_cue = "alone" if least == -np.inf else f"and the residual over {least:g}"
-            print(
-                f"  {under:g} dB under, {with_cue}: {true} (true), {heard} (heard), within a "
-                f"voice {within:.2f}; as many at random: {r[0]:.1f}, {r[1]:.1f}, {r[2]:.2f}"
-            )
 
 
 def windows(half: Half) -> None:
@@ -412,7 +408,6 @@ def main() -> int:
         print(f"\n== {label} ({', '.join(speakers)}): {len(half.clips)} pairs")
         losses(half)
         cue_rows(half, args.seed)
-        lowered_rows(half, args.seed)
         windows(half)
     print()
     print(f"at the end: {load()}")
