@@ -7,19 +7,22 @@ and the edges (Canny, thickened) are cut out of it, which separates cards that t
 card from a table as light as it; and, looked at last, the seams a little darker than
 the paper either side (cards laid edge to edge, too faint for the edges) are cut out
 too, and where a block of cards stays joined, the seams' straight lines drawn on across
-it. Each region's outline must be a convex quadrilateral (four corners once its rounded
-corners are smoothed), filled by the region, its sides in a card's proportion (89 x 57
-mm, 1.56; seen at an angle, up to 3.2, or down to a square when its long side points
-away, and then its symbols tell which way it lies), its size like the other cards'. A
-region that is card-sized but cut by the frame's edge, or not a whole quadrilateral (a
-hand over it), is kept as a card *partly seen* only when it holds a symbol's ink, and is
-never read surely.
+it. A shadow's sharp edge is an edge too, and cuts a card in pieces: the bright regions
+are looked at once more with only the seams cut out, and a card's shape found there is
+tried where a piece, or nothing, was. Each region's outline must be a convex
+quadrilateral (four corners once its rounded corners are smoothed), filled by the
+region, its sides in a card's proportion (89 x 57 mm, 1.56; seen at an angle, up to
+3.2, or down to a square when its long side points away, and then its symbols tell
+which way it lies), its size like the other cards'. A region that is card-sized but cut
+by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a card
+*partly seen* only when it holds a symbol's ink, and is never read surely.
 
 What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
 light: a plane across the card, or, where a shadow's edge crosses it, the paper's level
-in the shade (`lit_evenly`). A sheet of paper, a phone, a box or a hand fails one of
-these.
+in the shade (`lit_evenly`), judged over a third of the card, or over a ninth where a
+lamp's arm or fingers cast bands of shade narrower than that. A sheet of paper, a
+phone, a box or a hand fails one of these.
 """
 
 from dataclasses import dataclass
@@ -74,19 +77,14 @@ def find_cards(image: np.ndarray) -> list[Found]:
     )
     whole, partial = outlines(small)
     found: list[Found] = []
-    areas = [cv2.contourArea(q.astype(np.float32)) for q in whole]
+    areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
     typical = float(np.median(areas)) if areas else 0.0
-    for quad, area in zip(whole, areas, strict=True):
-        # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
-        if len(areas) >= 3 and not 0.4 * typical <= area <= 2.5 * typical:
-            continue
-        corners = quad / scale
-        ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
-        flats = [(c, flat) for c in ways if looks_like_a_card(flat := warp(image, c))]
-        if len(flats) == 1:
-            found.append(Found(*flats[0], True))
-        elif flats:  # square in the frame and its symbols stand either way: not read surely
-            found.append(Found(*flats[0], False, "seen too slanted"))
+    for alternatives in whole:
+        for quad in alternatives:
+            card = _flat_card(image, quad, scale, typical if len(areas) >= 3 else None)
+            if card is not None:
+                found.append(card)
+                break
     if found:
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
@@ -95,6 +93,25 @@ def find_cards(image: np.ndarray) -> list[Found]:
                 corners = _box_of(contour) / scale
                 found.append(Found(corners, warp(image, corners), False, why))
     return found
+
+
+def _flat_card(
+    image: np.ndarray, quad: np.ndarray, scale: float, typical: float | None
+) -> Found | None:
+    """The card at `quad` (in the shrunk frame) flat, if it looks like one; `typical`: the
+    cards' usual area there, when enough were found to say."""
+    area = cv2.contourArea(quad.astype(np.float32))
+    # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
+    if typical is not None and not 0.4 * typical <= area <= 2.5 * typical:
+        return None
+    corners = quad / scale
+    ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
+    flats = [(c, flat) for c in ways if looks_like_a_card(flat := warp(image, c))]
+    if len(flats) == 1:
+        return Found(*flats[0], True)
+    if flats:  # square in the frame and its symbols stand either way: not read surely
+        return Found(*flats[0], False, "seen too slanted")
+    return None
 
 
 def _sides(quad: np.ndarray) -> tuple[float, float]:
@@ -130,11 +147,16 @@ def _partly_a_card(contour: np.ndarray, card: np.ndarray, small: np.ndarray) -> 
     )
 
 
-def outlines(small: np.ndarray) -> tuple[list[np.ndarray], list[tuple[np.ndarray, str]]]:
-    """The whole cards' quadrilaterals in the shrunk frame, and the regions that may be
-    cards partly seen (`_shapes`). Cards laid edge to edge whose seams the first cut left
-    joined somewhere (a seam fades where the rounded corners meet) are looked at once
-    more, their seams' straight lines drawn on to their ends (`_seam_lines`)."""
+def outlines(
+    small: np.ndarray,
+) -> tuple[list[list[np.ndarray]], list[tuple[np.ndarray, str]]]:
+    """The whole cards' quadrilaterals in the shrunk frame, each place's in the order to
+    try them, and the regions that may be cards partly seen (`_shapes`). Cards laid edge to
+    edge whose seams the first cut left joined somewhere (a seam fades where the rounded
+    corners meet) are looked at once more, their seams' straight lines drawn on to their
+    ends (`_seam_lines`). A shadow's sharp edge across a card is an edge too, and cuts
+    the card in pieces: the bright regions are looked at once more with only the seams cut
+    out, and a card's shape found there is tried where a piece, or nothing, was found."""
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     blurred = cv2.GaussianBlur(grey, (5, 5), 0)
     otsu, _ = cv2.threshold(blurred, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
@@ -169,20 +191,73 @@ def outlines(small: np.ndarray) -> tuple[list[np.ndarray], list[tuple[np.ndarray
     if lines is not None:
         regions += _pieces(blurred, levels[0], edges, seams | lines)
         whole, partial = _shapes(regions, small.shape[:2])
-    return whole, partial
+    # Its partly seen regions are not kept: a region of the table joined to something
+    # bright without the edges between them is no card's part.
+    shaded = _shaded(blurred, levels[0], thin, small.shape[:2])
+    places = [[q] for q in whole]
+    middles = [_middle(q) for q in whole]
+    for quad in shaded:
+        centre = quad.mean(axis=0)
+        near = next((i for i, m in enumerate(middles) if _near(centre, *m)), None)
+        if near is None:
+            places.append([quad])
+            middles.append(_middle(quad))
+        elif not any(np.abs(quad - q).max() < SAME_PX for q in places[near]):
+            places[near].append(quad)
+    partial = [(c, why) for c, why in partial if not any(_inside(c, q) for q in shaded)]
+    return places, partial
+
+
+def _shaded(
+    blurred: np.ndarray, level: float, thin: np.ndarray, shape: tuple[int, int]
+) -> list[np.ndarray]:
+    """The cards' quadrilaterals among the regions lighter than `level` with no edge cut
+    out, only the seams: all of them, then the long ones only, SEAM_LONG pixels or more,
+    not the specks that noise and a card's own rim leave along its side (they notch its
+    outline, and a noisy card's is no card's shape), then none: the dark fringe that a
+    JPEG's ringing or a camera's sharpening leaves along a shadow's edge is a seam too,
+    and notches the card it crosses. Cards edge to edge, joined so, make a card's shape
+    only two at a time (a seam across its middle): none passed for a card among 381
+    rendered cards edge to edge, where the seams are cut first."""
+    # Counted by pixels, over the seams' pixels only: OpenCV's components with their boxes,
+    # or a look-up over the whole frame, take some times as long.
+    _, labels = cv2.connectedComponents(thin.astype(np.uint8))
+    where = np.flatnonzero(thin)
+    label = labels.ravel()[where]
+    long_ = np.zeros(thin.shape, bool)
+    long_.ravel()[where[np.bincount(label)[label] >= SEAM_LONG]] = True
+    quads: list[np.ndarray] = []
+    for seams in (thin, long_, np.zeros_like(thin)):
+        cut = cv2.dilate(seams.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        # Eroded once: twice found no more, on the tuning boards or rendered tables.
+        quads += _shapes(_pieces(blurred, level, None, cut, erosions=(1,)), shape)[0]
+    return quads
+
+
+# A seam is at least this many pixels (at WORK_PX): a card's side is 30 px and more.
+SEAM_LONG = 20
+
+
+# Two quadrilaterals whose corners are all within this (px at WORK_PX) are one outline.
+SAME_PX = 4
 
 
 def _pieces(
-    blurred: np.ndarray, level: float, edges: np.ndarray, cut: np.ndarray | None
+    blurred: np.ndarray,
+    level: float,
+    edges: np.ndarray | None,
+    cut: np.ndarray | None,
+    erosions: tuple[int, ...] = (1, 2),
 ) -> list[tuple[np.ndarray, float]]:
     """The regions lighter than `level`, the edges (and `cut`) cut out of them, each with
     how far its outline lies inside the region's own (px)."""
     bright = _regions_mask(blurred, level, edges, cut)
     # Eroded once a little, once more: a card joined to a glare on the table by a
     # thread comes apart in the second, a small card's paper around a big symbol
-    # holds in the first. The edges cut out took 1.5 px off every side too.
+    # holds in the first. The edges cut out took 1.5 px off every side too (and with
+    # none cut out, the level's boundary lies as far inside a card's rim).
     regions: list[tuple[np.ndarray, float]] = []
-    for erosion in (1, 2):
+    for erosion in erosions:
         size = 2 * erosion + 1
         eroded = cv2.erode(bright, np.ones((size, size), np.uint8))
         found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -218,11 +293,12 @@ BLOCK, BLOCK_MOST = 1.6, 14
 
 
 def _regions_mask(
-    blurred: np.ndarray, level: float, edges: np.ndarray, cut: np.ndarray | None
+    blurred: np.ndarray, level: float, edges: np.ndarray | None, cut: np.ndarray | None
 ) -> np.ndarray:
-    """What is lighter than `level`, the edges (and `cut`) cut out (0 or 255)."""
+    """What is lighter than `level`, the edges (if any) and `cut` cut out (0 or 255)."""
     bright = (blurred > level).astype(np.uint8) * 255
-    bright[edges > 0] = 0
+    if edges is not None:
+        bright[edges > 0] = 0
     if cut is not None:
         bright[cut] = 0
     return bright
@@ -327,7 +403,7 @@ def _shapes(
                 centre = quad.mean(axis=0)
                 if not any(_near(centre, c, s) for c, s in seen):
                     whole.append(quad)
-                    seen.append((centre, 0.25 * float(np.hypot(*(quad[0] - quad[1])))))
+                    seen.append(_middle(quad))
                 continue
         why = "cut by the edge of the frame" if at_edge else "partly hidden"
         partial.append((contour, why))
@@ -368,6 +444,12 @@ def _grown(quad: np.ndarray, px: float) -> np.ndarray:
     lengths = np.linalg.norm(out, axis=1, keepdims=True)
     grown: np.ndarray = centre + out * (1 + px / np.maximum(lengths, 1e-6))
     return grown
+
+
+def _middle(quad: np.ndarray) -> tuple[np.ndarray, float]:
+    """A whole card's middle, and how near another's must be to be the same card: a
+    quarter of its long side."""
+    return quad.mean(axis=0), 0.25 * float(np.hypot(*(quad[0] - quad[1])))
 
 
 def _near(a: np.ndarray, b: np.ndarray, within: float) -> bool:
@@ -438,15 +520,15 @@ def _margin(h: int, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.stack([ys, xs]), terms, grid
 
 
-def lit_evenly(flat: np.ndarray) -> np.ndarray:
+def lit_evenly(flat: np.ndarray, stroke: int = 3) -> np.ndarray:
     """The flat card with its paper made white point by point. The light over the card is
     taken as a plane in each channel (a lamp on one side, a window's blue on the other),
     fitted to its margin's paper; and where a shadow's edge crosses the card (a hand, a
     lamp's shade), as the paper's own level there: the card closed (dark strokes and
-    symbols narrower than a third of it filled with the paper around them, a shadow's edge
-    kept), where that is paper in the shade, no darker than SHADE of the plane and of its
-    colour. Something foreign over the card (a finger, the table) is darker or of another
-    colour: the plane stays its light, and it is left dark."""
+    symbols narrower than 1/`stroke` of its height filled with the paper around them, a
+    shadow's edge kept), where that is paper in the shade, no darker than SHADE of the
+    plane and of its colour. Something foreign over the card (a finger, the table) is
+    darker or of another colour: the plane stays its light, and it is left dark."""
     h, w = flat.shape[:2]
     (ys, xs), terms, grid = _margin(h, w)
     pixels = flat[ys, xs].astype(np.float32)
@@ -456,7 +538,7 @@ def lit_evenly(flat: np.ndarray) -> np.ndarray:
     plane = grid @ coef.astype(np.float32)
     # Padded with its own edge first: a shade along the card's side goes on past it, and is
     # kept as light, not filled as a stroke is.
-    kernel = _closing(h)
+    kernel = _closing(h // stroke | 1)
     pad = kernel.shape[0]
     padded = cv2.copyMakeBorder(flat, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
     closed = cv2.morphologyEx(padded, cv2.MORPH_CLOSE, kernel)[pad:-pad, pad:-pad].astype(
@@ -481,8 +563,7 @@ SHADE, SHADE_TINT = 0.4, 0.4
 
 
 @cache
-def _closing(h: int) -> np.ndarray:
-    side = h // 3 | 1
+def _closing(side: int) -> np.ndarray:
     return np.ones((side, side), np.uint8)
 
 
@@ -507,8 +588,18 @@ def ink_mask(balanced: np.ndarray) -> np.ndarray:
 
 def looks_like_a_card(flat: np.ndarray) -> bool:
     """A paper margin all round (bright, even), and ink inside in one to three blobs side by
-    side, each most of the card's height and taller than wide."""
-    balanced = lit_evenly(flat)
+    side, each most of the card's height and taller than wide: with the paper's light
+    judged over a third of the card's height (`lit_evenly`), or, where a lamp's shade
+    falls in stripes narrower than that (the shadow of its arm, of fingers), over a
+    ninth of it."""
+    return any(_card_when_lit(flat, lit_evenly(flat, stroke)) for stroke in STROKES)
+
+
+# The widths (1/n of a card's height) over which the paper's light is judged, in turn.
+STROKES = (3, 9)
+
+
+def _card_when_lit(flat: np.ndarray, balanced: np.ndarray) -> bool:
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
     # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
