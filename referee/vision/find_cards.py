@@ -17,7 +17,7 @@ which way it lies), its size like the other cards'. A region that is card-sized 
 by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a card
 *partly seen* only when it holds a symbol's ink, and is never read surely.
 
-What is found is checked again flat (`looks_like_a_card`): a paper margin all round, and
+What is found is checked again flat (`card_closing`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
 light: a plane across the card, or, where a shadow's edge crosses it, the paper's level
 in the shade (`lit_evenly`), judged over a third of the card, or over a ninth where a
@@ -80,11 +80,17 @@ def find_cards(image: np.ndarray) -> list[Found]:
     areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
     typical = float(np.median(areas)) if areas else 0.0
     for alternatives in whole:
+        # The first that looks like a card with the least closing: a wider one may pass a
+        # piece of the card tried before the whole.
+        best: tuple[Found, int] | None = None
         for quad in alternatives:
             card = _flat_card(image, quad, scale, typical if len(areas) >= 3 else None)
-            if card is not None:
-                found.append(card)
-                break
+            if card is not None and (best is None or card[1] < best[1]):
+                best = card
+                if card[1] == CLOSINGS[0]:
+                    break
+        if best is not None:
+            found.append(best[0])
     if found:
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
@@ -97,21 +103,27 @@ def find_cards(image: np.ndarray) -> list[Found]:
 
 def _flat_card(
     image: np.ndarray, quad: np.ndarray, scale: float, typical: float | None
-) -> Found | None:
-    """The card at `quad` (in the shrunk frame) flat, if it looks like one; `typical`: the
-    cards' usual area there, when enough were found to say."""
+) -> tuple[Found, int] | None:
+    """The card at `quad` (in the shrunk frame) flat, if it looks like one, and the closing
+    it took (`card_closing`); `typical`: the cards' usual area there, when enough were
+    found to say."""
     area = cv2.contourArea(quad.astype(np.float32))
     # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
     if typical is not None and not 0.4 * typical <= area <= 2.5 * typical:
         return None
     corners = quad / scale
     ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
-    flats = [(c, flat) for c in ways if looks_like_a_card(flat := warp(image, c))]
-    if len(flats) == 1:
-        return Found(*flats[0], True)
-    if flats:  # square in the frame and its symbols stand either way: not read surely
-        return Found(*flats[0], False, "seen too slanted")
-    return None
+    flats = [(c, flat, card_closing(flat)) for c in ways for flat in [warp(image, c)]]
+    # The way its symbols stand with the least closing: a wider one joins a pale outline's
+    # pieces, and may join a card's ink seen the wrong way round into symbols as well.
+    least = min((closing for _, _, closing in flats if closing is not None), default=None)
+    if least is None:
+        return None
+    standing = [(c, flat) for c, flat, closing in flats if closing == least]
+    if len(standing) == 1:
+        return Found(*standing[0], True), least
+    # Square in the frame and its symbols stand either way: not read surely.
+    return Found(*standing[0], False, "seen too slanted"), least
 
 
 def _sides(quad: np.ndarray) -> tuple[float, float]:
@@ -586,20 +598,30 @@ def ink_mask(balanced: np.ndarray) -> np.ndarray:
     return ink
 
 
-def looks_like_a_card(flat: np.ndarray) -> bool:
-    """A paper margin all round (bright, even), and ink inside in one to three blobs side by
-    side, each most of the card's height and taller than wide: with the paper's light
-    judged over a third of the card's height (`lit_evenly`), or, where a lamp's shade
-    falls in stripes narrower than that (the shadow of its arm, of fingers), over a
-    ninth of it."""
-    return any(_card_when_lit(flat, lit_evenly(flat, stroke)) for stroke in STROKES)
+def card_closing(flat: np.ndarray) -> int | None:
+    """Whether the flat image looks like a card: a paper margin all round (bright, even),
+    and ink inside in one to three blobs side by side, each most of the card's height and
+    taller than wide, once closed over the least of CLOSINGS that makes them so (that
+    closing; None: no card). The paper's light is judged over a third of the card's
+    height (`lit_evenly`), or, where a lamp's shade falls in stripes narrower than that
+    (the shadow of its arm, of fingers), over a ninth of it."""
+    inks: dict[int, np.ndarray | None] = {}
+    for side in CLOSINGS:
+        for stroke in STROKES:
+            if stroke not in inks:  # each light judged once, and only when asked
+                inks[stroke] = _inner_ink(flat, lit_evenly(flat, stroke))
+            inner = inks[stroke]
+            if inner is not None and _symbols(inner, side, *flat.shape[:2]):
+                return side
+    return None
 
 
 # The widths (1/n of a card's height) over which the paper's light is judged, in turn.
 STROKES = (3, 9)
 
 
-def _card_when_lit(flat: np.ndarray, balanced: np.ndarray) -> bool:
+def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> np.ndarray | None:
+    """The ink within the card's margin, once the margin is found paper; else None."""
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
     # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
@@ -617,12 +639,24 @@ def _card_when_lit(flat: np.ndarray, balanced: np.ndarray) -> bool:
         ]
     )
     if margin.mean() / 255 > 0.025:
-        return False
+        return None
     grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
     if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
-        return False
-    inner = ink[mh:-mh, mw:-mw]
-    closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        return None
+    inner: np.ndarray = ink[mh:-mh, mw:-mw]
+    return inner
+
+
+# The closings that join a symbol's ink into one blob, in turn: a small card's outlined
+# symbol (a webcam's, 130 px long) is a pale line a pixel wide that the first leaves in
+# pieces.
+CLOSINGS = (3, 5, 7)
+
+
+def _symbols(inner: np.ndarray, side: int, h: int, w: int) -> bool:
+    """The ink inside a card's margin, closed over `side` pixels, is one to three blobs
+    side by side, each most of the card's height and taller than wide."""
+    closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, _closing(side))
     _, _, stats, _ = cv2.connectedComponentsWithStats(closed)
     blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 0.006 * h * w]
     if not blobs or len(blobs) > 3:
