@@ -47,7 +47,11 @@ def rendered(
 def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
-    picture = render.draw_card(face, size, rng=rng, paper=paper)
+    # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
+    ink = render.worn_ink(rng, face.color) if rng.random() < 0.5 else None
+    picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
+    if rng.random() < 0.25:
+        picture = render.grainy(picture, paper, rng)
     mask = render._rounded_card_mask(size, size[0] * 0.04)
     canvas = render.table_top(rng, (320, 240))
     long_ = rng.uniform(140, 220)
@@ -69,9 +73,24 @@ def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
         p = rng.uniform(0, 1, (3, 2)) * (320, 240)
         cv2.fillPoly(shade, [p.astype(np.int32)], 255)
         render._shadow(canvas, shade, rng, rng.uniform(0.1, 0.45))
+    _hardships(canvas, rng, centre, long_)
     canvas = render.lighting(canvas, rng)
+    if rng.random() < 0.2:
+        canvas = render.motion_blur(canvas, rng, rng.uniform(3, long_ * 0.06))
     canvas = render.camera(canvas, rng)
-    return warp(canvas, _jittered(corners, rng, 0.012))
+    # Now and then the corners further off, as a card seen at a slant is found.
+    return warp(canvas, _jittered(corners, rng, 0.03 if rng.random() < 0.2 else 0.012))
+
+
+def _hardships(
+    image: np.ndarray, rng: np.random.Generator, centre: np.ndarray, long_: float
+) -> None:
+    """What real photos do to a card that even light does not: a lamp's or a hand's
+    shadow with a sharp edge across it, glare off its gloss."""
+    if rng.random() < 0.3:
+        render.hard_shade(image, rng, centre, long_)
+    if rng.random() < 0.25:
+        render.glare(image, rng, centre, long_)
 
 
 _LABEL = re.compile(r"([123])-(red|green|purple)-(solid|striped|empty)-(diamond|oval|squiggle)s?$")
@@ -112,6 +131,9 @@ def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012)
     corners = np.array([(pad, pad), (pad + w, pad), (pad + w, pad + h), (pad, pad + h)], float)
     gain = np.array([rng.uniform(0.7, 1.15), rng.uniform(0.85, 1.1), rng.uniform(0.7, 1.15)])
     framed = np.clip(framed * gain * rng.uniform(0.6, 1.15), 0, 255).astype(np.uint8)
+    _hardships(framed, rng, np.array([w / 2 + pad, h / 2 + pad]), max(h, w))
+    if rng.random() < 0.1:
+        framed = render.motion_blur(framed, rng, rng.uniform(3, max(h, w) * 0.05))
     if rng.random() < 0.5:
         framed = render.camera(framed, rng)
     flat = warp(framed, _jittered(corners, rng, jitter))
