@@ -39,18 +39,30 @@ def rendered(
     flats, values = [], []
     for face in faces:
         for _ in range(per_face):
-            flats.append(_rendered_flat(face, rng))
+            flats.append(rendered_flat(face, rng))
             values.append(face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
-def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
+# What a real photo may do to a card, each with the share of rendered cards it is done to.
+LOOKS = {"worn": 0.5, "grainy": 0.25, "shade": 0.3, "glare": 0.25, "blur": 0.2, "slant": 0.2}
+
+
+def rendered_flat(
+    face: Face, rng: np.random.Generator, looks: frozenset[str] | None = None
+) -> np.ndarray:
+    """One flat rendering of `face`; each of LOOKS done to it by chance, or, given
+    `looks`, those and no other."""
+
+    def has(look: str) -> bool:
+        return rng.random() < LOOKS[look] if looks is None else look in looks
+
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
     # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
-    ink = render.worn_ink(rng, face.color) if rng.random() < 0.5 else None
+    ink = render.worn_ink(rng, face.color) if has("worn") else None
     picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
-    if rng.random() < 0.25:
+    if has("grainy"):
         picture = render.grainy(picture, paper, rng)
     mask = render._rounded_card_mask(size, size[0] * 0.04)
     canvas = render.table_top(rng, (320, 240))
@@ -73,23 +85,26 @@ def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
         p = rng.uniform(0, 1, (3, 2)) * (320, 240)
         cv2.fillPoly(shade, [p.astype(np.int32)], 255)
         render._shadow(canvas, shade, rng, rng.uniform(0.1, 0.45))
-    _hardships(canvas, rng, centre, long_)
+    if has("shade"):
+        render.hard_shade(canvas, rng, centre, long_)
+    if has("glare"):
+        render.glare(canvas, rng, centre, long_)
     canvas = render.lighting(canvas, rng)
-    if rng.random() < 0.2:
+    if has("blur"):
         canvas = render.motion_blur(canvas, rng, rng.uniform(3, long_ * 0.06))
     canvas = render.camera(canvas, rng)
     # Now and then the corners further off, as a card seen at a slant is found.
-    return warp(canvas, _jittered(corners, rng, 0.03 if rng.random() < 0.2 else 0.012))
+    return warp(canvas, _jittered(corners, rng, 0.03 if has("slant") else 0.012))
 
 
 def _hardships(
     image: np.ndarray, rng: np.random.Generator, centre: np.ndarray, long_: float
 ) -> None:
-    """What real photos do to a card that even light does not: a lamp's or a hand's
+    """A real card's crop given what the photos it came from lack: a lamp's or a hand's
     shadow with a sharp edge across it, glare off its gloss."""
-    if rng.random() < 0.3:
+    if rng.random() < LOOKS["shade"]:
         render.hard_shade(image, rng, centre, long_)
-    if rng.random() < 0.25:
+    if rng.random() < LOOKS["glare"]:
         render.glare(image, rng, centre, long_)
 
 
