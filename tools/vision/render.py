@@ -379,8 +379,8 @@ def worn_ink(rng: np.random.Generator, color: str) -> Ink:
 def grainy(card: np.ndarray, paper: tuple[int, int, int], rng: np.random.Generator) -> np.ndarray:
     """The print's grain: ink laid unevenly, solid ink speckled with paper."""
     ink = 1 - card.astype(np.float32).mean(axis=2, keepdims=True) / max(np.mean(paper), 1)
-    speckle = rng.uniform(0, rng.uniform(0.2, 0.5), card.shape[:2]).astype(np.float32)
-    speckle = cv2.GaussianBlur(speckle, (0, 0), 0.6)[..., None]
+    dots = rng.uniform(0, rng.uniform(0.2, 0.5), card.shape[:2]).astype(np.float32)
+    speckle = cv2.GaussianBlur(dots, (0, 0), 0.6)[..., None]
     lifted = card + (np.array(paper, np.float32) - card) * speckle * np.clip(ink * 2, 0, 1)
     out: np.ndarray = np.clip(lifted, 0, 255).astype(np.uint8)
     return out
@@ -449,11 +449,11 @@ def glare(image: np.ndarray, rng: np.random.Generator, near: np.ndarray, reach: 
 def motion_blur(image: np.ndarray, rng: np.random.Generator, length: float) -> np.ndarray:
     """The camera or the table moving while the shutter is open: a blur along a line."""
     n = max(3, int(length) | 1)
-    kernel = np.zeros((n, n), np.float32)
-    kernel[n // 2, :] = 1 / n
+    line = np.zeros((n, n), np.float32)
+    line[n // 2, :] = 1 / n
     rot = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), rng.uniform(0, 180), 1)
-    kernel = cv2.warpAffine(kernel, rot, (n, n))
-    kernel /= max(float(kernel.sum()), 1e-6)
+    turned = cv2.warpAffine(line, rot, (n, n))
+    kernel = (turned / max(float(turned.sum()), 1e-6)).astype(np.float32)
     blurred: np.ndarray = cv2.filter2D(image, -1, kernel)
     return blurred
 
