@@ -45,15 +45,7 @@ def rendered(
 
 
 # What a real photo may do to a card, each with the share of rendered cards it is done to.
-LOOKS = {
-    "worn": 0.5,
-    "faint": 0.3,
-    "grainy": 0.25,
-    "shade": 0.3,
-    "glare": 0.25,
-    "blur": 0.2,
-    "slant": 0.2,
-}
+LOOKS = {"worn": 0.5, "grainy": 0.25, "shade": 0.3, "glare": 0.25, "blur": 0.2, "slant": 0.2}
 
 
 def rendered_flat(
@@ -68,9 +60,7 @@ def rendered_flat(
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
     # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
-    ink = render.worn_ink(rng, face.color) if has("worn") else render.random_ink(rng, face.color)
-    if has("faint"):  # stripes so thin that a camera sees a pale tint (pclewis's deck)
-        ink.stripe_width = rng.uniform(0.08, 0.2)
+    ink = render.worn_ink(rng, face.color) if has("worn") else None
     picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
     if has("grainy"):
         picture = render.grainy(picture, paper, rng)
