@@ -20,11 +20,8 @@ from .find_cards import paper_balanced
 
 MODEL = Path(__file__).with_name("cards.onnx")
 INPUT_W, INPUT_H = 128, 80
-# Set on the training's side, never on the photos held out (tools/vision/train.py prints
-# the trade-off): the held-out crops of the training's own deck, and cards rendered anew
-# with one of what real photos do alone (a shadow's sharp edge, glare, a worn ink, a
-# blur...); 0.9 is the lowest that reads none of them wrong and surely (0.85 read a worn
-# ink's card wrong and surely). A probability under it leaves the card unsure.
+# Set from the held-out photos of the training's own decks (tools/vision/train.py, which
+# prints the trade-off): a probability under it leaves the card unsure.
 SURE = 0.9
 IS_A_CARD = 0.5
 # Cards a forward pass: OpenCV's network keeps the working memory of the largest batch it

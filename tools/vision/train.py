@@ -194,8 +194,8 @@ LOOK_CARDS = 300
 
 def looks_trade_off(model: nn.Module, rng: np.random.Generator) -> None:
     """The sureness rule's trade-off on cards rendered anew with one of what real photos do
-    (dataset.LOOKS) alone: classify.SURE is set at the lowest threshold that reads none of
-    them wrong and surely, on this side of the training, never on the photos held out."""
+    (dataset.LOOKS) alone: where classify.SURE reads none of them wrong and surely, found on
+    this side of the training, never on the photos held out."""
     faces = all_faces()
     for look in dataset.LOOKS:
         picked = [faces[i] for i in rng.choice(len(faces), LOOK_CARDS)]
