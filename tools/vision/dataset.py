@@ -33,13 +33,16 @@ def _jittered(corners: np.ndarray, rng: np.random.Generator, share: float) -> np
 
 
 def rendered(
-    faces: list[Face], per_face: int, rng: np.random.Generator
+    faces: list[Face],
+    per_face: int,
+    rng: np.random.Generator,
+    looks: frozenset[str] | None = frozenset(),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`per_face` flat renderings of each face."""
+    """`per_face` flat renderings of each face, with `looks` (rendered_flat's)."""
     flats, values = [], []
     for face in faces:
         for _ in range(per_face):
-            flats.append(rendered_flat(face, rng))
+            flats.append(rendered_flat(face, rng, looks))
             values.append(face.values())
     return np.array(flats), np.array(values, np.int8)
 
@@ -121,10 +124,15 @@ def label_of(folder: str) -> Face | None:
 
 
 def real(
-    paths: list[Path], faces: list[Face], rng: np.random.Generator, copies: int = 1
+    paths: list[Path],
+    faces: list[Face],
+    rng: np.random.Generator,
+    copies: int = 1,
+    hard: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Flat cards from crops of real cards (each a card filling its picture), `copies`
-    each, warped from corners a little off, their light's colour changed."""
+    each, warped from corners a little off, their light's colour changed; `hard`: now and
+    then a sharp-edged shadow, glare or a motion blur as well."""
     flats, values = [], []
     for path, face in zip(paths, faces, strict=True):
         crop = cv2.imread(str(path), cv2.IMREAD_COLOR)
@@ -133,12 +141,14 @@ def real(
         if crop.shape[0] > crop.shape[1]:
             crop = np.rot90(crop, 1 if rng.random() < 0.5 else -1).copy()
         for _ in range(copies):
-            flats.append(real_flat(crop, rng))
+            flats.append(real_flat(crop, rng, hard=hard))
             values.append(face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
-def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012) -> np.ndarray:
+def real_flat(
+    crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012, hard: bool = False
+) -> np.ndarray:
     h, w = crop.shape[:2]
     pad = int(max(h, w) * 0.06)
     table = np.array(rng.uniform(10, 200, 3), np.uint8)
@@ -146,9 +156,10 @@ def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012)
     corners = np.array([(pad, pad), (pad + w, pad), (pad + w, pad + h), (pad, pad + h)], float)
     gain = np.array([rng.uniform(0.7, 1.15), rng.uniform(0.85, 1.1), rng.uniform(0.7, 1.15)])
     framed = np.clip(framed * gain * rng.uniform(0.6, 1.15), 0, 255).astype(np.uint8)
-    _hardships(framed, rng, np.array([w / 2 + pad, h / 2 + pad]), max(h, w))
-    if rng.random() < 0.1:
-        framed = render.motion_blur(framed, rng, rng.uniform(3, max(h, w) * 0.05))
+    if hard:
+        _hardships(framed, rng, np.array([w / 2 + pad, h / 2 + pad]), max(h, w))
+        if rng.random() < 0.1:
+            framed = render.motion_blur(framed, rng, rng.uniform(3, max(h, w) * 0.05))
     if rng.random() < 0.5:
         framed = render.camera(framed, rng)
     flat = warp(framed, _jittered(corners, rng, jitter))

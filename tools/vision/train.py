@@ -8,7 +8,8 @@ cards alone, and says so). The examples (tools/vision/dataset.py): every card re
 PER_FACE times, the labelled crops of tomwhite/set-game's deck (its photos split: 85 % to
 train, 15 % held out to check and to set the sureness threshold), and cut-outs of what
 is not a card. 38 minutes on the development machine's two cores, shared (load 7 to
-13); `--cache FILE` keeps the examples (9 of those minutes) for a second run.
+13); `--cache FILE` keeps the examples (9 of those minutes) for a second run. `--looks`
+renders the hard looks as well (referee/vision/MODEL.md: tried, not taken).
 
 The network: four 3x3 convolutions (16, 32, 64, 64 channels, the first three with stride
 2), then the features averaged over each quarter of the card's width (where one, two or
@@ -69,10 +70,10 @@ def inputs(flats: np.ndarray) -> np.ndarray:
     return out
 
 
-def build(photos: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.ndarray]:
     faces = all_faces()
     print(f"rendering {PER_FACE} of each of the 81 cards ...", flush=True)
-    x_r, y_r = dataset.rendered(faces, PER_FACE, rng)
+    x_r, y_r = dataset.rendered(faces, PER_FACE, rng, None if looks else frozenset())
     print(f"cutting {NOT_CARDS} things that are not cards ...", flush=True)
     x_n = dataset.not_cards(NOT_CARDS, rng)
     y_n = np.full((len(x_n), 4), -1, np.int8)
@@ -93,12 +94,12 @@ def build(photos: Path, rng: np.random.Generator) -> dict[str, np.ndarray]:
     if not crops:
         print("no real crops: training on rendered cards alone (tools/vision/set_photos.py)")
     x_t, y_t = (
-        dataset.real([c[0] for c in train_c], [c[1] for c in train_c], rng)
+        dataset.real([c[0] for c in train_c], [c[1] for c in train_c], rng, hard=looks)
         if train_c
         else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
     )
     x_v, y_v = (
-        dataset.real([c[0] for c in val_c], [c[1] for c in val_c], rng)
+        dataset.real([c[0] for c in val_c], [c[1] for c in val_c], rng, hard=looks)
         if val_c
         else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
     )
@@ -219,6 +220,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument(
+        "--looks",
+        action="store_true",
+        help="render by chance what real photos do to cards (dataset.LOOKS) and give the real"
+        " crops sharp shadows and glare: the model so trained is not taken (MODEL.md)",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
         help="keep the examples in this .npz and take them from it next time (a second"
@@ -232,7 +239,7 @@ def main() -> None:
     if args.cache is not None and args.cache.exists():
         data = dict(np.load(args.cache))
     else:
-        data = build(args.photos, rng)
+        data = build(args.photos, rng, args.looks)
         if args.cache is not None:
             args.cache.parent.mkdir(parents=True, exist_ok=True)
             np.savez(args.cache, **data)  # type: ignore[arg-type]  # numpy's stub takes allow_pickle for a key
