@@ -33,21 +33,40 @@ def _jittered(corners: np.ndarray, rng: np.random.Generator, share: float) -> np
 
 
 def rendered(
-    faces: list[Face], per_face: int, rng: np.random.Generator
+    faces: list[Face],
+    per_face: int,
+    rng: np.random.Generator,
+    looks: frozenset[str] | None = frozenset(),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`per_face` flat renderings of each face."""
+    """`per_face` flat renderings of each face, with `looks` (rendered_flat's)."""
     flats, values = [], []
     for face in faces:
         for _ in range(per_face):
-            flats.append(_rendered_flat(face, rng))
+            flats.append(rendered_flat(face, rng, looks))
             values.append(face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
-def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
+# What a real photo may do to a card, each with the share of rendered cards it is done to.
+LOOKS = {"worn": 0.5, "grainy": 0.25, "shade": 0.3, "glare": 0.25, "blur": 0.2, "slant": 0.2}
+
+
+def rendered_flat(
+    face: Face, rng: np.random.Generator, looks: frozenset[str] | None = None
+) -> np.ndarray:
+    """One flat rendering of `face`; each of LOOKS done to it by chance, or, given
+    `looks`, those and no other."""
+
+    def has(look: str) -> bool:
+        return rng.random() < LOOKS[look] if looks is None else look in looks
+
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
-    picture = render.draw_card(face, size, rng=rng, paper=paper)
+    # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
+    ink = render.worn_ink(rng, face.color) if has("worn") else None
+    picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
+    if has("grainy"):
+        picture = render.grainy(picture, paper, rng)
     mask = render._rounded_card_mask(size, size[0] * 0.04)
     canvas = render.table_top(rng, (320, 240))
     long_ = rng.uniform(140, 220)
@@ -69,9 +88,27 @@ def _rendered_flat(face: Face, rng: np.random.Generator) -> np.ndarray:
         p = rng.uniform(0, 1, (3, 2)) * (320, 240)
         cv2.fillPoly(shade, [p.astype(np.int32)], 255)
         render._shadow(canvas, shade, rng, rng.uniform(0.1, 0.45))
+    if has("shade"):
+        render.hard_shade(canvas, rng, centre, long_)
+    if has("glare"):
+        render.glare(canvas, rng, centre, long_)
     canvas = render.lighting(canvas, rng)
+    if has("blur"):
+        canvas = render.motion_blur(canvas, rng, rng.uniform(3, long_ * 0.06))
     canvas = render.camera(canvas, rng)
-    return warp(canvas, _jittered(corners, rng, 0.012))
+    # Now and then the corners further off, as a card seen at a slant is found.
+    return warp(canvas, _jittered(corners, rng, 0.03 if has("slant") else 0.012))
+
+
+def _hardships(
+    image: np.ndarray, rng: np.random.Generator, centre: np.ndarray, long_: float
+) -> None:
+    """A real card's crop given what the photos it came from lack: a lamp's or a hand's
+    shadow with a sharp edge across it, glare off its gloss."""
+    if rng.random() < LOOKS["shade"]:
+        render.hard_shade(image, rng, centre, long_)
+    if rng.random() < LOOKS["glare"]:
+        render.glare(image, rng, centre, long_)
 
 
 _LABEL = re.compile(r"([123])-(red|green|purple)-(solid|striped|empty)-(diamond|oval|squiggle)s?$")
@@ -87,10 +124,15 @@ def label_of(folder: str) -> Face | None:
 
 
 def real(
-    paths: list[Path], faces: list[Face], rng: np.random.Generator, copies: int = 1
+    paths: list[Path],
+    faces: list[Face],
+    rng: np.random.Generator,
+    copies: int = 1,
+    hard: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Flat cards from crops of real cards (each a card filling its picture), `copies`
-    each, warped from corners a little off, their light's colour changed."""
+    each, warped from corners a little off, their light's colour changed; `hard`: now and
+    then a sharp-edged shadow, glare or a motion blur as well."""
     flats, values = [], []
     for path, face in zip(paths, faces, strict=True):
         crop = cv2.imread(str(path), cv2.IMREAD_COLOR)
@@ -99,12 +141,14 @@ def real(
         if crop.shape[0] > crop.shape[1]:
             crop = np.rot90(crop, 1 if rng.random() < 0.5 else -1).copy()
         for _ in range(copies):
-            flats.append(real_flat(crop, rng))
+            flats.append(real_flat(crop, rng, hard=hard))
             values.append(face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
-def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012) -> np.ndarray:
+def real_flat(
+    crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012, hard: bool = False
+) -> np.ndarray:
     h, w = crop.shape[:2]
     pad = int(max(h, w) * 0.06)
     table = np.array(rng.uniform(10, 200, 3), np.uint8)
@@ -112,6 +156,10 @@ def real_flat(crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012)
     corners = np.array([(pad, pad), (pad + w, pad), (pad + w, pad + h), (pad, pad + h)], float)
     gain = np.array([rng.uniform(0.7, 1.15), rng.uniform(0.85, 1.1), rng.uniform(0.7, 1.15)])
     framed = np.clip(framed * gain * rng.uniform(0.6, 1.15), 0, 255).astype(np.uint8)
+    if hard:
+        _hardships(framed, rng, np.array([w / 2 + pad, h / 2 + pad]), max(h, w))
+        if rng.random() < 0.1:
+            framed = render.motion_blur(framed, rng, rng.uniform(3, max(h, w) * 0.05))
     if rng.random() < 0.5:
         framed = render.camera(framed, rng)
     flat = warp(framed, _jittered(corners, rng, jitter))

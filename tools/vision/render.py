@@ -361,6 +361,103 @@ def lighting(image: np.ndarray, rng: np.random.Generator, kind: str | None = Non
     return lit
 
 
+def worn_ink(rng: np.random.Generator, color: str) -> Ink:
+    """An ink as real decks and lights show it: faded towards the paper (a worn deck, a
+    washed-out photo), greyed (a purple that reads mauve or grey-brown), or off its hue."""
+    ink = random_ink(rng, color)
+    bgr = np.array(ink.color, float)
+    fade = rng.uniform(0.15, 0.6) if rng.random() < 0.5 else 0.0
+    grey = rng.uniform(0.2, 0.6) if rng.random() < 0.5 else 0.0
+    bgr = bgr * (1 - grey) + bgr.mean() * grey
+    bgr = bgr * (1 - fade) + 235 * fade
+    if color == "purple" and rng.random() < 0.4:  # red-brown or blue-grey purples
+        bgr = bgr + rng.choice([(-25, -5, 20), (20, 10, -15)]) * rng.uniform(0.5, 1.5)
+    ink.color = tuple(int(v) for v in np.clip(bgr, 0, 255))  # type: ignore[assignment]
+    return ink
+
+
+def grainy(card: np.ndarray, paper: tuple[int, int, int], rng: np.random.Generator) -> np.ndarray:
+    """The print's grain: ink laid unevenly, solid ink speckled with paper."""
+    ink = 1 - card.astype(np.float32).mean(axis=2, keepdims=True) / max(np.mean(paper), 1)
+    dots = rng.uniform(0, rng.uniform(0.2, 0.5), card.shape[:2]).astype(np.float32)
+    speckle = cv2.GaussianBlur(dots, (0, 0), 0.6)[..., None]
+    lifted = card + (np.array(paper, np.float32) - card) * speckle * np.clip(ink * 2, 0, 1)
+    out: np.ndarray = np.clip(lifted, 0, 255).astype(np.uint8)
+    return out
+
+
+def hard_shade(image: np.ndarray, rng: np.random.Generator, near: np.ndarray, reach: float) -> None:
+    """A shadow with a sharp edge across part of `image` near `near` (a lamp's shade, a
+    hand close to the card): a straight or a curved edge, its light browner or bluer."""
+    height, width = image.shape[:2]
+    mask = np.zeros((height, width), np.uint8)
+    through = near + rng.normal(0, reach * 0.3, 2)
+    if rng.random() < 0.5:
+        angle = rng.uniform(0, 2 * math.pi)
+        d = np.array([math.cos(angle), math.sin(angle)])
+        n = np.array([-d[1], d[0]])
+        far = 4 * max(width, height)
+        poly = np.array(
+            [
+                through - d * far,
+                through + d * far,
+                through + d * far + n * far,
+                through - d * far + n * far,
+            ]
+        )
+        cv2.fillPoly(mask, [poly.astype(np.int32)], 255)
+    else:  # the rim of a round shade or a hand: a large ellipse whose edge crosses here
+        r = reach * rng.uniform(0.6, 2.5)
+        angle = rng.uniform(0, 2 * math.pi)
+        centre = through + r * np.array([math.cos(angle), math.sin(angle)])
+        axes = (int(r), int(r * rng.uniform(0.6, 1.4)))
+        cv2.ellipse(
+            mask, (int(centre[0]), int(centre[1])), axes, rng.uniform(0, 180), 0, 360, 255, -1
+        )
+    soft = cv2.GaussianBlur(mask, (0, 0), rng.uniform(0.5, 3)).astype(np.float32) / 255
+    strength = rng.uniform(0.2, 0.6)
+    tint = rng.uniform(-0.15, 0.4)
+    darker = strength * np.array([1 + tint, 1, 1 - tint], np.float32)
+    image[:] = np.clip(image * (1 - darker * soft[..., None]), 0, 255).astype(np.uint8)
+
+
+def glare(image: np.ndarray, rng: np.random.Generator, near: np.ndarray, reach: float) -> None:
+    """Light reflected off a glossy card: a washed-out patch, streaks, or a wash from one
+    side, towards white."""
+    height, width = image.shape[:2]
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    kind = rng.choice(["spot", "streaks", "wash"])
+    if kind == "spot":
+        c = near + rng.normal(0, reach * 0.35, 2)
+        r = reach * rng.uniform(0.1, 0.4)
+        a = np.exp(-(((xx - c[0]) ** 2 + (yy - c[1]) ** 2) / (2 * r * r)))
+    elif kind == "streaks":
+        angle = rng.uniform(0, math.pi)
+        u = (xx - near[0]) * math.cos(angle) + (yy - near[1]) * math.sin(angle)
+        period = reach * rng.uniform(0.08, 0.3)
+        a = np.clip(np.sin(u / period * 2 * math.pi + rng.uniform(0, 6)), 0, 1) ** 2
+        v = -(xx - near[0]) * math.sin(angle) + (yy - near[1]) * math.cos(angle)
+        a *= np.exp(-((v - rng.normal(0, reach * 0.2)) ** 2) / (2 * (reach * 0.35) ** 2))
+    else:
+        angle = rng.uniform(0, 2 * math.pi)
+        u = ((xx - near[0]) * math.cos(angle) + (yy - near[1]) * math.sin(angle)) / reach
+        a = np.clip(u + rng.uniform(-0.2, 0.4), 0, 1)
+    a = (a * rng.uniform(0.3, 0.85)).astype(np.float32)[..., None]
+    image[:] = np.clip(image + (255 - image.astype(np.float32)) * a, 0, 255).astype(np.uint8)
+
+
+def motion_blur(image: np.ndarray, rng: np.random.Generator, length: float) -> np.ndarray:
+    """The camera or the table moving while the shutter is open: a blur along a line."""
+    n = max(3, int(length) | 1)
+    line = np.zeros((n, n), np.float32)
+    line[n // 2, :] = 1 / n
+    rot = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), rng.uniform(0, 180), 1)
+    turned = cv2.warpAffine(line, rot, (n, n))
+    kernel = (turned / max(float(turned.sum()), 1e-6)).astype(np.float32)
+    blurred: np.ndarray = cv2.filter2D(image, -1, kernel)
+    return blurred
+
+
 def camera(image: np.ndarray, rng: np.random.Generator, dim: bool = False) -> np.ndarray:
     """Blur, sensor noise and JPEG: what the camera and its encoder do."""
     sigma = rng.uniform(0, 1.3)
