@@ -12,7 +12,7 @@ import zlib
 import cv2
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
@@ -122,24 +122,48 @@ def _exif_turned(jpeg: bytes, orientation: int) -> bytes:
     return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body + jpeg[2:]
 
 
-@pytest.mark.parametrize("stored", ["upright", "on its side"])
-def test_look_says_where_the_cards_lie_in_the_photos_own_pixels(tmp_path, capsys, stored):
-    """A 12-megapixel photo is read shrunk; its cards' boxes are in its own pixels, as it
-    is shown (a phone stores many on their side, with an EXIF tag that turns them)."""
-    large = cv2.resize(TABLE.image, (3840, 2880), interpolation=cv2.INTER_CUBIC)
-    if stored == "upright":
-        data = _jpeg(large)
-    else:  # turned a quarter left as stored; EXIF 6: turn it a quarter right to show it
-        data = _exif_turned(_jpeg(cv2.rotate(large, cv2.ROTATE_90_COUNTERCLOCKWISE)), 6)
+# How a camera stores a photo that EXIF's Orientation (1 to 8) says to show upright: the
+# upright picture turned back (transposed for 5, turned and transposed for 7).
+STORED = {
+    1: lambda image: image,
+    2: lambda image: cv2.flip(image, 1),
+    3: lambda image: cv2.rotate(image, cv2.ROTATE_180),
+    4: lambda image: cv2.flip(image, 0),
+    5: lambda image: cv2.transpose(image),
+    6: lambda image: cv2.rotate(image, cv2.ROTATE_90_COUNTERCLOCKWISE),
+    7: lambda image: cv2.rotate(cv2.transpose(image), cv2.ROTATE_180),
+    8: lambda image: cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE),
+}
+
+
+@settings(
+    max_examples=8, suppress_health_check=also_suppressed(HealthCheck.function_scoped_fixture)
+)
+@example(orientation=6, width=3840)
+@example(orientation=1, width=3840)
+@given(st.sampled_from(sorted(STORED)), st.integers(960, 4800))
+def test_look_says_where_the_cards_lie_in_the_photos_own_pixels(
+    tmp_path, capsys, orientation, width
+):
+    """A phone's photo is read shrunk (12 megapixels to a quarter); its cards' boxes are in
+    its own pixels, as it is shown: many are stored on their side, or mirrored, with an
+    EXIF tag that turns them."""
+    height = width * 3 // 4
+    upright = cv2.resize(TABLE.image, (width, height), interpolation=cv2.INTER_CUBIC)
+    data = _exif_turned(_jpeg(STORED[orientation](upright)), orientation)
     (tmp_path / "phone.jpg").write_bytes(data)
     assert main(["look", "--json", str(tmp_path / "phone.jpg")]) == 0
     cards = json.loads(capsys.readouterr().out)["cards"]
-    truth = np.array([p.corners.mean(axis=0) * 4 for p in TABLE.cards])
+    truth = np.array([p.corners.mean(axis=0) * width / 960 for p in TABLE.cards])
     seen = np.array([[x + w / 2, y + h / 2] for x, y, w, h in (c["box"] for c in cards)])
     # Each card read where a card lies, within 1 % of the photo's width (the finder's own
     # misses are test_vision_tables.py's: two cards nearly touching are lost now and then).
     nearest = np.linalg.norm(seen[:, None] - truth[None], axis=2).min(axis=1)
-    assert len(seen) >= 10 and nearest.max() < 3840 * 0.01, (len(seen), nearest.max())
+    assert len(seen) >= 10 and nearest.max() < width * 0.01, (len(seen), nearest.max())
+    assert all(
+        x >= 0 and y >= 0 and x + w <= width and y + h <= height
+        for x, y, w, h in (c["box"] for c in cards)
+    )
 
 
 @settings(
