@@ -5,7 +5,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -104,14 +104,23 @@ def test_silence_has_no_onset():
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(RATE // 5, 2 * RATE), st.integers(0, 2**32 - 1))
+@example(at=9600, seed=1557630)  # the low band's rise in the noise, 71 ms in
+@example(at=45606, seed=3157413685)  # the noise's own onset 42 ms before the click
 def test_a_click_anywhere_is_found_to_within_a_millisecond(at, seed):
     # The refinement's band filter is causal: a zero-phase one rang before the click and
     # placed it 1-3 ms early (1000 seeds: 0.33 ms at worst now).
     signal = 1e-3 * np.random.default_rng(seed).standard_normal(3 * RATE)
     signal[at] += 0.5
     found = find_onsets(signal, RATE)
-    assert len(found) == 1
-    assert abs(found[0].sample - at) <= MS
+    clicks = [o for o in found if abs(o.sample - at) <= MS]
+    others = [o for o in found if o not in clicks]
+    # The noise starts an onset of its own now and then, as noise alone does (at most one
+    # in 3 s: test_noise_alone_has_hardly_an_onset): in 7 of 2,898 such signals, each a
+    # soft one, most in the low band (its floor still young in the first 0.2 s). One
+    # within refractory_s before the click takes its place (1 of the 2,898).
+    assert len(others) <= 1 and all(o.soft for o in others), found
+    refractory = onsets.DEFAULT.refractory_s * RATE
+    assert len(clicks) == 1 or any(0 < at - o.sample <= refractory for o in others), found
 
 
 @settings(max_examples=30, deadline=None)
