@@ -75,17 +75,13 @@ class Capture:
     ) -> None:
         self.pcm: CapturePcm | None = pcm  # None while it is lost
         self.name = pcm.name
-        self._rate = pcm.rate
         self._reopen = reopen
         self._clock = clock
-        self.nominal_period_ns = NS_PER_S / pcm.rate
-        self._ring = np.zeros(round(seconds * pcm.rate), np.int16)
         self._keep_ns = round(seconds * NS_PER_S) + FIT_WINDOW_NS
-        self._block = np.empty(max(pcm.period, pcm.rate // 10), np.int16)
         # Samples ever written: the ring's absolute index of the next one.
         self._written = 0
-        self._segments = deque([_Segment(0, 0, SegmentClock(self.nominal_period_ns))])
         self._lock = threading.Lock()  # the reader writes, `sound` copies
+        self._begin(pcm, seconds)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.overruns = 0
@@ -256,15 +252,14 @@ class Capture:
             said = f"microphone {pcm.name} listening again"
         else:  # another microphone in its socket, or the same one set otherwise
             said = f"microphone {pcm.name} listening again, at {pcm.rate} Hz ({self._rate} before)"
-            self._new_rate(pcm)
+            # One ring holds samples of one rate; what it held was taken before the
+            # microphone was lost (its calls' clips are cut, or were not heard).
+            self._begin(pcm, self.seconds)
         self.pcm = pcm
         self._say(said, ok=True)
 
-    def _new_rate(self, pcm: CapturePcm) -> None:
-        """The ring begun again at pcm's rate: one ring holds samples of one rate, and
-        what it held was taken before the microphone was lost (its calls' clips are cut,
-        or were not heard)."""
-        seconds = self.seconds
+    def _begin(self, pcm: CapturePcm, seconds: float) -> None:
+        """The ring (of `seconds`) begun at pcm's rate, empty, from the next sample on."""
         with self._lock:
             self._rate = pcm.rate
             self.nominal_period_ns = NS_PER_S / pcm.rate
