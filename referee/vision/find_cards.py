@@ -15,9 +15,11 @@ region, its sides in a card's proportion (89 x 57 mm, 1.56; seen at an angle, up
 3.2, or down to a square when its long side points away, and then its symbols tell
 which way it lies), its size like the other cards'. A region that is card-sized but cut
 by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a card
-*partly seen* only when it holds a symbol's ink, and is never read surely.
+*partly seen* only when it holds a symbol's ink, and is never read surely; but a card's
+shape at the frame's edge whose symbols lie in the middle of what shows, as a card's lie
+in the middle of the card, has lost a sliver of paper only, and is whole.
 
-What is found is checked again flat (`card_closing`): a paper margin all round, and
+What is found is checked again flat (`card_symbols`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
 light: a plane across the card, or, where a shadow's edge crosses it, the paper's level
 in the shade (`lit_evenly`), judged over a third of the card, or over a ninth where a
@@ -50,6 +52,13 @@ SOLID = 0.95
 # A seam between two cards touching: this much darker than the paper beside it.
 SEAM = 6
 EDGE_MARGIN = 4  # px at WORK_PX: a region this close to the frame's edge is cut by it
+CUT = "cut by the edge of the frame"
+# A card at the frame's edge is whole when the margins either side of its symbols differ
+# by at most this share of the flat card (a sliver of at most some 8 % of the card hidden;
+# the finder's corners leave the two within 2-4 % on cards in full view). Its symbols
+# leave a fifth of the card's length and of its width at each side, so a card whose
+# frame's edge reaches its ink shows a difference of 14 % or more.
+CENTRED = 0.08
 
 
 @dataclass
@@ -78,16 +87,16 @@ def find_cards(image: np.ndarray) -> list[Found]:
     whole, partial = outlines(small)
     found: list[Found] = []
     areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
-    typical = float(np.median(areas)) if areas else 0.0
+    typical = float(np.median(areas)) if len(areas) >= 3 else None
     for alternatives in whole:
         # The first that looks like a card with the least closing: a wider one may pass a
         # piece of the card tried before the whole.
-        best: tuple[Found, int] | None = None
+        best: tuple[Found, Symbols] | None = None
         for quad in alternatives:
-            card = _flat_card(image, quad, scale, typical if len(areas) >= 3 else None)
-            if card is not None and (best is None or card[1] < best[1]):
+            card = _flat_card(image, quad, scale, typical)
+            if card is not None and (best is None or card[1].closing < best[1].closing):
                 best = card
-                if card[1] == CLOSINGS[0]:
+                if card[1].closing == CLOSINGS[0]:
                     break
         if best is not None:
             found.append(best[0])
@@ -95,7 +104,10 @@ def find_cards(image: np.ndarray) -> list[Found]:
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
         for contour, why in partial:
-            if _partly_a_card(contour, card, small):
+            grazed = _grazed(image, contour, scale, typical) if why == CUT else None
+            if grazed is not None:
+                found.append(grazed)
+            elif _partly_a_card(contour, card, small):
                 corners = _box_of(contour) / scale
                 found.append(Found(corners, warp(image, corners), False, why))
     return found
@@ -103,27 +115,47 @@ def find_cards(image: np.ndarray) -> list[Found]:
 
 def _flat_card(
     image: np.ndarray, quad: np.ndarray, scale: float, typical: float | None
-) -> tuple[Found, int] | None:
-    """The card at `quad` (in the shrunk frame) flat, if it looks like one, and the closing
-    it took (`card_closing`); `typical`: the cards' usual area there, when enough were
-    found to say."""
+) -> tuple[Found, "Symbols"] | None:
+    """The card at `quad` (in the shrunk frame) flat, if it looks like one, and its symbols
+    (`card_symbols`); `typical`: the cards' usual area there, when enough were found to
+    say."""
     area = cv2.contourArea(quad.astype(np.float32))
     # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
     if typical is not None and not 0.4 * typical <= area <= 2.5 * typical:
         return None
     corners = quad / scale
     ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
-    flats = [(c, flat, card_closing(flat)) for c in ways for flat in [warp(image, c)]]
+    flats = [(c, flat, card_symbols(flat)) for c in ways for flat in [warp(image, c)]]
     # The way its symbols stand with the least closing: a wider one joins a pale outline's
     # pieces, and may join a card's ink seen the wrong way round into symbols as well.
-    least = min((closing for _, _, closing in flats if closing is not None), default=None)
+    least = min((s.closing for _, _, s in flats if s is not None), default=None)
     if least is None:
         return None
-    standing = [(c, flat) for c, flat, closing in flats if closing == least]
+    standing = [(c, flat, s) for c, flat, s in flats if s is not None and s.closing == least]
+    corners, flat, symbols = standing[0]
     if len(standing) == 1:
-        return Found(*standing[0], True), least
+        return Found(corners, flat, True), symbols
     # Square in the frame and its symbols stand either way: not read surely.
-    return Found(*standing[0], False, "seen too slanted"), least
+    return Found(corners, flat, False, "seen too slanted"), symbols
+
+
+def _grazed(
+    image: np.ndarray, contour: np.ndarray, scale: float, typical: float | None
+) -> Found | None:
+    """The card whose shape shows at the frame's edge (`contour`, in the shrunk frame),
+    whole, if the frame hides a sliver of its paper only: its symbols lie in the middle of
+    what shows, as they lie in the middle of a card."""
+    quad = _card_shaped(contour)
+    if quad is None:
+        return None
+    card = _flat_card(image, quad, scale, typical)
+    if card is None or not card[0].whole:
+        return None
+    x0, y0, x1, y1 = card[1].box
+    height, width = card[0].flat.shape[:2]
+    if abs(x0 - (width - x1)) > CENTRED * width or abs(y0 - (height - y1)) > CENTRED * height:
+        return None
+    return card[0]
 
 
 def _sides(quad: np.ndarray) -> tuple[float, float]:
@@ -406,21 +438,32 @@ def _shapes(
             or x + w >= width - EDGE_MARGIN
             or (y + h >= height - EDGE_MARGIN)
         )
-        quad = _quadrilateral(contour)
-        if quad is not None and not at_edge:
-            fill = area / max(cv2.contourArea(quad.astype(np.float32)), 1.0)
-            solid = area / max(cv2.contourArea(cv2.convexHull(contour)), 1.0)
-            if fill >= RECTANGULAR and solid >= SOLID and MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
-                quad = _grown(quad, shrunk)
-                centre = quad.mean(axis=0)
-                if not any(_near(centre, c, s) for c, s in seen):
-                    whole.append(quad)
-                    seen.append(_middle(quad))
-                continue
-        why = "cut by the edge of the frame" if at_edge else "partly hidden"
+        quad = None if at_edge else _card_shaped(contour)
+        if quad is not None:
+            quad = _grown(quad, shrunk)
+            centre = quad.mean(axis=0)
+            if not any(_near(centre, c, s) for c, s in seen):
+                whole.append(quad)
+                seen.append(_middle(quad))
+            continue
+        why = CUT if at_edge else "partly hidden"
         partial.append((contour, why))
     partial = [(c, why) for c, why in partial if not any(_inside(c, q) for q in whole)]
     return whole, _distinct(partial)
+
+
+def _card_shaped(contour: np.ndarray) -> np.ndarray | None:
+    """The region's quadrilateral, if the region fills it as a card does, in a card's
+    proportions."""
+    quad = _quadrilateral(contour)
+    if quad is None:
+        return None
+    area = cv2.contourArea(contour)
+    fill = area / max(cv2.contourArea(quad.astype(np.float32)), 1.0)
+    solid = area / max(cv2.contourArea(cv2.convexHull(contour)), 1.0)
+    if fill >= RECTANGULAR and solid >= SOLID and MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
+        return quad
+    return None
 
 
 def _quadrilateral(contour: np.ndarray) -> np.ndarray | None:
@@ -598,21 +641,35 @@ def ink_mask(balanced: np.ndarray) -> np.ndarray:
     return ink
 
 
-def card_closing(flat: np.ndarray) -> int | None:
+@dataclass(frozen=True)
+class Symbols:
+    """A flat card's symbols as `card_symbols` found them: the closing that made them
+    blobs, and the box around them (x0, y0, x1, y1) in the flat card's pixels."""
+
+    closing: int
+    box: tuple[int, int, int, int]
+
+
+def card_symbols(flat: np.ndarray) -> Symbols | None:
     """Whether the flat image looks like a card: a paper margin all round (bright, even),
     and ink inside in one to three blobs side by side, each most of the card's height and
-    taller than wide, once closed over the least of CLOSINGS that makes them so (that
-    closing; None: no card). The paper's light is judged over a third of the card's
-    height (`lit_evenly`), or, where a lamp's shade falls in stripes narrower than that
-    (the shadow of its arm, of fingers), over a ninth of it."""
+    taller than wide, once closed over the least of CLOSINGS that makes them so (None: no
+    card). The paper's light is judged over a third of the card's height (`lit_evenly`),
+    or, where a lamp's shade falls in stripes narrower than that (the shadow of its arm,
+    of fingers), over a ninth of it."""
     inks: dict[int, np.ndarray | None] = {}
+    h, w = flat.shape[:2]
     for side in CLOSINGS:
         for stroke in STROKES:
             if stroke not in inks:  # each light judged once, and only when asked
                 inks[stroke] = _inner_ink(flat, lit_evenly(flat, stroke))
             inner = inks[stroke]
-            if inner is not None and _symbols(inner, side, *flat.shape[:2]):
-                return side
+            box = None if inner is None else _symbols(inner, side, h, w)
+            if box is not None:
+                # _inner_ink's box lies within the margin: in the flat card's pixels.
+                x0, y0, x1, y1 = box
+                mh, mw = _inner_margin(h, w)
+                return Symbols(side, (x0 + mw, y0 + mh, x1 + mw, y1 + mh))
     return None
 
 
@@ -629,7 +686,7 @@ def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> np.ndarray | None:
     # finger, a box's print or the table is far from paper.
     high, low = _high_low(balanced)
     foreign = np.where((ink > 0) & ((high < PAPER - 35) | (high - low > 80)), 255, 0)
-    mh, mw = h // 8, w // 14
+    mh, mw = _inner_margin(h, w)
     margin = np.concatenate(
         [
             foreign[2:mh, 2:-2].ravel(),
@@ -647,23 +704,37 @@ def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> np.ndarray | None:
     return inner
 
 
+def _inner_margin(h: int, w: int) -> tuple[int, int]:
+    """The margin that `_inner_ink` asks to be paper, top and bottom, left and right."""
+    return h // 8, w // 14
+
+
 # The closings that join a symbol's ink into one blob, in turn: a small card's outlined
 # symbol (a webcam's, 130 px long) is a pale line a pixel wide that the first leaves in
 # pieces.
 CLOSINGS = (3, 5, 7)
 
 
-def _symbols(inner: np.ndarray, side: int, h: int, w: int) -> bool:
-    """The ink inside a card's margin, closed over `side` pixels, is one to three blobs
-    side by side, each most of the card's height and taller than wide."""
+def _symbols(inner: np.ndarray, side: int, h: int, w: int) -> tuple[int, int, int, int] | None:
+    """The box around the ink inside a card's margin (`inner`, in its pixels) if, closed
+    over `side` pixels, it is one to three blobs side by side, each most of the card's
+    height and taller than wide; else None."""
     closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, _closing(side))
     _, _, stats, _ = cv2.connectedComponentsWithStats(closed)
     blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 0.006 * h * w]
     if not blobs or len(blobs) > 3:
-        return False
+        return None
     # Symbols stand tall across a landscape card, most of its height; three squiggles
     # that touch (ink bleeding, a blur) are still taller than half their width.
-    return all(
+    if not all(
         s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 0.5 * s[cv2.CC_STAT_WIDTH]
         for s in blobs
+    ):
+        return None
+    x, y = cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP
+    return (
+        int(min(s[x] for s in blobs)),
+        int(min(s[y] for s in blobs)),
+        int(max(s[x] + s[cv2.CC_STAT_WIDTH] for s in blobs)),
+        int(max(s[y] + s[cv2.CC_STAT_HEIGHT] for s in blobs)),
     )

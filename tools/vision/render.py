@@ -133,6 +133,9 @@ class Placed:
     corners: np.ndarray
     visible: float = 1.0
     cut: bool = False
+    # The corners of the box around its ink, in the image (where a frame's edge may cut
+    # the card and hide none of its symbols).
+    ink: np.ndarray | None = None
 
 
 @dataclass
@@ -538,7 +541,8 @@ def render_table(
         if rng.random() < 0.5:
             angle += math.pi  # a card upside down reads the same
         corners = _quad(centre, (long_, short), angle, rng, tilt)
-        picture = draw_card(face, (356, 228), rng=rng, paper=paper_colour(rng, 232, 252))
+        paper = paper_colour(rng, 232, 252)
+        picture = draw_card(face, (356, 228), rng=rng, paper=paper)
         mask = _rounded_card_mask((356, 228), 356 * 0.04)
         # A card lying flat casts a thin shadow: edge to edge, the seam it leaves is faint.
         reach = 1 if touching else 6
@@ -546,7 +550,7 @@ def render_table(
         pasted = _paste(image, picture, mask, corners)
         masks.append(pasted > 127)
         inside = np.all((corners >= 0) & (corners < (width, height)))
-        table.cards.append(Placed(face, corners, 1.0, not inside))
+        table.cards.append(Placed(face, corners, 1.0, not inside, _ink_of(picture, paper, corners)))
     occluders = np.zeros(image.shape[:2], np.uint8)
     for kind in distractors:
         occluders |= _distractor(image, kind, rng, card_px, table)
@@ -587,6 +591,26 @@ def _cast_shadow(
     soft = 1 / (1 + np.exp(-side / rng.uniform(1, 4)))
     darker = strength * np.array([1 + tint, 1, 1 - tint], np.float32)
     image[:] = np.clip(image * (1 - darker * soft[..., None]), 0, 255).astype(np.uint8)
+
+
+def _ink_of(picture: np.ndarray, paper: tuple[int, int, int], corners: np.ndarray) -> np.ndarray:
+    """The corners in the image of the box around a card's ink (`picture` pasted at
+    `corners`): what differs from its paper."""
+    ys, xs = np.nonzero(np.abs(picture.astype(np.int16) - paper).max(axis=2) > 12)
+    h, w = picture.shape[:2]
+    box = np.array(
+        [
+            (xs.min(), ys.min()),
+            (xs.max() + 1, ys.min()),
+            (xs.max() + 1, ys.max() + 1),
+            (xs.min(), ys.max() + 1),
+        ],
+        np.float32,
+    )
+    src = np.array([(0, 0), (w, 0), (w, h), (0, h)], np.float32)
+    m = cv2.getPerspectiveTransform(src, corners.astype(np.float32))
+    ink: np.ndarray = cv2.perspectiveTransform(box[None], m)[0].astype(np.float64)
+    return ink
 
 
 def _mask_of(mask: np.ndarray, corners: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
