@@ -82,8 +82,18 @@ def test_a_card_foreshortened_to_a_square_is_found_and_read():
     assert sorted(map(str, (c.face for c in layout.cards if c.sure))) == sorted(map(str, faces))
 
 
+def test_cards_foreshortened_past_a_square_are_found_and_read():
+    """From lower still, the far cards look wider across than along (vimalloc/set-solver's
+    filter_cards3): their symbols stand the other way to their sides, and say so."""
+    image, faces = _foreshortened(0, 6, 0.5)
+    layout = read_frame(image)
+    sure = [c.face for c in layout.cards if c.sure]
+    assert len(sure) >= 4
+    assert all(face in faces for face in sure)
+
+
 @SOME
-@given(st.integers(0, 2**31), st.integers(3, 12), st.floats(0.55, 0.8))
+@given(st.integers(0, 2**31), st.integers(3, 12), st.floats(0.4, 0.8))
 def test_a_foreshortened_card_is_never_read_surely_wrong(seed, count, squash):
     image, faces = _foreshortened(seed, count, squash)
     layout = read_frame(image)

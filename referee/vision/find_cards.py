@@ -12,8 +12,8 @@ are looked at once more with only the seams cut out, and a card's shape found th
 tried where a piece, or nothing, was. Each region's outline must be a convex
 quadrilateral (four corners once its rounded corners are smoothed), filled by the
 region, its sides in a card's proportion (89 x 57 mm, 1.56; seen at an angle, up to
-3.2, or down to a square when its long side points away, and then its symbols tell
-which way it lies), its size like the other cards'. A region that is card-sized but cut
+3.2, or down to a square and past it when its long side points away, and then its
+symbols tell which way it lies), its size like the other cards'. A region that is card-sized but cut
 by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a card
 *partly seen* only when it holds a symbol's ink, and is never read surely; but a card's
 shape at the frame's edge whose symbols lie in the middle of what shows, as a card's lie
@@ -38,7 +38,8 @@ WORK_PX = 960
 CARD_W, CARD_H = 132, 84
 CARD_RATIO = 89 / 57
 # Seen from a chair, not from above, a far card is foreshortened to twice its ratio; or,
-# its long side receding, down to a square (the ratio is long over short: 1 at least).
+# its long side receding, down to a square and past it (the ratio is long over short, 1 at
+# least: past a square, its long side is the card's short one).
 MIN_RATIO, MAX_RATIO = 1.0, 3.2
 # Below this a card's sides do not say which way it lies: its symbols do.
 SQUARISH = 1.2
@@ -92,12 +93,20 @@ def find_cards(image: np.ndarray) -> list[Found]:
         # The first that looks like a card with the least closing: a wider one may pass a
         # piece of the card tried before the whole.
         best: tuple[Found, Symbols] | None = None
-        for quad in alternatives:
-            card = _flat_card(image, quad, scale, typical)
-            if card is not None and (best is None or card[1].closing < best[1].closing):
-                best = card
-                if card[1].closing == CLOSINGS[0]:
-                    break
+        # Its long side receding from a low camera, a card may look wider across than
+        # along it, its symbols standing the other way: looked at so only where no
+        # outline is a card as it lies, or a piece of one turned might pass before the
+        # whole. A card seen the right way round has no symbols standing across it: they
+        # lie flat and stretched (a single symbol some 14 px high of 84).
+        for receding in (False, True):
+            for quad in alternatives:
+                card = _flat_card(image, quad, scale, typical, receding)
+                if card is not None and (best is None or card[1].closing < best[1].closing):
+                    best = card
+                    if card[1].closing == CLOSINGS[0]:
+                        break
+            if best is not None:
+                break
         if best is not None:
             found.append(best[0])
     if found:
@@ -114,11 +123,16 @@ def find_cards(image: np.ndarray) -> list[Found]:
 
 
 def _flat_card(
-    image: np.ndarray, quad: np.ndarray, scale: float, typical: float | None
+    image: np.ndarray,
+    quad: np.ndarray,
+    scale: float,
+    typical: float | None,
+    receding: bool = False,
 ) -> tuple[Found, "Symbols"] | None:
     """The card at `quad` (in the shrunk frame) flat, if it looks like one, and its symbols
     (`card_symbols`); `typical`: the cards' usual area there, when enough were found to
-    say."""
+    say; `receding`: seen the other way too when its sides say which way it lies and its
+    symbols do not stand so."""
     area = cv2.contourArea(quad.astype(np.float32))
     # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
     if typical is not None and not 0.4 * typical <= area <= 2.5 * typical:
@@ -126,6 +140,10 @@ def _flat_card(
     corners = quad / scale
     ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
     flats = [(c, flat, card_symbols(flat)) for c in ways for flat in [warp(image, c)]]
+    if receding and len(ways) == 1 and flats[0][2] is None:
+        rolled = np.roll(corners, 1, axis=0)
+        flat = warp(image, rolled)
+        flats.append((rolled, flat, card_symbols(flat)))
     # The way its symbols stand with the least closing: a wider one joins a pale outline's
     # pieces, and may join a card's ink seen the wrong way round into symbols as well.
     least = min((s.closing for _, _, s in flats if s is not None), default=None)
