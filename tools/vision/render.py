@@ -483,7 +483,6 @@ def render_table(
     over_cards: tuple[str, ...] = (),
     top: str | None = None,
     light: str | None = None,
-    cut_edge: bool = False,
     card_px: float | None = None,
     touching: bool = False,
     shade: float = 0.0,
@@ -491,11 +490,11 @@ def render_table(
 ) -> Table:
     """A table with `faces` laid out in a grid (columns of three... as players deal them),
     each tilted a little; `distractors` lie beside the cards, `over_cards` ("hand") lie over
-    one of them; `cut_edge` moves the layout so that a card is cut by the frame's edge;
-    `touching` lays the cards square, edge to edge; `shade` darkens one side of a line
-    across the layout by that share (a hand's or a lamp's shadow, its edge soft), and
-    `shade_tint` makes that side's light warmer by that share (a lamp's shadow lit by the
-    room's light: blue darkened more, red less)."""
+    one of them; `touching` lays the cards square, edge to edge; `shade` darkens one side
+    of a line across the layout by that share (a hand's or a lamp's shadow, its edge soft),
+    and `shade_tint` makes that side's light warmer by that share (a lamp's shadow lit by
+    the room's light: blue darkened more, red less). A frame's edge across the cards is
+    the tests' to make: cut the image (`Placed.ink` says where each card's symbols lie)."""
     width, height = size
     image = table_top(rng, size, top)
     n = len(faces)
@@ -522,8 +521,6 @@ def render_table(
         rows = max(1, math.ceil(n / cols)) if n else 1
     origin = np.array([width / 2 - (cols - 1) * cell[0] / 2, height / 2 - (rows - 1) * cell[1] / 2])
     origin += rng.uniform(-0.05, 0.05, 2) * (width, height)
-    if cut_edge:
-        origin[0] -= origin[0] - cell[0] * 0.05  # the first column half out of the frame
     layout_angle = rng.normal(0, 0.08)
     tilt = 0.0 if touching else rng.uniform(-0.25, 0.25)  # a tilted grid's cards overlap
     table = Table(image)
