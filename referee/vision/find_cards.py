@@ -109,7 +109,7 @@ def _flat_card(
     found to say."""
     area = cv2.contourArea(quad.astype(np.float32))
     # Much larger or smaller than the others: a box, a sheet of paper, a symbol.
-    if typical is not None and not 0.4 * typical <= area <= 2.5 * typical:
+    if typical is not None and not _typical(area, typical):
         return None
     corners = quad / scale
     ways = [corners] if _ratio(quad) >= SQUARISH else [corners, np.roll(corners, 1, axis=0)]
@@ -124,6 +124,11 @@ def _flat_card(
         return Found(*standing[0], True), least
     # Square in the frame and its symbols stand either way: not read surely.
     return Found(*standing[0], False, "seen too slanted"), least
+
+
+def _typical(area: float, typical: float) -> bool:
+    """An area like the cards' `typical` one: not a box, a sheet of paper, a symbol."""
+    return 0.4 * typical <= area <= 2.5 * typical
 
 
 def _sides(quad: np.ndarray) -> tuple[float, float]:
@@ -205,7 +210,9 @@ def outlines(
         whole, partial = _shapes(regions, small.shape[:2])
     # Its partly seen regions are not kept: a region of the table joined to something
     # bright without the edges between them is no card's part.
-    shaded = _shaded(blurred, levels[0], thin, small.shape[:2])
+    shaded = _shaded(blurred, levels[0], thin, small.shape[:2]) + _faint(
+        blurred, levels[0], small.shape[:2], whole
+    )
     places = [[q] for q in whole]
     middles = [_middle(q) for q in whole]
     for quad in shaded:
@@ -246,6 +253,33 @@ def _shaded(
     return quads
 
 
+def _faint(
+    blurred: np.ndarray, level: float, shape: tuple[int, int], whole: list[np.ndarray]
+) -> list[np.ndarray]:
+    """The cards' quadrilaterals on a light table (a white cloth, a pale wood, a laptop's
+    lid): the paper hardly lighter than the top, or not at all, and the border between
+    them, the paper's rim and the thin shadow under it, too faint for the edges above
+    (Canny's 30 and 90): cut out at a third of those instead. The top is then one bright
+    region around the cards, each card a region in a hole of it, and taken there too.
+    Eroded a third time, 5 px: a faint border has gaps that a card's region leaks
+    through to the table's. Where three cards or more were found whole (`whole`), only
+    a quadrilateral of their size is kept: a symbol's outline, or the grain's, would
+    otherwise move the cards' typical size that `find_cards` judges each by."""
+    faint = cv2.dilate(cv2.Canny(blurred, *FAINT), np.ones((3, 3), np.uint8))
+    quads = _shapes(_pieces(blurred, level, faint, None, (1, 2, 4), nested=True), shape)[0]
+    if len(whole) < 3:
+        return quads
+    typical = float(np.median([cv2.contourArea(q.astype(np.float32)) for q in whole]))
+    return [q for q in quads if _typical(cv2.contourArea(q.astype(np.float32)), typical)]
+
+
+# A light table's edges: Canny's thresholds (on the blurred grey frame, 0-255). On 20
+# rendered white tables of 12 cards with things beside them, 15 and 45 found 183 cards,
+# these 195 (and, the third erosion, 198), 8 and 24 196: lower, the top's own grain and a
+# JPEG's blocks break it up as much as the cards' borders close.
+FAINT = (10, 30)
+
+
 # A seam is at least this many pixels (at WORK_PX): a card's side is 30 px and more.
 SEAM_LONG = 20
 
@@ -260,9 +294,11 @@ def _pieces(
     edges: np.ndarray | None,
     cut: np.ndarray | None,
     erosions: tuple[int, ...] = (1, 2),
+    nested: bool = False,
 ) -> list[tuple[np.ndarray, float]]:
     """The regions lighter than `level`, the edges (and `cut`) cut out of them, each with
-    how far its outline lies inside the region's own (px)."""
+    how far its outline lies inside the region's own (px); `nested`: the regions lying in
+    another's hole as well (the cards on a light table, in the table's)."""
     bright = _regions_mask(blurred, level, edges, cut)
     # Eroded once a little, once more: a card joined to a glare on the table by a
     # thread comes apart in the second, a small card's paper around a big symbol
@@ -272,7 +308,13 @@ def _pieces(
     for erosion in erosions:
         size = 2 * erosion + 1
         eroded = cv2.erode(bright, np.ones((size, size), np.uint8))
-        found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if nested:
+            # Two levels: each region's outline (no parent), and its holes' (left out).
+            found, tree = cv2.findContours(eroded, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+            outer = [] if tree is None else tree[0]
+            found = tuple(c for c, t in zip(found, outer, strict=True) if t[3] < 0)
+        else:
+            found, _ = cv2.findContours(eroded, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         regions.extend((c, erosion + 1.5) for c in found)
     return regions
 
