@@ -193,7 +193,7 @@ def _silver(
     rng: np.random.Generator, width: int, height: int, xx: np.ndarray, yy: np.ndarray
 ) -> np.ndarray:
     """A laptop's lid under the cards: a neutral light grey (a little blue or warm), brushed
-    along one way, a broad sheen across it, its logo (a paler or darker rounded shape) and
+    across the frame, a broad sheen across it, its logo (a paler or darker rounded shape) and
     its rim (a darker line, a radius at the corners) somewhere in the frame."""
     grey = rng.uniform(165, 215)
     base = grey + rng.uniform(-6, 6, 3)
