@@ -400,3 +400,35 @@ def test_a_small_cards_pale_outlined_symbols_are_found(seed):
     table = render_table(faces, rng, size=(1280, 720))
     layout = read_frame(table.image)
     assert sorted(str(c.face) for c in layout.cards if c.sure) == sorted(map(str, faces))
+
+
+# A light table (a white cloth, a pale wood, a laptop's lid): the paper hardly lighter than
+# the top, the border between them faint. The finder found 7 of these first twelve, and
+# none of the second (a box and a phone beside them darken the frame, and the whole top is
+# as bright as the cards), before it cut the faint edges out as well.
+@pytest.mark.parametrize(("seed", "distractors"), [(15, ()), (9, ("box", "phone"))])
+def test_a_light_table_is_read_whole_and_right(seed, distractors):
+    table = _table(seed, 12, top="white", distractors=distractors)
+    found, invented = _found_whole(table)
+    assert not invented
+    assert found == 12
+    right, bad = _read_right(table)
+    assert not bad
+    assert right >= 11
+
+
+@SOME
+@given(
+    st.integers(0, 2**31),
+    st.integers(3, 15),
+    st.sampled_from(["white", "silver", "pale"]),
+    st.lists(st.sampled_from(DISTRACTORS), min_size=1, max_size=3),
+)
+def test_a_light_table_with_things_on_it_invents_no_card(seed, count, top, distractors):
+    # A faint edge is the grain's, a sheet of paper's, a laptop's logo's and rim's as well:
+    # none may make a card, nor a card's piece be read surely wrong.
+    table = _table(seed, count, top=top, distractors=tuple(distractors))
+    _, invented = _found_whole(table)
+    assert not invented
+    _, bad = _read_right(table)
+    assert not bad

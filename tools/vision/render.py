@@ -148,7 +148,11 @@ class Table:
 def table_top(
     rng: np.random.Generator, size: tuple[int, int], kind: str | None = None
 ) -> np.ndarray:
-    """A table's top: wood, dark cloth, a white-ish top or a plain colour."""
+    """A table's top: wood, dark cloth, a white-ish top or a plain colour, drawn at random;
+    or, only when asked for by name (the random choice, and so every render that leaves
+    `kind` to it, is as it was), a light table as bright as the cards or nearly: "silver",
+    a laptop's lid (light grey, brushed, a sheen across it, its logo and a rim), or
+    "pale", a pale wood."""
     width, height = size
     kind = kind or rng.choice(["wood", "cloth", "white", "plain", "wood"])
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
@@ -171,11 +175,55 @@ def table_top(
     elif kind == "white":
         base = np.array(rng.uniform(185, 235, 3))
         top = base[None, None, :] + 6 * rng.standard_normal((height, width, 1))
+    elif kind == "silver":
+        top = _silver(rng, width, height, xx, yy)
+    elif kind == "pale":
+        base = np.array(rng.uniform([150, 175, 190], [195, 215, 235]))
+        angle = rng.uniform(0, math.pi)
+        u = xx * math.cos(angle) + yy * math.sin(angle)
+        v = -xx * math.sin(angle) + yy * math.cos(angle)
+        grain = np.sin(u / rng.uniform(3, 9) + 3 * np.sin(v / rng.uniform(40, 120)))
+        shade = 0.92 + 0.05 * grain + 0.03 * np.sin(u / rng.uniform(30, 60))
+        top = base[None, None, :] * shade[..., None]
     else:
         base = rng.uniform(20, 200, 3)
         top = base[None, None, :] + 4 * rng.standard_normal((height, width, 1))
     table: np.ndarray = np.clip(top, 0, 255).astype(np.uint8)
     return table
+
+
+def _silver(
+    rng: np.random.Generator, width: int, height: int, xx: np.ndarray, yy: np.ndarray
+) -> np.ndarray:
+    """A laptop's lid under the cards: a neutral light grey (a little blue or warm), brushed
+    across the frame, a broad sheen across it, its logo (a paler or darker rounded shape) and
+    its rim (a darker line, a radius at the corners) somewhere in the frame."""
+    grey = rng.uniform(165, 215)
+    base = grey + rng.uniform(-6, 6, 3)
+    angle = rng.uniform(0, math.pi)
+    v = -xx * math.sin(angle) + yy * math.cos(angle)
+    # Brushed: streaks along u, from noise stretched along it.
+    streaks = cv2.resize(
+        rng.standard_normal((height, max(2, width // 40))).astype(np.float32),
+        (width, height),
+        interpolation=cv2.INTER_LINEAR,
+    )
+    sheen = rng.uniform(0.05, 0.15) * np.cos((v / max(width, height)) * math.pi * rng.uniform(1, 2))
+    top = base[None, None, :] * (1 + sheen[..., None]) + 3 * streaks[..., None]
+    top = top + 2 * rng.standard_normal((height, width, 1))
+    logo = np.zeros((height, width), np.uint8)
+    centre = (int(rng.uniform(0.2, 0.8) * width), int(rng.uniform(0.2, 0.8) * height))
+    radius = int(rng.uniform(0.05, 0.1) * min(width, height))
+    cv2.circle(logo, centre, radius, 255, -1, cv2.LINE_AA)
+    cv2.circle(logo, (centre[0] + radius // 2, centre[1] - radius // 3), radius // 3, 0, -1)
+    tone = rng.choice([-25.0, 20.0])
+    top = top + tone * (logo.astype(np.float32) / 255)[..., None]
+    rim = np.zeros((height, width), np.uint8)
+    inset = int(rng.uniform(0.02, 0.12) * min(width, height))
+    cv2.rectangle(rim, (-inset, inset), (width - inset, height + inset), 255, 2 + inset // 20)
+    top = top - rng.uniform(20, 60) * (cv2.GaussianBlur(rim, (0, 0), 1.0) / 255)[..., None]
+    out: np.ndarray = top
+    return out
 
 
 def _rounded_card_mask(size: tuple[int, int], radius: float) -> np.ndarray:
