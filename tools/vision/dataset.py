@@ -54,7 +54,15 @@ def rendered(
 
 
 # What a real photo may do to a card, each with the share of rendered cards it is done to.
-LOOKS = {"worn": 0.5, "grainy": 0.25, "shade": 0.3, "glare": 0.25, "blur": 0.2, "slant": 0.2}
+LOOKS = {
+    "worn": 0.5,
+    "faint": 0.3,
+    "grainy": 0.25,
+    "shade": 0.3,
+    "glare": 0.25,
+    "blur": 0.2,
+    "slant": 0.2,
+}
 
 
 def rendered_flat(
@@ -70,7 +78,9 @@ def rendered_flat(
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
     # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
-    ink = render.worn_ink(rng, face.color) if has("worn") else None
+    ink = render.worn_ink(rng, face.color) if has("worn") else render.random_ink(rng, face.color)
+    if has("faint"):  # stripes so thin that a camera sees a pale tint inside the outline
+        ink.stripe_width = rng.uniform(0.08, 0.2)
     picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
     if has("grainy"):
         picture = render.grainy(picture, paper, rng)
