@@ -11,14 +11,14 @@ import math
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.cli import main
 from referee.vision.card import Face, all_faces
 from referee.vision.find_cards import find_cards
 from referee.vision.layout import Layout, read_frame
-from tools.vision.render import Placed, Table, draw_card, render_table
+from tools.vision.render import HIDDEN, Placed, Table, cover, draw_card, render_table
 
 DECK = all_faces()
 DISTRACTORS = ("hand", "cable", "box", "phone", "paper")
@@ -178,6 +178,38 @@ def test_a_card_whose_ink_the_frames_edge_cuts_is_never_read_surely(seed, count,
         if card.sure:
             assert _ink_shows(under, framed.image), f"{under.face} read surely, its ink cut"
             assert card.face == under.face
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cards.onnx reads 3 of 26 such blotted cards surely; the models trained with"
+    " covers read none, but were not taken (referee/vision/MODEL.md)",
+)
+@SOME
+@example(102, 8, "blot")  # a blot over the third of 3 squiggles: read surely before
+@example(107, 13, "blot")  # one below 2 ovals, where a third would lie: read surely before
+@given(st.integers(0, 2**31), st.integers(6, 15), st.sampled_from(["blot", "hand"]))
+def test_a_card_partly_hidden_is_never_read_surely(seed, count, kind):
+    """A blot (a cup, a phone) or fingers over a share of a card's middle (render.HIDDEN):
+    what shows may be another card (two of three symbols), so the camera must say it
+    cannot see it, where under a shadow or glare it reads on."""
+    table = _table(seed, count, top="cloth", light="day")
+    rng = np.random.default_rng(seed)
+    hidden: dict[int, float] = {}
+    for i in rng.choice(count, max(1, count // 3), replace=False):
+        mask = np.zeros(table.image.shape[:2], np.uint8)
+        cv2.fillConvexPoly(mask, table.cards[i].corners.astype(np.int32), 255)
+        share = cover(table.image, rng, mask, table.cards[i].corners, (kind,))
+        if share:
+            hidden[int(i)] = share
+    assert hidden
+    layout = read_frame(table.image)
+    for card, under in zip(layout.cards, _under(table, layout), strict=True):
+        assert under is not None
+        i = next(j for j, p in enumerate(table.cards) if p is under)
+        if i in hidden:
+            assert HIDDEN[0] <= hidden[i] <= HIDDEN[1]
+            assert not card.sure, f"{under.face}, {hidden[i]:.0%} of its middle hidden, read surely"
 
 
 @SOME

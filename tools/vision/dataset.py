@@ -8,7 +8,8 @@
   cut out as a card would be.
 
 Each set is an array of flat cards (N x CARD_H x CARD_W x 3, uint8), their faces' values
-(N x 4: number, colour, shading, shape as 0-2; -1 for a non-card) and where they came from.
+(N x 4: number, colour, shading, shape as 0-2; -1 for a non-card; -2 for a card partly
+hidden by something over it, taught as unreadable: render.cover) and where they came from.
 """
 
 import math
@@ -25,6 +26,7 @@ from referee.vision.find_cards import warp
 from . import render
 
 NOT_A_CARD = (-1, -1, -1, -1)
+HIDDEN_CARD = (-2, -2, -2, -2)
 
 
 def _jittered(corners: np.ndarray, rng: np.random.Generator, share: float) -> np.ndarray:
@@ -37,25 +39,38 @@ def rendered(
     per_face: int,
     rng: np.random.Generator,
     looks: frozenset[str] | None = frozenset(),
+    covered: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`per_face` flat renderings of each face, with `looks` (rendered_flat's)."""
+    """`per_face` flat renderings of each face, with `looks` (rendered_flat's); the share
+    `covered` of them partly hidden, labelled HIDDEN_CARD."""
     flats, values = [], []
     for face in faces:
         for _ in range(per_face):
-            flats.append(rendered_flat(face, rng, looks))
-            values.append(face.values())
+            hide = covered > 0 and rng.random() < covered  # no draw without: as before
+            flat, hidden = rendered_flat(face, rng, looks, hide)
+            flats.append(flat)
+            values.append(HIDDEN_CARD if hidden else face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
 # What a real photo may do to a card, each with the share of rendered cards it is done to.
-LOOKS = {"worn": 0.5, "grainy": 0.25, "shade": 0.3, "glare": 0.25, "blur": 0.2, "slant": 0.2}
+LOOKS = {
+    "worn": 0.5,
+    "faint": 0.3,
+    "grainy": 0.25,
+    "shade": 0.3,
+    "glare": 0.25,
+    "blur": 0.2,
+    "slant": 0.2,
+}
 
 
 def rendered_flat(
-    face: Face, rng: np.random.Generator, looks: frozenset[str] | None = None
-) -> np.ndarray:
+    face: Face, rng: np.random.Generator, looks: frozenset[str] | None = None, hide: bool = False
+) -> tuple[np.ndarray, bool]:
     """One flat rendering of `face`; each of LOOKS done to it by chance, or, given
-    `looks`, those and no other."""
+    `looks`, those and no other; `hide`: something over part of it (render.cover). The
+    flat card, and whether it was so hidden."""
 
     def has(look: str) -> bool:
         return rng.random() < LOOKS[look] if looks is None else look in looks
@@ -63,7 +78,9 @@ def rendered_flat(
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
     # Half the inks as a worn deck or a washed-out photo shows them (the other half as new).
-    ink = render.worn_ink(rng, face.color) if has("worn") else None
+    ink = render.worn_ink(rng, face.color) if has("worn") else render.random_ink(rng, face.color)
+    if has("faint"):  # stripes so thin that a camera sees a pale tint inside the outline
+        ink.stripe_width = rng.uniform(0.08, 0.2)
     picture = render.draw_card(face, size, ink=ink, rng=rng, paper=paper)
     if has("grainy"):
         picture = render.grainy(picture, paper, rng)
@@ -82,7 +99,8 @@ def rendered_flat(
     render._shadow(
         canvas, render._mask_of(mask, corners, canvas.shape), rng, rng.uniform(0.05, 0.3)
     )
-    render._paste(canvas, picture, mask, corners)
+    on_canvas = render._paste(canvas, picture, mask, corners)
+    hidden = hide and render.cover(canvas, rng, on_canvas, corners) > 0
     if rng.random() < 0.3:  # a soft shadow across part of the card (a hand, the camera)
         shade = np.zeros(canvas.shape[:2], np.uint8)
         p = rng.uniform(0, 1, (3, 2)) * (320, 240)
@@ -97,7 +115,7 @@ def rendered_flat(
         canvas = render.motion_blur(canvas, rng, rng.uniform(3, long_ * 0.06))
     canvas = render.camera(canvas, rng)
     # Now and then the corners further off, as a card seen at a slant is found.
-    return warp(canvas, _jittered(corners, rng, 0.03 if has("slant") else 0.012))
+    return warp(canvas, _jittered(corners, rng, 0.03 if has("slant") else 0.012)), hidden
 
 
 def _hardships(
@@ -129,10 +147,12 @@ def real(
     rng: np.random.Generator,
     copies: int = 1,
     hard: bool = False,
+    covered: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Flat cards from crops of real cards (each a card filling its picture), `copies`
     each, warped from corners a little off, their light's colour changed; `hard`: now and
-    then a sharp-edged shadow, glare or a motion blur as well."""
+    then a sharp-edged shadow, glare or a motion blur as well; the share `covered` partly
+    hidden, labelled HIDDEN_CARD."""
     flats, values = [], []
     for path, face in zip(paths, faces, strict=True):
         crop = cv2.imread(str(path), cv2.IMREAD_COLOR)
@@ -141,14 +161,22 @@ def real(
         if crop.shape[0] > crop.shape[1]:
             crop = np.rot90(crop, 1 if rng.random() < 0.5 else -1).copy()
         for _ in range(copies):
-            flats.append(real_flat(crop, rng, hard=hard))
-            values.append(face.values())
+            hide = covered > 0 and rng.random() < covered  # no draw without: as before
+            flat, hidden = real_flat(crop, rng, hard=hard, hide=hide)
+            flats.append(flat)
+            values.append(HIDDEN_CARD if hidden else face.values())
     return np.array(flats), np.array(values, np.int8)
 
 
 def real_flat(
-    crop: np.ndarray, rng: np.random.Generator, jitter: float = 0.012, hard: bool = False
-) -> np.ndarray:
+    crop: np.ndarray,
+    rng: np.random.Generator,
+    jitter: float = 0.012,
+    hard: bool = False,
+    hide: bool = False,
+) -> tuple[np.ndarray, bool]:
+    """A real card's crop made flat as the finder makes it (real()'s); whether it was
+    hidden in part."""
     h, w = crop.shape[:2]
     pad = int(max(h, w) * 0.06)
     table = np.array(rng.uniform(10, 200, 3), np.uint8)
@@ -156,6 +184,11 @@ def real_flat(
     corners = np.array([(pad, pad), (pad + w, pad), (pad + w, pad + h), (pad, pad + h)], float)
     gain = np.array([rng.uniform(0.7, 1.15), rng.uniform(0.85, 1.1), rng.uniform(0.7, 1.15)])
     framed = np.clip(framed * gain * rng.uniform(0.6, 1.15), 0, 255).astype(np.uint8)
+    hidden = False
+    if hide:
+        card = np.zeros(framed.shape[:2], np.uint8)
+        cv2.fillConvexPoly(card, corners.astype(np.int32), 255)
+        hidden = render.cover(framed, rng, card, corners) > 0
     if hard:
         _hardships(framed, rng, np.array([w / 2 + pad, h / 2 + pad]), max(h, w))
         if rng.random() < 0.1:
@@ -163,7 +196,7 @@ def real_flat(
     if rng.random() < 0.5:
         framed = render.camera(framed, rng)
     flat = warp(framed, _jittered(corners, rng, jitter))
-    return flat[::-1, ::-1].copy() if rng.random() < 0.5 else flat
+    return (flat[::-1, ::-1].copy() if rng.random() < 0.5 else flat), hidden
 
 
 def not_cards(count: int, rng: np.random.Generator) -> np.ndarray:

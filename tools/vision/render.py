@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from referee.vision.card import Face
+from referee.vision.card import Face, all_faces
 
 # A card is 89 x 57 mm (2.25 x 3.5 in); drawn landscape, its symbols side by side.
 CARD_MM = (89.0, 57.0)
@@ -495,6 +495,99 @@ def glare(image: np.ndarray, rng: np.random.Generator, near: np.ndarray, reach: 
         a = np.clip(u + rng.uniform(-0.2, 0.4), 0, 1)
     a = (a * rng.uniform(0.3, 0.85)).astype(np.float32)[..., None]
     image[:] = np.clip(image + (255 - image.astype(np.float32)) * a, 0, 255).astype(np.uint8)
+
+
+# How much of the card's middle, where its symbols lie (MIDDLE), an occluder hides for the
+# card to count as hidden: a few percent already takes a symbol's end or a third symbol;
+# less may be a speck. At most HIDDEN_MOST of the whole card: more is rarely still found.
+HIDDEN = (0.08, 0.7)
+HIDDEN_MOST = 0.6
+# The card's middle, as shares of its long and its short side (render.draw_card puts the
+# symbols there).
+MIDDLE = ((0.12, 0.88), (0.18, 0.82))
+
+
+def _middle(corners: np.ndarray) -> np.ndarray:
+    """The quadrilateral MIDDLE of a card whose corners go round from the start of a long side."""
+    (u0, u1), (v0, v1) = MIDDLE
+    c0, c1, c2, c3 = corners
+    points = [
+        (1 - v) * ((1 - u) * c0 + u * c1) + v * ((1 - u) * c3 + u * c2)
+        for u, v in ((u0, v0), (u1, v0), (u1, v1), (u0, v1))
+    ]
+    return np.array(points)
+
+
+def cover(
+    image: np.ndarray,
+    rng: np.random.Generator,
+    card: np.ndarray,
+    corners: np.ndarray,
+    kinds: tuple[str, ...] = ("blot", "blot", "hand", "card"),
+) -> float:
+    """Something opaque over part of the card whose mask in `image` is `card` (corners
+    `corners`, going round from the start of a long side), of one of `kinds`: a blot (a
+    cup, a phone, a dark or coloured thing), a hand's fingers, or another card. Drawn only
+    where it hides a share of the card's middle within HIDDEN (and of the whole card at
+    most HIDDEN_MOST), tried a few times; the share of the middle hidden, or 0 where
+    nothing was drawn."""
+    height, width = image.shape[:2]
+    centre = corners.mean(axis=0)
+    long_ = float(np.linalg.norm(corners[0] - corners[1]))
+    inside = max(int(np.count_nonzero(card)), 1)
+    middle = np.zeros((height, width), np.uint8)
+    cv2.fillConvexPoly(middle, _middle(corners).astype(np.int32), 255)
+    in_middle = max(int(np.count_nonzero(middle)), 1)
+    for _ in range(8):
+        kind = rng.choice(kinds)
+        mask: np.ndarray = np.zeros((height, width), np.uint8)
+        where = centre + rng.normal(0, long_ * 0.35, 2)
+        if kind == "blot":
+            picture = np.empty((height, width, 3), np.float32)
+            dark = rng.random() < 0.7
+            picture[:] = rng.uniform(10, 90, 3) if dark else rng.uniform(0, 230, 3)
+            picture += rng.normal(0, rng.uniform(1, 10), (height, width, 3))
+            r = long_ * rng.uniform(0.06, 0.5)
+            if rng.random() < 0.5:
+                axes = (int(r), int(r * rng.uniform(0.4, 1)))
+                cv2.ellipse(mask, where.astype(int), axes, rng.uniform(0, 180), 0, 360, 255, -1)
+            else:
+                k = int(rng.integers(3, 8))
+                a = np.sort(rng.uniform(0, 2 * math.pi, k))
+                radii = r * rng.uniform(0.5, 1.3, k)
+                poly = where + np.stack([radii * np.cos(a), radii * np.sin(a)], 1)
+                cv2.fillPoly(mask, [poly.astype(np.int32)], 255, cv2.LINE_AA)
+        elif kind == "hand":
+            s = long_ * rng.uniform(0.4, 0.9)
+            hand_picture, hand_mask = hand(rng, s)
+            turn = cv2.getRotationMatrix2D((s, s), rng.uniform(0, 360), 1)
+            turn[:, 2] += where - s
+            picture = cv2.warpAffine(hand_picture, turn, (width, height)).astype(np.float32)
+            mask = cv2.warpAffine(hand_mask, turn, (width, height))
+        else:
+            other = all_faces()[int(rng.integers(81))]
+            size = (220, 140)
+            # Its middle beyond `where`, away from the card's: it lies over one side.
+            on = _quad(
+                where + (where - centre) * 0.8 + rng.normal(0, long_ * 0.3, 2),
+                (long_, long_ / CARD_MM[0] * CARD_MM[1]),
+                rng.uniform(0, math.pi),
+                rng,
+                0,
+            )
+            drawn = draw_card(other, size, rng=rng, paper=paper_colour(rng, 225, 252))
+            scratch = np.zeros_like(image)
+            mask = _paste(scratch, drawn, _rounded_card_mask(size, size[0] * 0.04), on)
+            picture = scratch.astype(np.float32)
+        over = mask > 127
+        hidden = np.count_nonzero(over & (middle > 0)) / in_middle
+        most = np.count_nonzero(over & (card > 127)) / inside
+        if HIDDEN[0] <= hidden <= HIDDEN[1] and most <= HIDDEN_MOST:
+            _shadow(image, mask, rng, rng.uniform(0.1, 0.4), reach=int(max(2, long_ * 0.04)))
+            a = (mask.astype(np.float32) / 255)[..., None]
+            image[:] = np.clip(image * (1 - a) + picture * a, 0, 255).astype(np.uint8)
+            return hidden
+    return 0.0
 
 
 def motion_blur(image: np.ndarray, rng: np.random.Generator, length: float) -> np.ndarray:

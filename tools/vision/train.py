@@ -9,7 +9,8 @@ PER_FACE times, the labelled crops of tomwhite/set-game's deck (its photos split
 train, 15 % held out to check and to set the sureness threshold), and cut-outs of what
 is not a card. 38 minutes on the development machine's two cores, shared (load 7 to
 13); `--cache FILE` keeps the examples (9 of those minutes) for a second run. `--looks`
-renders the hard looks as well (referee/vision/MODEL.md: tried, not taken).
+renders the hard looks as well (dataset.LOOKS), and cards partly hidden by something over
+them taught as unreadable (COVERED); referee/vision/MODEL.md says what each model read.
 
 The network: four 3x3 convolutions (16, 32, 64, 64 channels, the first three with stride
 2), then the features averaged over each quarter of the card's width (where one, two or
@@ -35,6 +36,12 @@ from . import dataset
 ROOT = Path(__file__).resolve().parents[2]
 PER_FACE = 120
 NOT_CARDS = 3000
+# With --looks, the share of the cards, rendered and real, shown partly hidden by something
+# over them (a blot, fingers, another card: render.cover) and taught as unreadable: every
+# attribute's target even over its three values, the card still a card. Not as "not a
+# card": layout.read_frame drops a whole region the network calls no card, and a card a
+# hand covers would leave the table's count as if it had been picked up.
+COVERED = 0.12
 HEADS = (3, 3, 3, 3, 2)
 
 
@@ -73,7 +80,9 @@ def inputs(flats: np.ndarray) -> np.ndarray:
 def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.ndarray]:
     faces = all_faces()
     print(f"rendering {PER_FACE} of each of the 81 cards ...", flush=True)
-    x_r, y_r = dataset.rendered(faces, PER_FACE, rng, None if looks else frozenset())
+    x_r, y_r = dataset.rendered(
+        faces, PER_FACE, rng, None if looks else frozenset(), COVERED if looks else 0.0
+    )
     print(f"cutting {NOT_CARDS} things that are not cards ...", flush=True)
     x_n = dataset.not_cards(NOT_CARDS, rng)
     y_n = np.full((len(x_n), 4), -1, np.int8)
@@ -94,7 +103,13 @@ def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.n
     if not crops:
         print("no real crops: training on rendered cards alone (tools/vision/set_photos.py)")
     x_t, y_t = (
-        dataset.real([c[0] for c in train_c], [c[1] for c in train_c], rng, hard=looks)
+        dataset.real(
+            [c[0] for c in train_c],
+            [c[1] for c in train_c],
+            rng,
+            hard=looks,
+            covered=COVERED if looks else 0.0,
+        )
         if train_c
         else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
     )
@@ -109,14 +124,17 @@ def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.n
     x_r, y_r, x_n = x_r[order_r], y_r[order_r], x_n[order_n]
     train_x = np.concatenate([x_r[cut_r:], x_t, x_n[cut_n:]])
     train_y = np.concatenate([y_r[cut_r:], y_t, y_n[cut_n:]])
+    val_r, val_y = x_r[:cut_r], y_r[:cut_r]
+    shown = val_y[:, 0] != dataset.HIDDEN_CARD[0]
     print("preparing the network's inputs ...", flush=True)
     return {
         "train_x": inputs(train_x),
         "train_y": train_y,
         "val_real_x": inputs(x_v),
         "val_real_y": y_v,
-        "val_rendered_x": inputs(x_r[:cut_r]),
-        "val_rendered_y": y_r[:cut_r],
+        "val_rendered_x": inputs(val_r[shown]),
+        "val_rendered_y": val_y[shown],
+        "val_hidden_x": inputs(val_r[~shown]),
         "val_not_x": inputs(x_n[:cut_n]),
         "val_not_y": y_n[:cut_n],
     }
@@ -135,14 +153,19 @@ def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 def loss_of(outputs: tuple[torch.Tensor, ...], y: torch.Tensor) -> torch.Tensor:
-    is_card = (y[:, 0] >= 0).long()
+    is_card = (y[:, 0] != dataset.NOT_A_CARD[0]).long()
     total = nn.functional.cross_entropy(outputs[4], is_card)
-    cards = is_card.bool()
-    if cards.any():
-        for k in range(4):
+    cards = int(is_card.sum())
+    seen = y[:, 0] >= 0
+    hidden = y[:, 0] == dataset.HIDDEN_CARD[0]
+    for k in range(4):
+        if seen.any():
             total = total + nn.functional.cross_entropy(
-                outputs[k][cards], y[cards, k].long(), label_smoothing=0.02
-            )
+                outputs[k][seen], y[seen, k].long(), label_smoothing=0.02, reduction="sum"
+            ) / max(cards, 1)
+        if hidden.any():  # against an even target: log-probabilities' mean over the three
+            even = -nn.functional.log_softmax(outputs[k][hidden], 1).mean(1)
+            total = total + even.sum() / max(cards, 1)
     return total
 
 
@@ -200,7 +223,7 @@ def looks_trade_off(model: nn.Module, rng: np.random.Generator) -> None:
     faces = all_faces()
     for look in dataset.LOOKS:
         picked = [faces[i] for i in rng.choice(len(faces), LOOK_CARDS)]
-        flats = np.array([dataset.rendered_flat(f, rng, frozenset({look})) for f in picked])
+        flats = np.array([dataset.rendered_flat(f, rng, frozenset({look}))[0] for f in picked])
         y = np.array([f.values() for f in picked])
         probs = predict(model, inputs(flats))
         right = np.all([probs[k].argmax(1) == y[:, k] for k in range(4)], axis=0)
@@ -211,6 +234,19 @@ def looks_trade_off(model: nn.Module, rng: np.random.Generator) -> None:
             good, bad = int((right & is_sure).sum()), int((~right & is_sure).sum())
             cells.append(f"{sure}: {good} right, {bad} wrong")
         print(f"{look}, {LOOK_CARDS} cards read surely at " + "; ".join(cells), flush=True)
+    picked = [faces[i] for i in rng.choice(len(faces), LOOK_CARDS)]
+    made = [dataset.rendered_flat(f, rng, frozenset(), hide=True) for f in picked]
+    hidden_read(predict(model, inputs(np.array([m[0] for m in made if m[1]]))), "hidden cards")
+
+
+def hidden_read(probs: list[np.ndarray], name: str) -> None:
+    """How many cards partly hidden are read surely (none should be), by threshold."""
+    least = np.min([p.max(1) for p in probs[:4]], axis=0)
+    cells = [
+        f"{sure}: {int(((least >= sure) & (probs[4][:, 1] >= 0.5)).sum())}"
+        for sure in (0.8, 0.85, 0.9, 0.95)
+    ]
+    print(f"{name}, {len(least)}, read surely at " + "; ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -286,6 +322,8 @@ def main() -> None:
                     f"{name} sure>={sure}", probs, data[f"{name}_y"], sure
                 )
     looks_trade_off(model, np.random.default_rng(args.seed + 1))
+    if data.get("val_hidden_x") is not None and data["val_hidden_x"].size:
+        hidden_read(predict(model, data["val_hidden_x"]), "held-out hidden cards")
     probs = predict(model, data["val_not_x"])
     taken = float((probs[4][:, 1] >= 0.5).mean())
     print(f"not cards taken for cards: {taken:.4f} of {len(data['val_not_x'])}")
