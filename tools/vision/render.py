@@ -160,12 +160,7 @@ def table_top(
         base = np.array(
             rng.choice([(40, 80, 140), (30, 60, 110), (60, 110, 170), (20, 40, 70)]), float
         )
-        angle = rng.uniform(0, math.pi)
-        u = xx * math.cos(angle) + yy * math.sin(angle)
-        v = -xx * math.sin(angle) + yy * math.cos(angle)
-        grain = np.sin(u / rng.uniform(3, 9) + 3 * np.sin(v / rng.uniform(40, 120)))
-        shade = 0.8 + 0.12 * grain + 0.08 * np.sin(u / rng.uniform(30, 60))
-        top = base[None, None, :] * shade[..., None]
+        top = _grained(base, rng, xx, yy, (0.8, 0.12, 0.08))
     elif kind == "cloth":
         base = np.array(
             rng.choice([(30, 30, 30), (50, 40, 20), (20, 60, 20), (60, 30, 30), (35, 35, 60)]),
@@ -179,17 +174,31 @@ def table_top(
         top = _silver(rng, width, height, xx, yy)
     elif kind == "pale":
         base = np.array(rng.uniform([150, 175, 190], [195, 215, 235]))
-        angle = rng.uniform(0, math.pi)
-        u = xx * math.cos(angle) + yy * math.sin(angle)
-        v = -xx * math.sin(angle) + yy * math.cos(angle)
-        grain = np.sin(u / rng.uniform(3, 9) + 3 * np.sin(v / rng.uniform(40, 120)))
-        shade = 0.92 + 0.05 * grain + 0.03 * np.sin(u / rng.uniform(30, 60))
-        top = base[None, None, :] * shade[..., None]
+        top = _grained(base, rng, xx, yy, (0.92, 0.05, 0.03))
     else:
         base = rng.uniform(20, 200, 3)
         top = base[None, None, :] + 4 * rng.standard_normal((height, width, 1))
     table: np.ndarray = np.clip(top, 0, 255).astype(np.uint8)
     return table
+
+
+def _grained(
+    base: np.ndarray,
+    rng: np.random.Generator,
+    xx: np.ndarray,
+    yy: np.ndarray,
+    shading: tuple[float, float, float],
+) -> np.ndarray:
+    """Wood of colour `base`: its grain at a random angle, the light's share `shading` (its
+    level, the grain's depth, a broad wave's)."""
+    level, grain_depth, wave_depth = shading
+    angle = rng.uniform(0, math.pi)
+    u = xx * math.cos(angle) + yy * math.sin(angle)
+    v = -xx * math.sin(angle) + yy * math.cos(angle)
+    grain = np.sin(u / rng.uniform(3, 9) + 3 * np.sin(v / rng.uniform(40, 120)))
+    shade = level + grain_depth * grain + wave_depth * np.sin(u / rng.uniform(30, 60))
+    top: np.ndarray = base[None, None, :] * shade[..., None]
+    return top
 
 
 def _silver(
