@@ -64,8 +64,13 @@ def test_a_game_played_in_the_terminal_survives_being_killed(tmp_path, capsys):
     term.press("2")
     term.wait_for("P2: SHOW YOUR SET")
     # A power cut in the middle of a call, once the call is on the disk: the cut may lose
-    # an input shown a moment before it (docs/design.md, "The store").
-    wait_in_store(store, lambda game: game.state().pending is not None, "P2's call")
+    # an input shown a moment before it (docs/design.md, "The store"). P2's call itself:
+    # P1's, still on the disk while the writer is behind, is a call too.
+    wait_in_store(
+        store,
+        lambda game: (call := game.state().pending) is not None and call.callers == (2,),
+        "P2's call",
+    )
     term.kill()
 
     term = Terminal(tmp_path, store)
