@@ -273,7 +273,7 @@ def outlines(
             middles.append(_middle(quad))
         elif not any(np.abs(quad - q).max() < SAME_PX for q in places[near]):
             places[near].append(quad)
-    partial = [(c, why) for c, why in partial if not any(_inside(c, q) for q in shaded)]
+    partial = [(c, why) for c, why in partial if not _inside(c, shaded)]
     return places, partial
 
 
@@ -510,7 +510,7 @@ def _shapes(
             continue
         why = CUT if at_edge else "partly hidden"
         partial.append((contour, why))
-    partial = [(c, why) for c, why in partial if not any(_inside(c, q) for q in whole)]
+    partial = [(c, why) for c, why in partial if not _inside(c, whole)]
     return whole, _distinct(partial)
 
 
@@ -574,16 +574,21 @@ def _near(a: np.ndarray, b: np.ndarray, within: float) -> bool:
     return bool(abs(a[0] - b[0]) < within and abs(a[1] - b[1]) < within)
 
 
-def _inside(contour: np.ndarray, quad: np.ndarray) -> bool:
+def _inside(contour: np.ndarray, quads: list[np.ndarray]) -> bool:
+    """Whether the region's middle lies in any of `quads` (its middle found once: a frame
+    may hold hundreds of regions, each asked of every card)."""
     m = contour.reshape(-1, 2).mean(axis=0)
-    return cv2.pointPolygonTest(quad.astype(np.float32), (float(m[0]), float(m[1])), False) >= 0
+    point = (float(m[0]), float(m[1]))
+    return any(cv2.pointPolygonTest(q.astype(np.float32), point, False) >= 0 for q in quads)
 
 
 def _distinct(partial: list[tuple[np.ndarray, str]]) -> list[tuple[np.ndarray, str]]:
     out: list[tuple[np.ndarray, str]] = []
+    boxes: list[np.ndarray] = []  # each kept region's, fitted once
     for contour, why in sorted(partial, key=lambda p: -cv2.contourArea(p[0])):
-        if not any(_inside(contour, _box_of(c)) for c, _ in out):
+        if not _inside(contour, boxes):
             out.append((contour, why))
+            boxes.append(_box_of(contour))
     return out
 
 
