@@ -449,6 +449,20 @@ def test_a_light_table_is_read_whole_and_right(seed, distractors):
     assert right >= 11
 
 
+# A laptop's lid (render.py's "silver"): its brushed metal by the lamp as light as the
+# cards, their borders lost in its shine. The regions gave 5 and 6 of these twelve whole;
+# the cards' symbols, and the faint border found about them, give 8 each.
+@pytest.mark.parametrize("seed", [14, 21])
+def test_cards_whose_border_no_region_gives_are_found_by_their_symbols(seed):
+    table = _table(seed, 12, top="silver")
+    found, invented = _found_whole(table)
+    assert not invented
+    assert found >= 8
+    right, bad = _read_right(table)
+    assert not bad
+    assert right >= 8
+
+
 @SOME
 @given(
     st.integers(0, 2**31),

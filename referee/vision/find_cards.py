@@ -19,6 +19,12 @@ by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a
 shape at the frame's edge whose symbols lie in the middle of what shows, as a card's lie
 in the middle of the card, has lost a sliver of paper only, and is whole.
 
+A card whose border no region gives (on a laptop's lid as light as its paper, under a
+glare, a shade along its side) is found by its symbols instead, where two cards or more
+were found as above: ink of a symbol's size and shape outside them, in ones, twos and
+threes side by side; the nearest card found, moved onto them, says where its sides should
+lie, and each side is taken at the paper's faint edge near there (`_by_symbols`).
+
 What is found is checked again flat (`card_symbols`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
 light: a plane across the card, or, where a shadow's edge crosses it, the paper's level
@@ -110,9 +116,13 @@ def find_cards(image: np.ndarray) -> list[Found]:
         if best is not None:
             found.append(best[0])
     if found:
+        found += _by_symbols(image, small, [f.corners * scale for f in found], scale, typical)
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
+        seen = [f.corners * scale for f in found]
         for contour, why in partial:
+            if _inside(contour, seen):
+                continue  # a piece of a card found by its symbols
             grazed = _grazed(image, contour, scale, typical) if why == CUT else None
             if grazed is not None:
                 found.append(grazed)
@@ -167,13 +177,269 @@ def _grazed(
     if quad is None:
         return None
     card = _flat_card(image, quad, scale, typical)
-    if card is None or not card[0].whole:
-        return None
-    x0, y0, x1, y1 = card[1].box
-    height, width = card[0].flat.shape[:2]
-    if abs(x0 - (width - x1)) > CENTRED * width or abs(y0 - (height - y1)) > CENTRED * height:
+    if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
         return None
     return card[0]
+
+
+def _centred(symbols: "Symbols", flat: np.ndarray) -> bool:
+    """Whether a flat card's symbols lie in its middle, as a whole card's do: the margins
+    either side of them within CENTRED of the card."""
+    x0, y0, x1, y1 = symbols.box
+    height, width = flat.shape[:2]
+    return bool(
+        abs(x0 - (width - x1)) <= CENTRED * width and abs(y0 - (height - y1)) <= CENTRED * height
+    )
+
+
+def _by_symbols(
+    image: np.ndarray,
+    small: np.ndarray,
+    quads: list[np.ndarray],
+    scale: float,
+    typical: float | None,
+) -> list[Found]:
+    """The cards whose outline no region gave (a light table, a glare or a shade over the
+    border), found from their symbols instead: ink blobs of a symbol's size and shape
+    (`_ink_symbols`), outside the cards found (`quads`, in the shrunk frame), side by side
+    in ones, twos and threes (`_side_by_side`). The nearest card found, moved onto them and
+    turned as they stand, says where the card's sides should be; each side is taken where
+    the paper's edge is (`_snapped`), and the card is then checked flat as any other. Only
+    where two cards or more were found: their size says a symbol's."""
+    if len(quads) < 2:
+        return []
+    short = float(np.median([min(_sides(q)) for q in quads]))
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    taken = list(quads)
+    found: list[Found] = []
+    for group in _side_by_side(_ink_symbols(small, grey, short, quads), short):
+        if any(_inside(s.contour, taken[len(quads) :]) for s in group):
+            continue  # a piece of a card found just now
+        middle = np.mean([s.centre for s in group], axis=0)
+        near = min(taken[: len(quads)], key=lambda q: float(np.hypot(*(q.mean(axis=0) - middle))))
+        # Its short side (corners 1 to 2) turned along the symbols' long axis.
+        across = near[2] - near[1]
+        turn = (_standing(group) - np.arctan2(across[1], across[0]) + np.pi / 2) % np.pi - np.pi / 2
+        if len(group) == 1 and abs(turn) < LONE_TURN:
+            turn = 0.0  # a lone symbol's axis is the least sure: it lies as its neighbour
+        c, s = np.cos(turn), np.sin(turn)
+        guess = (near - near.mean(axis=0)) @ np.array([[c, s], [-s, c]]) + middle
+        quad = _snapped(grey, guess)
+        if quad is None:
+            continue
+        # As large as the card it was guessed from: not a piece that a hand's or the
+        # frame's edge closes off.
+        area = cv2.contourArea(quad.astype(np.float32))
+        if not 0.7 <= area / cv2.contourArea(guess.astype(np.float32)) <= 1.4:
+            continue
+        card = _flat_card(image, _clockwise(quad), scale, typical)
+        # Its symbols in its middle, as a whole card's are: where a hand or the frame's
+        # edge hides a symbol and its side was taken there, they are not.
+        if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
+            continue
+        found.append(card[0])
+        taken.append(card[0].corners * scale)
+    return found
+
+
+def _standing(group: list["_Symbol"]) -> float:
+    """Which way a card's symbols stand (their long axis, radians): across the line
+    through their middles where there are two or three; a lone one's by its moments."""
+    if len(group) == 1:
+        return group[0].axis
+    ends = [s.centre for s in group]
+    apart = max((b - a for a in ends for b in ends), key=lambda v: float(np.hypot(*v)))
+    return float(np.arctan2(apart[1], apart[0])) + np.pi / 2
+
+
+# A lone symbol's axis by its moments leans some 20 degrees on a squiggle: a card of one
+# symbol is taken to lie as the card beside it unless its symbol stands further off.
+LONE_TURN = np.radians(35)
+
+
+@dataclass(frozen=True)
+class _Symbol:
+    contour: np.ndarray
+    centre: np.ndarray
+    axis: float  # its long axis's direction, radians
+    length: float
+
+
+def _ink_symbols(
+    small: np.ndarray, grey: np.ndarray, short: float, quads: list[np.ndarray]
+) -> list[_Symbol]:
+    """The blobs of ink in the shrunk frame, outside the cards found (`quads`), that may be
+    a card's symbol: a strong colour, or a dark stroke on something lighter, closed into
+    blobs; as long as a symbol is (about 0.6 of a card's `short` side), about half as wide."""
+    high, low = _high_low(small)
+    dark = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, _closing(9)) > SYMBOL_DARK
+    ink = (((high - low) > SYMBOL_CHROMA) | dark).astype(np.uint8) * 255
+    # The found cards' own symbols left out at once: a layout of 21 has some 40.
+    cv2.fillPoly(ink, [q.astype(np.int32) for q in quads], 0)
+    ink = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, _closing(5))
+    contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    symbols = []
+    for contour in contours:
+        m = cv2.moments(contour)
+        if m["m00"] < 0.02 * short * short:
+            continue
+        centre = np.array([m["m10"], m["m01"]]) / m["m00"]
+        # Its long axis by its moments: a diamond's least box lies along its sides.
+        axis = 0.5 * float(np.arctan2(2 * m["mu11"], m["mu20"] - m["mu02"]))
+        points = contour.reshape(-1, 2) - centre
+        along = np.ptp(points @ (np.cos(axis), np.sin(axis)))
+        wide = np.ptp(points @ (-np.sin(axis), np.cos(axis)))
+        if (
+            0.4 * short <= along <= 0.85 * short
+            and 0.12 * short <= wide <= 0.5 * short
+            and 1.4 <= along / max(wide, 1.0) <= 4.0
+        ):
+            symbols.append(_Symbol(contour, centre, axis, float(along)))
+    return symbols
+
+
+# Ink in the shrunk frame: a colour this strong (the highest channel over the lowest), or
+# a stroke this much darker than what lies around it.
+SYMBOL_CHROMA, SYMBOL_DARK = 45, 35
+
+
+def _side_by_side(symbols: list[_Symbol], short: float) -> list[list[_Symbol]]:
+    """The symbols in groups of one to three that stand as one card's do: alike in length,
+    parallel, beside one another across their long axes (a squiggle's axis by its moments
+    leans some 20 degrees: its neighbour lies up to 0.3 of its length along it), their
+    middles closer than half a card's short side (a card's stand some 0.37 of it apart)."""
+    group = list(range(len(symbols)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, a in enumerate(symbols):
+        for j in range(i + 1, len(symbols)):
+            b = symbols[j]
+            apart = b.centre - a.centre
+            distance = float(np.hypot(*apart))
+            turned = abs((a.axis - b.axis + np.pi / 2) % np.pi - np.pi / 2)
+            if (
+                distance <= 0.55 * short
+                and turned <= np.radians(20)
+                and abs(a.length - b.length) <= 0.25 * max(a.length, b.length)
+                and abs(apart @ (np.cos(a.axis), np.sin(a.axis))) <= 0.3 * a.length
+            ):
+                group[root(i)] = root(j)
+    groups: dict[int, list[_Symbol]] = {}
+    for i, symbol in enumerate(symbols):
+        groups.setdefault(root(i), []).append(symbol)
+    return [g for g in groups.values() if len(g) <= 3]
+
+
+def _snapped(grey: np.ndarray, guess: np.ndarray) -> np.ndarray | None:
+    """The card near `guess` (its corners in the shrunk frame, the first at a long side's
+    start), its sides moved onto the paper's edges: the guess is warped flat with a margin
+    around it, and each side found as a line through two points, one in each half of it
+    (the guess may lie turned or skewed a little from the card), each at the first step
+    from light paper to something darker met going out from the card (`_step`); None where
+    a side has no such step."""
+    w, h, m = CARD_W, CARD_H, SNAP_BAND
+    target = np.array([(m, m), (m + w, m), (m + w, m + h), (m, m + h)], np.float32)
+    to_flat = cv2.getPerspectiveTransform(guess.astype(np.float32), target)
+    flat = cv2.GaussianBlur(
+        cv2.warpPerspective(
+            grey, to_flat, (w + 2 * m, h + 2 * m), borderMode=cv2.BORDER_REPLICATE
+        ).astype(np.float32),
+        (3, 3),
+        0,
+    )
+    down, right = cv2.Sobel(flat, cv2.CV_32F, 0, 1), cv2.Sobel(flat, cv2.CV_32F, 1, 0)
+    # Each side's halves within the card's middle three fifths (its rounded corners lie
+    # outside them); looked for from the guess out to the margin, and in short of the
+    # symbols, a fifth of the card in from its sides.
+    across = (m + w // 5, m + w // 2, m + 4 * w // 5)
+    along = (m + h // 5, m + h // 2, m + 4 * h // 5)
+    lines = []
+    for guessed, out, inward, horizontal in (
+        (m, -1, h // 7, True),
+        (m + h, 1, h // 7, True),
+        (m, -1, w // 8, False),
+        (m + w, 1, w // 8, False),
+    ):
+        a, half, b = across if horizontal else along
+        steps = [
+            _step(
+                down[:, start:end].mean(axis=1) if horizontal else right[start:end].mean(axis=0),
+                guessed,
+                out,
+                inward,
+            )
+            for start, end in ((a, b), (a, half), (half, b))
+        ]
+        whole, first, second = steps
+        ends: tuple[tuple[float, float], tuple[float, float]]  # along the side, across it
+        if (
+            first is not None
+            and second is not None
+            and abs(second - first) <= SNAP_LEAN * (b - a) / 2
+        ):
+            ends = ((a + half - 1) / 2, first), ((half + b - 1) / 2, second)
+        elif whole is not None:
+            # The halves disagree (one met a symbol's or the table's edge): the side is
+            # taken as the guess lies, where the step across its whole length is.
+            ends = (a, whole), (b, whole)
+        else:
+            return None
+        p, q = ((u, v, 1.0) if horizontal else (v, u, 1.0) for u, v in ends)
+        lines.append(np.cross(p, q))
+    top, bottom, left, right_ = lines
+    corners = [
+        np.cross(*pair) for pair in ((top, left), (top, right_), (bottom, right_), (bottom, left))
+    ]
+    flat_corners = np.array([c[:2] / c[2] for c in corners], np.float32).reshape(-1, 1, 2)
+    back: np.ndarray = cv2.perspectiveTransform(flat_corners, np.linalg.inv(to_flat)).reshape(4, 2)
+    return back.astype(np.float64)
+
+
+def _step(profile: np.ndarray, guessed: int, out: int, inward: int) -> float | None:
+    """Where along `profile` (a flat card's change of brightness across its side, the side
+    guessed at `guessed`, `out` the way out of the card: -1 or 1) the paper's edge is: the
+    first step down to something darker met going out from the card, in a band from
+    `inward` inside the guess to SNAP_BAND outside it, where the step stands clear of what
+    lies about it (SNAP_CLEAR times the band's usual change, and at least SNAP_LEAST grey
+    levels a pixel); None where there is no such step."""
+    lo, hi = (
+        (guessed - SNAP_BAND, guessed + inward)
+        if out < 0
+        else (guessed - inward, guessed + SNAP_BAND)
+    )
+    lo, hi = max(lo, 1), min(hi, len(profile) - 1)
+    step = -out * profile[lo:hi]
+    top = float(step.max())
+    if top < 4 * SNAP_LEAST:
+        return None
+    # A step the other way (a symbol's edge, the card's own shade) is no texture.
+    if top < SNAP_CLEAR * float(np.median(np.abs(step[step > -top]))):
+        return None
+    # From the card outwards: its own edge, not a larger light thing's beyond it.
+    order = range(len(step) - 1, -1, -1) if out < 0 else range(len(step))
+    k = next(
+        i
+        for i in order
+        if step[i] >= 0.5 * top
+        and (i == 0 or step[i] >= step[i - 1])
+        and (i == len(step) - 1 or step[i] >= step[i + 1])
+    )
+    return float(lo + k)
+
+
+# How far around its guess a card's side is looked for (px of the flat card, 84 high), and
+# how clear its step must stand: SNAP_CLEAR times the usual change in that band, and at
+# least SNAP_LEAST grey levels a pixel (Sobel's 3 x 3 gives 4 times that).
+SNAP_BAND = 16
+# A side's two halves agree when they lean at most this much (across over along: some 11
+# degrees) from the guess.
+SNAP_LEAN = 0.2
+SNAP_CLEAR = 3
+SNAP_LEAST = 1
 
 
 def _typical(area: float, typical: float) -> bool:
