@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from .card import Face
-from .find_cards import paper_balanced
+from .find_cards import paper_balanced, paper_band
 
 MODEL = Path(__file__).with_name("cards.onnx")
 INPUT_W, INPUT_H = 128, 80
@@ -102,6 +102,25 @@ def read(flats: list[np.ndarray]) -> list[Reading]:
         confidence = tuple(float(h[i].max()) for h in heads[:4])
         readings.append(Reading(Face.of(values), confidence, float(heads[4][i][1])))  # type: ignore[arg-type]
     return readings
+
+
+def blown(flat: np.ndarray) -> bool:
+    """Whether the flat card's paper is blown white: most of its margin at the very top of
+    what the camera records, in every channel. What is fainter than paper went with it: a
+    striped symbol's stripes (it looks open), a pale ink's tint."""
+    band = paper_band(flat)
+    return bool((band.min(axis=1) >= BLOWN_LEVEL).mean() > BLOWN_SHARE)
+
+
+# Blown: every channel at this level on more than this share of the margin. A sensor
+# clips after its noise, so blown paper is flat at the top (a phone's JPEG after it leaves
+# half to all of it so); a rendered table's noise, added after its light, leaves none
+# there. No card's paper is, of the 400 real cards as photographed; brightened in linear
+# light by a stop (render.exposed), 6 striped cards were read surely open, and are so no
+# more, at 2/3 of a stop 3 of 5 (bench/results/vision-blown-*.txt). Not caught: a purple
+# read red where a warm lamp's red alone is blown (an ink balanced against paper whose red
+# the camera cut short leans to red).
+BLOWN_LEVEL, BLOWN_SHARE = 255, 0.5
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:

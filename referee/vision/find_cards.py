@@ -129,7 +129,26 @@ def find_cards(image: np.ndarray) -> list[Found]:
             elif _partly_a_card(contour, card, small):
                 corners = _box_of(contour) / scale
                 found.append(Found(corners, warp(image, corners), False, why))
-    return found
+    return _no_blocks(found)
+
+
+def _no_blocks(found: list[Found]) -> list[Found]:
+    """The cards found, less any over the middles of two others of at most two thirds its
+    size: cards touching whose seam a small frame blurs away (a webcam's 640 px) are found
+    one by one, and together once more in a card's shape."""
+    areas = [cv2.contourArea(f.corners.astype(np.float32)) for f in found]
+    middles = [tuple(map(float, f.corners.mean(axis=0))) for f in found]
+    kept = []
+    for f, area in zip(found, areas, strict=True):
+        quad = f.corners.astype(np.float32)
+        within = sum(
+            cv2.pointPolygonTest(quad, middle, False) >= 0
+            for other, middle in zip(areas, middles, strict=True)
+            if other <= 2 / 3 * area
+        )
+        if within < 2:
+            kept.append(f)
+    return kept
 
 
 def _flat_card(
@@ -225,8 +244,8 @@ def _by_symbols(
         c, s = np.cos(turn), np.sin(turn)
         guess = (near - near.mean(axis=0)) @ np.array([[c, s], [-s, c]]) + middle
         quad = _snapped(grey, guess)
-        if quad is None:
-            continue
+        if quad is None or _inside(quad, taken):
+            continue  # none there, or a card found already
         # As large as the card it was guessed from: not a piece that a hand's or the
         # frame's edge closes off.
         area = cv2.contourArea(quad.astype(np.float32))
@@ -274,8 +293,11 @@ def _ink_symbols(
     high, low = _high_low(small)
     dark = cv2.morphologyEx(grey, cv2.MORPH_BLACKHAT, _closing(9)) > SYMBOL_DARK
     ink = (((high - low) > SYMBOL_CHROMA) | dark).astype(np.uint8) * 255
-    # The found cards' own symbols left out at once: a layout of 21 has some 40.
-    cv2.fillPoly(ink, [q.astype(np.int32) for q in quads], 0)
+    # The found cards' own symbols left out at once: a layout of 21 has some 40. One at a
+    # time: drawn together, where two overlap (a block of two cards found as one, and
+    # each of them) would be left in.
+    for q in quads:
+        cv2.fillConvexPoly(ink, q.astype(np.int32), 0)
     ink = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, _closing(5))
     contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     symbols = []
@@ -871,20 +893,24 @@ def warp(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
     )
 
 
-def paper_balanced(flat: np.ndarray) -> np.ndarray:
-    """The flat card with its paper made neutral white: each channel scaled so that the
-    card's own margin (its paper, whatever the light's colour) reads PAPER. Ink is then
-    seen as it would be under white light: the colour is learnt, not hue thresholds."""
+def paper_band(flat: np.ndarray) -> np.ndarray:
+    """The flat card's margin, its paper, as pixels (N x 3, BGR)."""
     h, w = flat.shape[:2]
-    band = np.concatenate(
+    return np.concatenate(
         [
             flat[3 : h // 7, 3:-3].reshape(-1, 3),
             flat[-h // 7 : -3, 3:-3].reshape(-1, 3),
             flat[h // 7 : -h // 7, 3 : w // 12].reshape(-1, 3),
             flat[h // 7 : -h // 7, -w // 12 : -3].reshape(-1, 3),
         ]
-    ).astype(np.float32)
-    white = np.percentile(band, 75, axis=0)
+    )
+
+
+def paper_balanced(flat: np.ndarray) -> np.ndarray:
+    """The flat card with its paper made neutral white: each channel scaled so that the
+    card's own margin (its paper, whatever the light's colour) reads PAPER. Ink is then
+    seen as it would be under white light: the colour is learnt, not hue thresholds."""
+    white = np.percentile(paper_band(flat).astype(np.float32), 75, axis=0)
     gain = PAPER / np.maximum(white, 8.0)
     return np.clip(flat.astype(np.float32) * gain, 0, 255).astype(np.uint8)
 

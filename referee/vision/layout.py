@@ -35,7 +35,11 @@ def read_frame(image: np.ndarray) -> Layout:
     for f, r in zip(found, readings, strict=True):
         if r.card < classify.IS_A_CARD and f.whole:
             continue  # shaped like a card, but the network sees something else
+        # Stripes seen are stripes; none seen on blown paper may be stripes the light took.
+        too_bright = r.face.shading == "open" and classify.blown(f.flat)
+        sure = f.whole and r.sure and not too_bright
         why = f.why or ("" if r.sure else _unsure(r))
+        why = why or (TOO_BRIGHT if too_bright else "")
         x0, y0 = np.floor(f.corners.min(axis=0)).astype(int)
         x1, y1 = np.ceil(f.corners.max(axis=0)).astype(int)
         height, width = image.shape[:2]
@@ -44,7 +48,7 @@ def read_frame(image: np.ndarray) -> Layout:
             Card(
                 face=r.face,
                 confidence=r.confidence,
-                sure=f.whole and r.sure,
+                sure=sure,
                 box=(int(x0), int(y0), int(x1 - x0), int(y1 - y0)),
                 corners=tuple((float(x), float(y)) for x, y in f.corners),
                 why=why,
@@ -53,6 +57,11 @@ def read_frame(image: np.ndarray) -> Layout:
     cards = _reading_order(cards)
     sets = find_sets([c.face if c.sure else None for c in cards])
     return Layout(tuple(cards), tuple(sets))
+
+
+# A card read open on paper blown white (classify.blown): its stripes may be what the
+# light took.
+TOO_BRIGHT = "too bright: its paper is blown white"
 
 
 def _unsure(r: classify.Reading) -> str:

@@ -1,6 +1,7 @@
 """How right the camera's eyes are on real photos held out of the training.
 
     .venv/bin/python -m tools.vision.evaluate [--photos DIR] [--show DIR] [--model ONNX]
+        [--as PERTURBATION | --as all]
 
 Each board photo named in tools/vision/labels/SOURCE/NAME.txt (every card's middle and
 face, written by hand) is read as `referee look` reads it, from
@@ -12,7 +13,9 @@ read surely), unsure (the card unsure, or not found); for whole cards the same, 
 cards missed, by board, by source, and for the finder's tuning boards (TUNING) and the
 boards held out of its tuning apart. --show writes each photo with what was read drawn on
 it; --model reads with another classifier than referee/vision/cards.onnx (one trained anew,
-measured beside the one it would replace).
+measured beside the one it would replace); --as reads each photo as another camera or
+light would have taken it (tools/vision/perturb.py: turned, shrunk, recompressed, noisy,
+exposed more or less, a warmer or cooler white), `all` one line for each.
 
 The photos, and which deck, camera and person each is, are in set_photos.py.
 """
@@ -30,6 +33,7 @@ from referee.vision.card import Face
 from referee.vision.decode import read_photo
 from referee.vision.layout import read_frame
 
+from .perturb import PERTURBATIONS
 from .set_photos import prepared
 
 LABELS = Path(__file__).with_name("labels")
@@ -152,36 +156,22 @@ def main() -> None:
     parser.add_argument("--show", type=Path)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--model", type=Path, help="the classifier (ONNX) to read with")
+    parser.add_argument("--as", dest="perturbed", choices=[*PERTURBATIONS, "all"])
     args = parser.parse_args()
     if args.model is not None:
         classify.MODEL = args.model
-    total = Tally()
-    by_source: dict[str, Tally] = {}
-    tuning, held_out = Tally(), Tally()
-    held_by_source: dict[str, Tally] = {}
-    for label in sorted(LABELS.glob("*/*.txt")):
-        source, name = label.parent.name, label.stem
-        photo = photo_of(args.photos, source, name)
-        if photo is None:
-            print(f"{source}/{name}: no photo (tools/vision/set_photos.py)")
-            continue
-        show = None
-        if args.show:
-            args.show.mkdir(parents=True, exist_ok=True)
-            show = args.show / f"{source}-{name}.jpg"
-        tally = evaluate(read_photo(photo).image, labels(label), show)
-        print("\n".join(tally.lines(f"{source}/{name}")))
-        by_source.setdefault(source, Tally()).add(tally)
-        total.add(tally)
-        if f"{source}/{name}" in TUNING:
-            tuning.add(tally)
-        else:
-            held_out.add(tally)
-            held_by_source.setdefault(source, Tally()).add(tally)
-    print()
-    for source, tally in by_source.items():
-        print("\n".join(tally.lines(source)))
-    print("\n".join(total.lines("all")))
+    if args.perturbed == "all":
+        for name in ("as taken", *PERTURBATIONS):
+            perturbed = None if name == "as taken" else name
+            total, _, _ = _read_boards(args.photos, perturbed, None, quiet=True)
+            print(f"{name:<14} " + total.lines("")[0].removeprefix(": "))
+        return
+    total, tuning, held_by_source = _read_boards(
+        args.photos, args.perturbed, args.show, quiet=False
+    )
+    held_out = Tally()
+    for tally in held_by_source.values():
+        held_out.add(tally)
     print()
     print(tuning.lines("the finder's tuning boards")[0])
     for source, tally in held_by_source.items():
@@ -189,6 +179,46 @@ def main() -> None:
     print(held_out.lines("held out")[0])
     if args.json:
         print(json.dumps(total.__dict__))
+
+
+def _read_boards(
+    photos: Path, perturbed: str | None, show_in: Path | None, *, quiet: bool
+) -> tuple[Tally, Tally, dict[str, Tally]]:
+    """Every labelled board read (as `perturbed` would have taken it), each board's and
+    each source's lines printed unless `quiet`; the whole, the finder's tuning boards, and
+    the boards held out of its tuning by source."""
+    total, tuning = Tally(), Tally()
+    by_source: dict[str, Tally] = {}
+    held_by_source: dict[str, Tally] = {}
+    for label in sorted(LABELS.glob("*/*.txt")):
+        source, name = label.parent.name, label.stem
+        photo = photo_of(photos, source, name)
+        if photo is None:
+            print(f"{source}/{name}: no photo (tools/vision/set_photos.py)")
+            continue
+        show = None
+        if show_in:
+            show_in.mkdir(parents=True, exist_ok=True)
+            show = show_in / f"{source}-{name}.jpg"
+        image, truth = read_photo(photo).image, labels(label)
+        if perturbed is not None:
+            image, where = PERTURBATIONS[perturbed](image)
+            truth = [(*where(x, y), face) for x, y, face in truth]
+        tally = evaluate(image, truth, show)
+        if not quiet:
+            print("\n".join(tally.lines(f"{source}/{name}")))
+        by_source.setdefault(source, Tally()).add(tally)
+        total.add(tally)
+        if f"{source}/{name}" in TUNING:
+            tuning.add(tally)
+        else:
+            held_by_source.setdefault(source, Tally()).add(tally)
+    if not quiet:
+        print()
+        for source, tally in by_source.items():
+            print("\n".join(tally.lines(source)))
+        print("\n".join(total.lines("all")))
+    return total, tuning, held_by_source
 
 
 if __name__ == "__main__":

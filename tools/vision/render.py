@@ -611,6 +611,17 @@ def motion_blur(image: np.ndarray, rng: np.random.Generator, length: float) -> n
     return blurred
 
 
+def exposed(image: np.ndarray, stops: float) -> np.ndarray:
+    """`image` (8-bit sRGB) as the camera would have recorded it exposed `stops` more (or
+    less): scaled in linear light, what passes the sensor's top clipped there."""
+    x = image.astype(np.float32) / 255
+    linear = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+    linear = np.minimum(linear * 2.0**stops, 1.0)
+    srgb = np.where(linear <= 0.0031308, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
+    out: np.ndarray = (srgb * 255 + 0.5).astype(np.uint8)
+    return out
+
+
 def camera(image: np.ndarray, rng: np.random.Generator, dim: bool = False) -> np.ndarray:
     """Blur, sensor noise and JPEG: what the camera and its encoder do."""
     sigma = rng.uniform(0, 1.3)
