@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from referee.vision.decode import read_photo
-from tools.vision.evaluate import LABELS, Tally, evaluate, labels, photo_of
+from tools.vision.dataset import tuning_cards
+from tools.vision.evaluate import LABELS, TUNING, Tally, evaluate, labels, photo_of
 from tools.vision.set_photos import prepared
 
 PREPARED = prepared()
@@ -71,3 +72,15 @@ def test_the_held_out_boards_meet_the_targets():
     assert total.sure_wrong <= 0.01 * total.cards, report
     if total.sure_right < TARGET * total.cards:
         pytest.xfail(f"below the {TARGET:.0%} target (referee/vision/MODEL.md):\n{report}")
+
+
+@pytest.mark.skipif(not BOARDS, reason=NONE)
+def test_the_classifier_trains_on_the_tuning_boards_cards_and_on_no_held_out_board():
+    cards = tuning_cards(PREPARED)
+    assert {board for _, _, board in cards} <= TUNING
+    # Their 100 cards, less those the photo's edge cuts or the finder misses.
+    assert len(cards) >= 90
+
+
+def test_without_the_photos_the_classifier_trains_on_no_board(tmp_path):
+    assert tuning_cards(tmp_path) == []
