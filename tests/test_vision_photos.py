@@ -1,7 +1,8 @@
-"""The camera's eyes on real photos the classifier was not trained on: every labelled
-board tools/vision/set_photos.py prepares ($REFEREE_SET_PHOTOS, else build/set-photos,
-else shared/set-photos beside the clone). The photos are other people's, kept out of the
-repository; without them these tests skip, saying so. Each card's middle and face are in
+"""The camera's eyes on real photos: every labelled board tools/vision/set_photos.py
+prepares ($REFEREE_SET_PHOTOS, else build/set-photos, else shared/set-photos beside the
+clone), the classifier trained on none but the finder's tuning boards' cards
+(evaluate.TUNING). The photos are other people's, kept out of the repository; without
+them these tests skip, saying so. Each card's middle and face are in
 tools/vision/labels/, written by hand."""
 
 from functools import cache
@@ -20,7 +21,7 @@ TARGET = 0.97  # issue 32: at least 97 % of the cards read right (and surely)
 # change that reads fewer of them fails here; referee/vision/MODEL.md says what they miss
 # (pclewis: shadows across the cards, cards touching, a light laptop lid, glare) and what
 # would mend it.
-AT_LEAST = {"pclewis": 0.88, "vimalloc": 0.94}
+AT_LEAST = {"pclewis": 0.9, "vimalloc": 0.94}
 # The one card read wrong and surely: a striped diamond whose stripes a blur and a
 # lamp's shadow took, read open (MODEL.md: what the model needs to learn it).
 KNOWN_WRONG = {"pclewis/pcl-set2": 1}
