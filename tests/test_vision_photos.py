@@ -1,7 +1,8 @@
-"""The camera's eyes on real photos the classifier was not trained on: every labelled
-board tools/vision/set_photos.py prepares ($REFEREE_SET_PHOTOS, else build/set-photos,
-else shared/set-photos beside the clone). The photos are other people's, kept out of the
-repository; without them these tests skip, saying so. Each card's middle and face are in
+"""The camera's eyes on real photos: every labelled board tools/vision/set_photos.py
+prepares ($REFEREE_SET_PHOTOS, else build/set-photos, else shared/set-photos beside the
+clone), the classifier trained on none but the finder's tuning boards' cards
+(evaluate.TUNING). The photos are other people's, kept out of the repository; without
+them these tests skip, saying so. Each card's middle and face are in
 tools/vision/labels/, written by hand."""
 
 from functools import cache
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from referee.vision.decode import read_photo
-from tools.vision.evaluate import LABELS, Tally, evaluate, labels, photo_of
+from tools.vision.dataset import tuning_cards
+from tools.vision.evaluate import LABELS, TUNING, Tally, evaluate, labels, photo_of
 from tools.vision.perturb import PERTURBATIONS
 from tools.vision.render import exposed
 from tools.vision.set_photos import prepared
@@ -21,7 +23,7 @@ TARGET = 0.97  # issue 32: at least 97 % of the cards read right (and surely)
 # change that reads fewer of them fails here; referee/vision/MODEL.md says what they miss
 # (pclewis: shadows across the cards, cards touching, a light laptop lid, glare) and what
 # would mend it.
-AT_LEAST = {"pclewis": 0.91, "vimalloc": 0.94}
+AT_LEAST = {"pclewis": 0.93, "vimalloc": 0.94}
 # The one card read wrong and surely: a striped diamond whose stripes a blur and a
 # lamp's shadow took, read open (MODEL.md: what the model needs to learn it).
 KNOWN_WRONG = {"pclewis/pcl-set2": 1}
@@ -98,3 +100,15 @@ def test_the_real_boards_at_a_webcams_size_invent_no_card():
         total.add(evaluate(image, labels(label), None))
     assert total.invented == 0, "\n".join(total.lines("at 640 px"))
     assert total.sure_wrong <= sum(KNOWN_WRONG.values()), "\n".join(total.lines("at 640 px"))
+
+
+@pytest.mark.skipif(not BOARDS, reason=NONE)
+def test_the_classifier_trains_on_the_tuning_boards_cards_and_on_no_held_out_board():
+    cards = tuning_cards(PREPARED)
+    assert {board for _, _, board in cards} <= TUNING
+    # Their 100 cards, less those the photo's edge cuts or the finder misses.
+    assert len(cards) >= 90
+
+
+def test_without_the_photos_the_classifier_trains_on_no_board(tmp_path):
+    assert tuning_cards(tmp_path) == []

@@ -14,6 +14,7 @@ hidden by something over it, taught as unreadable: render.cover) and where they 
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -21,9 +22,10 @@ import numpy as np
 
 from referee.faces import COLORS, NUMBERS, SHADINGS, SHAPES
 from referee.vision.card import Face, all_faces
-from referee.vision.find_cards import warp
+from referee.vision.decode import read_photo
+from referee.vision.find_cards import find_cards, warp
 
-from . import render
+from . import evaluate, render
 
 NOT_A_CARD = (-1, -1, -1, -1)
 HIDDEN_CARD = (-2, -2, -2, -2)
@@ -32,25 +34,6 @@ HIDDEN_CARD = (-2, -2, -2, -2)
 def _jittered(corners: np.ndarray, rng: np.random.Generator, share: float) -> np.ndarray:
     size = np.linalg.norm(corners[0] - corners[1])
     return corners + rng.normal(0, share * size, corners.shape)
-
-
-def rendered(
-    faces: list[Face],
-    per_face: int,
-    rng: np.random.Generator,
-    looks: frozenset[str] | None = frozenset(),
-    covered: float = 0.0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """`per_face` flat renderings of each face, with `looks` (rendered_flat's); the share
-    `covered` of them partly hidden, labelled HIDDEN_CARD."""
-    flats, values = [], []
-    for face in faces:
-        for _ in range(per_face):
-            hide = covered > 0 and rng.random() < covered  # no draw without: as before
-            flat, hidden = rendered_flat(face, rng, looks, hide)
-            flats.append(flat)
-            values.append(HIDDEN_CARD if hidden else face.values())
-    return np.array(flats), np.array(values, np.int8)
 
 
 # What a real photo may do to a card, each with the share of rendered cards it is done to.
@@ -65,15 +48,41 @@ LOOKS = {
 }
 
 
+def rendered(
+    faces: list[Face],
+    per_face: int,
+    rng: np.random.Generator,
+    looks: frozenset[str] | None = frozenset(),
+    covered: float = 0.0,
+    chance: frozenset[str] = frozenset(LOOKS),
+) -> tuple[np.ndarray, np.ndarray]:
+    """`per_face` flat renderings of each face, with `looks` and `chance` (rendered_flat's);
+    the share `covered` of them partly hidden, labelled HIDDEN_CARD."""
+    flats, values = [], []
+    for face in faces:
+        for _ in range(per_face):
+            hide = covered > 0 and rng.random() < covered  # no draw without: as before
+            flat, hidden = rendered_flat(face, rng, looks, hide, chance)
+            flats.append(flat)
+            values.append(HIDDEN_CARD if hidden else face.values())
+    return np.array(flats), np.array(values, np.int8)
+
+
 def rendered_flat(
-    face: Face, rng: np.random.Generator, looks: frozenset[str] | None = None, hide: bool = False
+    face: Face,
+    rng: np.random.Generator,
+    looks: frozenset[str] | None = None,
+    hide: bool = False,
+    chance: frozenset[str] = frozenset(LOOKS),
 ) -> tuple[np.ndarray, bool]:
-    """One flat rendering of `face`; each of LOOKS done to it by chance, or, given
-    `looks`, those and no other; `hide`: something over part of it (render.cover). The
-    flat card, and whether it was so hidden."""
+    """One flat rendering of `face`; each of LOOKS in `chance` done to it by chance, or,
+    given `looks`, those and no other; `hide`: something over part of it (render.cover).
+    The flat card, and whether it was so hidden."""
 
     def has(look: str) -> bool:
-        return rng.random() < LOOKS[look] if looks is None else look in looks
+        if looks is not None:
+            return look in looks
+        return look in chance and rng.random() < LOOKS[look]
 
     size = (220, 140)
     paper = render.paper_colour(rng, 225, 252)
@@ -142,20 +151,20 @@ def label_of(folder: str) -> Face | None:
 
 
 def real(
-    paths: list[Path],
+    crops: Sequence[Path | np.ndarray],
     faces: list[Face],
     rng: np.random.Generator,
     copies: int = 1,
     hard: bool = False,
     covered: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Flat cards from crops of real cards (each a card filling its picture), `copies`
-    each, warped from corners a little off, their light's colour changed; `hard`: now and
-    then a sharp-edged shadow, glare or a motion blur as well; the share `covered` partly
-    hidden, labelled HIDDEN_CARD."""
+    """Flat cards from crops of real cards (each a card filling its picture: a file, or
+    the picture itself), `copies` each, warped from corners a little off, their light's
+    colour changed; `hard`: now and then a sharp-edged shadow, glare or a motion blur as
+    well; the share `covered` partly hidden, labelled HIDDEN_CARD."""
     flats, values = [], []
-    for path, face in zip(paths, faces, strict=True):
-        crop = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    for given, face in zip(crops, faces, strict=True):
+        crop = cv2.imread(str(given), cv2.IMREAD_COLOR) if isinstance(given, Path) else given
         if crop is None:
             continue
         if crop.shape[0] > crop.shape[1]:
@@ -225,6 +234,29 @@ def tomwhite_crops(root: Path) -> list[tuple[Path, Face, str]]:
         if face is not None:
             photo = path.stem.rsplit("_", 2)[0]
             found.append((path, face, photo))
+    return found
+
+
+def tuning_cards(photos: Path) -> list[tuple[np.ndarray, Face, str]]:
+    """The real cards of the finder's tuning boards (evaluate.TUNING, under `photos` as
+    tools/vision/set_photos.py prepares them), each flat as the finder makes it and
+    matched to its label as evaluate.py matches them: the flat card, its face, its board.
+    Only whole cards: one the photo's edge cuts is never read surely, whatever it shows.
+    Never a held-out board's (MODEL.md)."""
+    found = []
+    for board in sorted(evaluate.TUNING):
+        source, name = board.split("/")
+        photo = evaluate.photo_of(photos, source, name)
+        if photo is None:
+            continue
+        image = read_photo(photo).image
+        truth = evaluate.labels(evaluate.LABELS / source / f"{name}.txt")
+        cards = find_cards(image)
+        height, width = image.shape[:2]
+        taken = evaluate.matched([c.corners for c in cards], truth, width, height)
+        for card, best in zip(cards, taken, strict=True):
+            if best is not None and card.whole:
+                found.append((card.flat, truth[best][2], board))
     return found
 
 

@@ -103,20 +103,36 @@ class Tally:
         return out
 
 
+def matched(
+    corners: list[np.ndarray], truth: list[tuple[float, float, Face]], width: int, height: int
+) -> list[int | None]:
+    """Each card found (its corners in a `width` x `height` photo): the labelled card whose
+    middle is nearest its own, within a third of a card (the cards' median short side);
+    None where there is none, or an earlier card took it (the card is *invented*)."""
+    # As layout.read_frame boxes a card: its corners' whole pixels, within the photo.
+    sides = [
+        np.minimum((width, height), np.ceil(c.max(axis=0))) - np.maximum(0, np.floor(c.min(axis=0)))
+        for c in corners
+    ]
+    size = np.median([min(s) for s in sides]) if sides else 0
+    taken: list[int | None] = []
+    for quad in corners:
+        middle = np.mean(quad, axis=0)
+        distances = [np.hypot(x * width - middle[0], y * height - middle[1]) for x, y, _ in truth]
+        best = int(np.argmin(distances)) if distances else -1
+        taken.append(None if best < 0 or distances[best] > size / 3 or best in taken else best)
+    return taken
+
+
 def evaluate(image: np.ndarray, truth: list[tuple[float, float, Face]], show: Path | None) -> Tally:
     layout = read_frame(image)
     height, width = image.shape[:2]
     tally = Tally(cards=len(truth))
-    taken: set[int] = set()
-    size = np.median([min(c.box[2], c.box[3]) for c in layout.cards]) if layout.cards else 0
-    for card in layout.cards:
-        middle = np.mean(card.corners, axis=0)
-        distances = [np.hypot(x * width - middle[0], y * height - middle[1]) for x, y, _ in truth]
-        best = int(np.argmin(distances)) if distances else -1
-        if best < 0 or distances[best] > size / 3 or best in taken:
+    taken = matched([np.array(c.corners) for c in layout.cards], truth, width, height)
+    for card, best in zip(layout.cards, taken, strict=True):
+        if best is None:
             tally.invented += 1
             continue
-        taken.add(best)
         face = truth[best][2]
         right = [getattr(card.face, a) == getattr(face, a) for a in ATTRIBUTES]
         for a, r in zip(ATTRIBUTES, right, strict=True):
@@ -128,7 +144,7 @@ def evaluate(image: np.ndarray, truth: list[tuple[float, float, Face]], show: Pa
             tally.sure_right += 1
         else:
             tally.sure_wrong += 1
-    tally.missed = len(truth) - len(taken)
+    tally.missed = len(truth) - sum(best is not None for best in taken)
     tally.unsure += tally.missed
     if show is not None:
         drawn = image.copy()

@@ -24,7 +24,8 @@ labels written here (tools/vision/labels/).
   boards of 3 to 12 cards of a third deck on a black table, a dark glass table and a
   laptop's lid, from above and at a slant, under a lamp's shadows, with hands and a blur of
   motion in view, and a card held in a hand; three phones (a Galaxy S5, a Galaxy Note 4
-  and a Google phone, 2015).
+  and a Google phone, 2015). The cards of its 11 boards the finder was tuned on
+  (evaluate.TUNING) are trained on as well; the others are held out.
 - vimalloc/set-solver (Landon GB, MIT), commit a0032d6, test_pictures/: a fourth deck
   (cream-white, a deep blue-purple) on a dark wooden table, among envelopes, torn paper
   discs and printed labels that are not cards, some cards tilted; a Nexus 6P (2017).

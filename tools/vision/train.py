@@ -1,13 +1,15 @@
 """Train the card classifier and write it as ONNX (referee/vision/cards.onnx): `make model`.
 
-    .venv/bin/python -m tools.vision.train [--photos build/set-photos] [--epochs 8]
+    .venv/bin/python -m tools.vision.train [--photos DIR] [--epochs 8]
 
 Needs the development extra (`pip install -e '.[train]'`: torch, CPU build) and the real
-photos' crops prepared by tools/vision/set_photos.py (without them it trains on rendered
-cards alone, and says so). The examples (tools/vision/dataset.py): every card rendered
-PER_FACE times, the labelled crops of tomwhite/set-game's deck (its photos split: 85 % to
-train, 15 % held out to check and to set the sureness threshold), and cut-outs of what
-is not a card. 38 minutes on the development machine's two cores, shared (load 7 to
+photos prepared by tools/vision/set_photos.py (DIR by default where set_photos.prepared()
+finds them; without them it trains on rendered cards alone, and says so). The examples
+(tools/vision/dataset.py): every card rendered PER_FACE times, the labelled crops of
+tomwhite/set-game's deck (its photos split: 85 % to train, 15 % held out to check and to
+set the sureness threshold), the real cards of the finder's tuning boards as the finder
+finds them (pclewis's, TUNING_COPIES times each; never a board held out: MODEL.md), and
+cut-outs of what is not a card. 38 minutes on the development machine's two cores, shared (load 7 to
 13); `--cache FILE` keeps the examples (9 of those minutes) for a second run. `--looks`
 renders the hard looks as well (dataset.LOOKS), and cards partly hidden by something over
 them taught as unreadable (COVERED); referee/vision/MODEL.md says what each model read.
@@ -32,6 +34,7 @@ from referee.vision.card import all_faces
 from referee.vision.classify import INPUT_H, INPUT_W, MODEL, OUTPUTS, network_input
 
 from . import dataset
+from .set_photos import prepared
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_FACE = 120
@@ -42,6 +45,12 @@ NOT_CARDS = 3000
 # card": layout.read_frame drops a whole region the network calls no card, and a card a
 # hand covers would leave the table's count as if it had been picked up.
 COVERED = 0.12
+# Each real card of the finder's tuning boards (dataset.tuning_cards: some 95 cards of 33
+# faces, another deck, three phones, lamps' and hands' shadows) is taken this many times,
+# each time warped and lit anew as a tomwhite crop is once: some 1,900 examples beside
+# 11,178 crops, about 58 a face where tomwhite's deck gives 138, so the looks they bring
+# weigh without one deck's few cards outweighing the other's.
+TUNING_COPIES = 20
 HEADS = (3, 3, 3, 3, 2)
 
 
@@ -77,11 +86,22 @@ def inputs(flats: np.ndarray) -> np.ndarray:
     return out
 
 
-def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.ndarray]:
+def build(
+    photos: Path,
+    rng: np.random.Generator,
+    looks: bool,
+    tuning_copies: int,
+    chance: frozenset[str] = frozenset(),
+) -> dict[str, np.ndarray]:
     faces = all_faces()
     print(f"rendering {PER_FACE} of each of the 81 cards ...", flush=True)
     x_r, y_r = dataset.rendered(
-        faces, PER_FACE, rng, None if looks else frozenset(), COVERED if looks else 0.0
+        faces,
+        PER_FACE,
+        rng,
+        None if looks or chance else frozenset(),
+        COVERED if looks else 0.0,
+        frozenset(dataset.LOOKS) if looks else chance,
     )
     print(f"cutting {NOT_CARDS} things that are not cards ...", flush=True)
     x_n = dataset.not_cards(NOT_CARDS, rng)
@@ -113,6 +133,21 @@ def build(photos: Path, rng: np.random.Generator, looks: bool) -> dict[str, np.n
         if train_c
         else (np.zeros((0, *x_r.shape[1:]), np.uint8), np.zeros((0, 4), np.int8))
     )
+    tuned = dataset.tuning_cards(photos) if tuning_copies else []
+    if tuned:
+        print(f"the finder's tuning boards: {len(tuned)} real cards, {tuning_copies} times each")
+    elif tuning_copies:
+        print("no tuning boards' photos (pclewis, tools/vision/set_photos.py): not trained on")
+    if tuned:
+        x_p, y_p = dataset.real(
+            [c[0] for c in tuned],
+            [c[1] for c in tuned],
+            rng,
+            copies=tuning_copies,
+            hard=looks,
+            covered=COVERED if looks else 0.0,
+        )
+        x_t, y_t = np.concatenate([x_t, x_p]), np.concatenate([y_t, y_p])
     x_v, y_v = (
         dataset.real([c[0] for c in val_c], [c[1] for c in val_c], rng, hard=looks)
         if val_c
@@ -251,7 +286,7 @@ def hidden_read(probs: list[np.ndarray], name: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--photos", type=Path, default=ROOT / "build" / "set-photos")
+    parser.add_argument("--photos", type=Path, default=prepared())
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument("--out", type=Path, default=MODEL)
@@ -260,6 +295,19 @@ def main() -> None:
         action="store_true",
         help="render by chance what real photos do to cards (dataset.LOOKS) and give the real"
         " crops sharp shadows and glare: the model so trained is not taken (MODEL.md)",
+    )
+    parser.add_argument(
+        "--chance-looks",
+        default="",
+        help="the looks (dataset.LOOKS, by name, a comma between) rendered cards are given"
+        " by chance, without the rest of --looks (the real crops as they are, none covered)",
+    )
+    parser.add_argument(
+        "--tuning-copies",
+        type=int,
+        default=TUNING_COPIES,
+        help="how many times each real card of the finder's tuning boards is taken, each"
+        " time warped and lit anew (0: none)",
     )
     parser.add_argument(
         "--cache",
@@ -275,7 +323,10 @@ def main() -> None:
     if args.cache is not None and args.cache.exists():
         data = dict(np.load(args.cache))
     else:
-        data = build(args.photos, rng, args.looks)
+        chance = frozenset(filter(None, args.chance_looks.split(",")))
+        if not chance <= dataset.LOOKS.keys():
+            parser.error(f"--chance-looks: one of {', '.join(dataset.LOOKS)}")
+        data = build(args.photos, rng, args.looks, args.tuning_copies, chance)
         if args.cache is not None:
             args.cache.parent.mkdir(parents=True, exist_ok=True)
             np.savez(args.cache, **data)  # type: ignore[arg-type]  # numpy's stub takes allow_pickle for a key
