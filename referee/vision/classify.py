@@ -117,7 +117,7 @@ def blown(flat: np.ndarray) -> bool:
 # half to all of it so); a rendered table's noise, added after its light, leaves none
 # there. No card's paper is, of the 400 real cards as photographed; brightened in linear
 # light by a stop (render.exposed), 6 striped cards were read surely open, and are so no
-# more, at 2/3 of a stop 3 of 5 (bench/results/vision-blown-*.txt). Not caught: a purple
+# more, at 2/3 of a stop 3 of 5 (MODEL.md; evaluate --as over-1-stop). Not caught: a purple
 # read red where a warm lamp's red alone is blown (an ink balanced against paper whose red
 # the camera cut short leans to red).
 BLOWN_LEVEL, BLOWN_SHARE = 255, 0.5
