@@ -77,6 +77,7 @@ def test_the_held_out_boards_meet_the_targets():
         pytest.xfail(f"below the {TARGET:.0%} target (referee/vision/MODEL.md):\n{report}")
 
 
+@pytest.mark.slow  # every board read again: some 5-9 s
 @pytest.mark.skipif(not BOARDS, reason=NONE)
 def test_the_real_boards_overexposed_read_no_card_surely_wrong():
     """A camera that exposes for the dark table blows the white cards' paper out, and the
@@ -89,6 +90,7 @@ def test_the_real_boards_overexposed_read_no_card_surely_wrong():
     assert total.sure_wrong == 0, "\n".join(total.lines("brightened by a stop"))
 
 
+@pytest.mark.slow  # every board read again: some 5-9 s
 @pytest.mark.skipif(not BOARDS, reason=NONE)
 def test_the_real_boards_at_a_webcams_size_invent_no_card():
     """Shrunk to 640 px across, as a small webcam sees them, cards touching lose their
