@@ -485,6 +485,22 @@ def test_cards_whose_border_no_region_gives_are_found_by_their_symbols(seed):
     assert right >= 8
 
 
+# A shadow's sharp edge across a card may be taken for one of its sides: the card is found
+# whole, its symbols off its middle. Looked for by its symbols as well, it is found as it
+# lies: these tables' cards read right and surely were 4 of 6, 9 of 12 and 11 of 15.
+@pytest.mark.parametrize(
+    ("seed", "count", "shade", "right"),
+    [(40, 6, 0.396, 5), (42, 12, 0.405, 10), (92, 15, 0.37, 12)],
+)
+def test_a_card_whose_outline_a_shadow_took_is_found_again_by_its_symbols(
+    seed, count, shade, right
+):
+    table = _table(seed, count, shade=shade)
+    read, bad = _read_right(table)
+    assert not bad
+    assert read >= right
+
+
 def test_the_symbols_of_cards_found_overlapping_are_left_out():
     # Cards touching may be found one by one and as a block of two as well: each card's
     # symbols lie in two quadrilaterals found, and must be left out all the same (drawn

@@ -23,7 +23,9 @@ A card whose border no region gives (on a laptop's lid as light as its paper, un
 glare, a shade along its side) is found by its symbols instead, where two cards or more
 were found as above: ink of a symbol's size and shape outside them, in ones, twos and
 threes side by side; the nearest card found, moved onto them, says where its sides should
-lie, and each side is taken at the paper's faint edge near there (`_by_symbols`).
+lie, and each side is taken at the paper's faint edge near there (`_by_symbols`). So is
+a card found whole whose symbols lie off its middle: the outline taken was not the card's
+(a shadow's sharp edge for one of its sides), and the card found so replaces it.
 
 What is found is checked again flat (`card_symbols`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
@@ -93,6 +95,9 @@ def find_cards(image: np.ndarray) -> list[Found]:
     )
     whole, partial = outlines(small)
     found: list[Found] = []
+    # Found whole, but its symbols off its middle: the outline taken is not the card's (a
+    # shadow's edge for one of its sides), and the card is looked for by its symbols too.
+    loose: list[Found] = []
     areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
     typical = float(np.median(areas)) if len(areas) >= 3 else None
     for alternatives in whole:
@@ -115,8 +120,10 @@ def find_cards(image: np.ndarray) -> list[Found]:
                 break
         if best is not None:
             found.append(best[0])
+            if best[0].whole and not _centred(best[1], best[0].flat):
+                loose.append(best[0])
     if found:
-        found += _by_symbols(image, small, [f.corners * scale for f in found], scale, typical)
+        found = _firmed(found, loose, _by_symbols(image, small, found, loose, scale, typical))
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
         seen = [f.corners * scale for f in found]
@@ -211,26 +218,51 @@ def _centred(symbols: "Symbols", flat: np.ndarray) -> bool:
     )
 
 
+def _firmed(found: list[Found], loose: list[Found], by_symbols: list[Found]) -> list[Found]:
+    """The cards found, each of the `loose` ones replaced by the card found by its symbols
+    where it lies, if one was; and the other cards found by their symbols added."""
+    out = []
+    for f in found:
+        if any(f is g for g in loose):
+            # The same card: either's middle within the other (the loose outline may lie
+            # well off the card).
+            same = next(
+                (
+                    g
+                    for g in by_symbols
+                    if _inside(g.corners, [f.corners]) or _inside(f.corners, [g.corners])
+                ),
+                None,
+            )
+            if same is not None:
+                by_symbols = [g for g in by_symbols if g is not same]
+                f = same
+        out.append(f)
+    return out + by_symbols
+
+
 def _by_symbols(
     image: np.ndarray,
     small: np.ndarray,
-    quads: list[np.ndarray],
+    found: list[Found],
+    loose: list[Found],
     scale: float,
     typical: float | None,
 ) -> list[Found]:
     """The cards whose outline no region gave (a light table, a glare or a shade over the
-    border), found from their symbols instead: ink blobs of a symbol's size and shape
-    (`_ink_symbols`), outside the cards found (`quads`, in the shrunk frame), side by side
+    border), or gave wrong (`loose`), found from their symbols instead: ink blobs of a
+    symbol's size and shape (`_ink_symbols`), outside the other cards found, side by side
     in ones, twos and threes (`_side_by_side`). The nearest card found, moved onto them and
     turned as they stand, says where the card's sides should be; each side is taken where
     the paper's edge is (`_snapped`), and the card is then checked flat as any other. Only
-    where two cards or more were found: their size says a symbol's."""
+    where two cards or more were found firmly: their size says a symbol's."""
+    quads = [f.corners * scale for f in found if not any(f is g for g in loose)]
     if len(quads) < 2:
         return []
     short = float(np.median([min(_sides(q)) for q in quads]))
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     taken = list(quads)
-    found: list[Found] = []
+    new: list[Found] = []
     for group in _side_by_side(_ink_symbols(small, grey, short, quads), short):
         if any(_inside(s.contour, taken[len(quads) :]) for s in group):
             continue  # a piece of a card found just now
@@ -256,9 +288,9 @@ def _by_symbols(
         # edge hides a symbol and its side was taken there, they are not.
         if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
             continue
-        found.append(card[0])
+        new.append(card[0])
         taken.append(card[0].corners * scale)
-    return found
+    return new
 
 
 def _standing(group: list["_Symbol"]) -> float:
