@@ -261,13 +261,13 @@ def _by_symbols(
         return []
     short = float(np.median([min(_sides(q)) for q in quads]))
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    taken = list(quads)
     new: list[Found] = []
+    now: list[np.ndarray] = []  # the new cards' quadrilaterals, in the shrunk frame
     for group in _side_by_side(_ink_symbols(small, grey, short, quads), short):
-        if any(_inside(s.contour, taken[len(quads) :]) for s in group):
+        if any(_inside(s.contour, now) for s in group):
             continue  # a piece of a card found just now
         middle = np.mean([s.centre for s in group], axis=0)
-        near = min(taken[: len(quads)], key=lambda q: float(np.hypot(*(q.mean(axis=0) - middle))))
+        near = min(quads, key=lambda q: float(np.hypot(*(q.mean(axis=0) - middle))))
         # Its short side (corners 1 to 2) turned along the symbols' long axis.
         across = near[2] - near[1]
         turn = (_standing(group) - np.arctan2(across[1], across[0]) + np.pi / 2) % np.pi - np.pi / 2
@@ -276,7 +276,7 @@ def _by_symbols(
         c, s = np.cos(turn), np.sin(turn)
         guess = (near - near.mean(axis=0)) @ np.array([[c, s], [-s, c]]) + middle
         quad = _snapped(grey, guess)
-        if quad is None or _inside(quad, taken):
+        if quad is None or _inside(quad, quads + now):
             continue  # none there, or a card found already
         # As large as the card it was guessed from: not a piece that a hand's or the
         # frame's edge closes off.
@@ -289,7 +289,7 @@ def _by_symbols(
         if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
             continue
         new.append(card[0])
-        taken.append(card[0].corners * scale)
+        now.append(card[0].corners * scale)
     return new
 
 

@@ -71,11 +71,13 @@ def _then(
     first: Callable[[np.ndarray], tuple[np.ndarray, Where]],
     then: Callable[[np.ndarray], tuple[np.ndarray, Where]],
 ) -> Callable[[np.ndarray], tuple[np.ndarray, Where]]:
-    """One perturbation after another (where the points lie: the first's, then the
-    second's, here always the same)."""
+    """One perturbation after another: a point is where the first puts it, then where the
+    second puts that."""
 
     def both(image: np.ndarray) -> tuple[np.ndarray, Where]:
-        return then(first(image)[0])[0], _same
+        once, where_once = first(image)
+        twice, where_twice = then(once)
+        return twice, lambda x, y: where_twice(*where_once(x, y))
 
     return both
 
