@@ -45,6 +45,7 @@ WORK_PX = 960
 # The flat card: landscape, its symbols side by side, width x height.
 CARD_W, CARD_H = 132, 84
 CARD_RATIO = 89 / 57
+FLAT_CORNERS = np.array([(0, 0), (CARD_W, 0), (CARD_W, CARD_H), (0, CARD_H)], np.float32)
 # Seen from a chair, not from above, a far card is foreshortened to twice its ratio; or,
 # its long side receding, down to a square and past it (the ratio is long over short, 1 at
 # least: past a square, its long side is the card's short one).
@@ -98,6 +99,7 @@ def find_cards(image: np.ndarray) -> list[Found]:
     # Found whole, but its symbols off its middle: the outline taken is not the card's (a
     # shadow's edge for one of its sides), and the card is looked for by its symbols too.
     loose: list[Found] = []
+    middle: dict[int, np.ndarray] = {}
     areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
     typical = float(np.median(areas)) if len(areas) >= 3 else None
     for alternatives in whole:
@@ -122,8 +124,18 @@ def find_cards(image: np.ndarray) -> list[Found]:
             found.append(best[0])
             if best[0].whole and not _centred(best[1], best[0].flat):
                 loose.append(best[0])
+                # Where its symbols lie, in the shrunk frame: they say where the card is
+                # when the ink there is not found as symbols (a shade's tint joins it).
+                middle[id(best[0])] = _symbols_middle(best[0], best[1]) * scale
+    # A region a hand dents (fingers over its edge, a thumb holding it): its hull's
+    # quadrilateral is the card where what lies over the edge stays off its symbols.
+    dented = [_dented(image, c, scale, typical) if why != CUT else None for c, why in partial]
+    found += [d for d in dented if d is not None]
+    partial = [p for p, d in zip(partial, dented, strict=True) if d is None]
     if found:
-        found = _firmed(found, loose, _by_symbols(image, small, found, loose, scale, typical))
+        found = _firmed(
+            found, loose, _by_symbols(image, small, found, loose, middle, scale, typical)
+        )
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
         seen = [f.corners * scale for f in found]
@@ -208,6 +220,38 @@ def _grazed(
     return card[0]
 
 
+def _dented(
+    image: np.ndarray, contour: np.ndarray, scale: float, typical: float | None
+) -> Found | None:
+    """The card whose region a hand dents (`contour`, in the shrunk frame), whole, if its
+    hull fills a card's quadrilateral and, flat, what lies over its edge stays off its
+    symbols (`card_symbols`), which lie in its middle."""
+    quad = _quadrilateral(contour)
+    if quad is None or not MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
+        return None
+    hull = cv2.contourArea(cv2.convexHull(contour))
+    if hull < RECTANGULAR * cv2.contourArea(quad.astype(np.float32)):
+        return None
+    card = _flat_card(image, quad, scale, typical)
+    if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
+        return None
+    # The dent, flat as the card, stops short of its symbols: else it may hide one (a
+    # hand over a card's end, its edge taken for the card's side).
+    x, y, w, h = cv2.boundingRect(quad.astype(np.float32))
+    dent: np.ndarray = np.zeros((h + 2, w + 2), np.uint8)
+    cv2.fillConvexPoly(dent, (quad - (x - 1, y - 1)).astype(np.int32), 255)
+    cv2.drawContours(dent, [contour - (x - 1, y - 1)], -1, 0, -1)
+    # Less the band the region's erosion leaves inside every side.
+    dent = cv2.morphologyEx(dent, cv2.MORPH_OPEN, _closing(5))
+    corners = card[0].corners * scale - (x - 1, y - 1)
+    to_flat = cv2.getPerspectiveTransform(corners.astype(np.float32), FLAT_CORNERS)
+    flat_dent = cv2.warpPerspective(dent, to_flat, (CARD_W, CARD_H), flags=cv2.INTER_NEAREST)
+    x0, y0, x1, y1 = card[1].box
+    if flat_dent[y0:y1, x0:x1].any():
+        return None
+    return card[0]
+
+
 def _centred(symbols: "Symbols", flat: np.ndarray) -> bool:
     """Whether a flat card's symbols lie in its middle, as a whole card's do: the margins
     either side of them within CENTRED of the card."""
@@ -216,6 +260,15 @@ def _centred(symbols: "Symbols", flat: np.ndarray) -> bool:
     return bool(
         abs(x0 - (width - x1)) <= CENTRED * width and abs(y0 - (height - y1)) <= CENTRED * height
     )
+
+
+def _symbols_middle(found: Found, symbols: "Symbols") -> np.ndarray:
+    """The middle of a flat card's symbols, in the frame (x, y)."""
+    x0, y0, x1, y1 = symbols.box
+    to_frame = cv2.getPerspectiveTransform(FLAT_CORNERS, found.corners.astype(np.float32))
+    point = np.array([[[(x0 + x1) / 2, (y0 + y1) / 2]]], np.float32)
+    middle: np.ndarray = cv2.perspectiveTransform(point, to_frame).reshape(2).astype(np.float64)
+    return middle
 
 
 def _firmed(found: list[Found], loose: list[Found], by_symbols: list[Found]) -> list[Found]:
@@ -236,9 +289,25 @@ def _firmed(found: list[Found], loose: list[Found], by_symbols: list[Found]) -> 
             )
             if same is not None:
                 by_symbols = [g for g in by_symbols if g is not same]
-                f = same
+                # Found again where it lay, its outline was the card's: its symbols are off
+                # its middle for another reason (a blot over one), and it stays as it was.
+                if not _alike(f.corners, same.corners):
+                    f = same
         out.append(f)
     return out + by_symbols
+
+
+def _alike(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two quadrilaterals (the same card's) have their corners within ALIKE of the
+    card's short side of each other."""
+    apart = np.linalg.norm(_clockwise(a) - _clockwise(b), axis=1).max()
+    return bool(apart <= ALIKE * min(_sides(a)))
+
+
+# Corners this close (of a card's short side) are the same outline: the finder's corners
+# lie within some 3 % of the card's edge in full view; a shadow's edge taken for a side
+# lies a tenth to a third of the card off it.
+ALIKE = 0.1
 
 
 def _by_symbols(
@@ -246,6 +315,7 @@ def _by_symbols(
     small: np.ndarray,
     found: list[Found],
     loose: list[Found],
+    middle_of_loose: dict[int, np.ndarray],
     scale: float,
     typical: float | None,
 ) -> list[Found]:
@@ -263,15 +333,27 @@ def _by_symbols(
     grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     new: list[Found] = []
     now: list[np.ndarray] = []  # the new cards' quadrilaterals, in the shrunk frame
-    for group in _side_by_side(_ink_symbols(small, grey, short, quads), short):
-        if any(_inside(s.contour, now) for s in group):
+    groups = _side_by_side(_ink_symbols(small, grey, short, quads), short)
+    # A loose card's symbols, as its flat card showed them, where the ink pass found none
+    # there: it lies as the nearest card found does, moved onto them.
+    places: list[tuple[np.ndarray, float | None, list[_Symbol]]] = [
+        (np.mean([s.centre for s in g], axis=0), _standing(g) if len(g) > 1 else None, g)
+        for g in groups
+    ]
+    for f in loose:
+        spot = middle_of_loose[id(f)]
+        if not any(_inside(s.contour, [f.corners * scale]) for g in groups for s in g):
+            places.append((spot, None, []))
+    for middle, standing, group in places:
+        if any(_inside(s.contour, now) for s in group) or _inside(middle.reshape(1, 2), now):
             continue  # a piece of a card found just now
-        middle = np.mean([s.centre for s in group], axis=0)
         near = min(quads, key=lambda q: float(np.hypot(*(q.mean(axis=0) - middle))))
         # Its short side (corners 1 to 2) turned along the symbols' long axis.
         across = near[2] - near[1]
-        turn = (_standing(group) - np.arctan2(across[1], across[0]) + np.pi / 2) % np.pi - np.pi / 2
-        if len(group) == 1 and abs(turn) < LONE_TURN:
+        if standing is None:
+            standing = group[0].axis if group else float(np.arctan2(across[1], across[0]))
+        turn = (standing - np.arctan2(across[1], across[0]) + np.pi / 2) % np.pi - np.pi / 2
+        if len(group) <= 1 and abs(turn) < LONE_TURN:
             turn = 0.0  # a lone symbol's axis is the least sure: it lies as its neighbour
         c, s = np.cos(turn), np.sin(turn)
         guess = (near - near.mean(axis=0)) @ np.array([[c, s], [-s, c]]) + middle
@@ -578,6 +660,12 @@ def outlines(
     if lines is not None:
         regions += _pieces(blurred, levels[0], edges, seams | lines)
         whole, partial = _shapes(regions, small.shape[:2])
+    if any(why != CUT for _, why in partial):
+        # A hand holding a card, or over it, as light as its paper, joins it in one
+        # region: cut out where its colour is far from any paper's. Only where a region
+        # may be a card partly hidden: a frame's time (some 4 ms at 21 cards).
+        regions += _pieces(blurred, levels[0], edges, seams | (_skin(small) > 0))
+        whole, partial = _shapes(regions, small.shape[:2])
     # Its partly seen regions are not kept: a region of the table joined to something
     # bright without the edges between them is no card's part.
     shaded = _shaded(blurred, levels[0], thin, small.shape[:2]) + _faint(
@@ -595,6 +683,24 @@ def outlines(
             places[near].append(quad)
     partial = [(c, why) for c, why in partial if not _inside(c, shaded)]
     return places, partial
+
+
+def _skin(image: np.ndarray, paper: float = 0.0) -> np.ndarray:
+    """Where `image` (BGR) is as warm as a hand: its red over its blue more than SKIN,
+    and more than SKIN_OVER_PAPER over `paper`'s (the paper's own, where it is known; a
+    mask, 255)."""
+    b, _, r = cv2.split(image)
+    warm = r.astype(np.int16) - b
+    mask: np.ndarray = np.where(warm > max(SKIN, paper + SKIN_OVER_PAPER), 255, 0)
+    return mask.astype(np.uint8)
+
+
+# A hand's red over its blue: paper's 40 under pclewis/set-solver's warm lamp (and below 0
+# under a cool light: a colour far from paper by its highest channel over its lowest would
+# take that paper too), a hand's 90 to 110. A lamp warmer still takes the paper past it (a
+# rendered one, 80 to 100): on a card, a hand is as far again over its own paper. A red
+# symbol is as warm: it never reaches a card's border.
+SKIN, SKIN_OVER_PAPER = 80, 45
 
 
 def _shaded(
@@ -918,8 +1024,7 @@ def _box_of(contour: np.ndarray) -> np.ndarray:
 
 def warp(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
     """The card at `corners` flat, CARD_W x CARD_H, landscape."""
-    target = np.array([(0, 0), (CARD_W, 0), (CARD_W, CARD_H), (0, CARD_H)], np.float32)
-    m = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+    m = cv2.getPerspectiveTransform(corners.astype(np.float32), FLAT_CORNERS)
     return cv2.warpPerspective(
         image, m, (CARD_W, CARD_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
     )
@@ -1048,19 +1153,23 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
     card). The paper's light is judged over a third of the card's height (`lit_evenly`),
     or, where a lamp's shade falls in stripes narrower than that (the shadow of its arm,
     of fingers), over a ninth of it."""
-    inks: dict[int, np.ndarray | None] = {}
+    inks: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
     h, w = flat.shape[:2]
+    mh, mw = _inner_margin(h, w)
     for side in CLOSINGS:
         for stroke in STROKES:
             if stroke not in inks:  # each light judged once, and only when asked
                 inks[stroke] = _inner_ink(flat, lit_evenly(flat, stroke))
-            inner = inks[stroke]
-            box = None if inner is None else _symbols(inner, side, h, w)
+            judged = inks[stroke]
+            box = None if judged is None else _symbols(judged[0], side, h, w)
             if box is not None:
                 # _inner_ink's box lies within the margin: in the flat card's pixels.
-                x0, y0, x1, y1 = box
-                mh, mw = _inner_margin(h, w)
-                return Symbols(side, (x0 + mw, y0 + mh, x1 + mw, y1 + mh))
+                x0, y0, x1, y1 = box[0] + mw, box[1] + mh, box[2] + mw, box[3] + mh
+                # What lies over the card's edge stops short of its symbols: else it may
+                # hide one, and the card is not whole.
+                if judged is not None and judged[1][y0:y1, x0:x1].any():
+                    continue
+                return Symbols(side, (x0, y0, x1, y1))
     return None
 
 
@@ -1068,15 +1177,25 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
 STROKES = (3, 9)
 
 
-def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> np.ndarray | None:
-    """The ink within the card's margin, once the margin is found paper; else None."""
+def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ink within the card's margin, once the margin is found paper, and the mask of
+    what lies over the card's edge (`_over_edge`, its ink left out); else None."""
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
     # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
     # and a window) leaves a tint on the paper that a plane does not take away, but a
     # finger, a box's print or the table is far from paper.
     high, low = _high_low(balanced)
-    foreign = np.where((ink > 0) & ((high < PAPER - 35) | (high - low > 80)), 255, 0)
+    dark = (ink > 0) & (high < PAPER - 35)
+    foreign = np.where(dark | ((ink > 0) & (high - low > 80)), 255, 0).astype(np.uint8)
+    # What may lie over its edge is dark (a sleeve, a finger in its own shade) or skin: a
+    # hand is far from paper as the camera saw it, where the light judged may have
+    # whitened it as a shade (lit_evenly). A colour of another kind is print: a phone's
+    # screen, a box.
+    band = paper_band(flat).astype(np.int16)
+    paper = float(np.median(band[:, 2] - band[:, 0]))
+    over = _over_edge(np.where(dark, 255, 0).astype(np.uint8) | _skin(flat, paper))
+    foreign[over > 0] = 0
     mh, mw = _inner_margin(h, w)
     margin = np.concatenate(
         [
@@ -1091,8 +1210,30 @@ def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> np.ndarray | None:
     grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
     if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
         return None
-    inner: np.ndarray = ink[mh:-mh, mw:-mw]
-    return inner
+    inner: np.ndarray = np.where(over > 0, 0, ink)[mh:-mh, mw:-mw]
+    return inner, over
+
+
+def _over_edge(foreign: np.ndarray) -> np.ndarray:
+    """What lies over a flat card's edge (a finger, a sleeve's cuff): the blobs of what is
+    not paper (`foreign`) that come in from the card's border, each short of half its
+    sides (a strip of the table along a whole side is a card taken too large), together
+    at most OVER_MOST of the card. Empty where there are none, or more."""
+    h, w = foreign.shape
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(foreign)
+    over = np.zeros((h, w), np.uint8)
+    for i in range(1, count):
+        x, y, bw, bh = stats[i, :4]
+        at_border = x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
+        if at_border and bw <= w / 2 and bh <= h / 2:
+            over[labels == i] = 255
+    if over.mean() / 255 > OVER_MOST:
+        over[:] = 0
+    return over
+
+
+# What lies over a card's edge hides at most this share of it: a finger holding it.
+OVER_MOST = 0.1
 
 
 def _inner_margin(h: int, w: int) -> tuple[int, int]:
@@ -1113,15 +1254,22 @@ def _symbols(inner: np.ndarray, side: int, h: int, w: int) -> tuple[int, int, in
     closed = cv2.morphologyEx(inner, cv2.MORPH_CLOSE, _closing(side))
     _, _, stats, _ = cv2.connectedComponentsWithStats(closed)
     blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 0.006 * h * w]
-    if not blobs or len(blobs) > 3:
-        return None
     # Symbols stand tall across a landscape card, most of its height; three squiggles
     # that touch (ink bleeding, a blur) are still taller than half their width.
-    if not all(
-        s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 0.5 * s[cv2.CC_STAT_WIDTH]
+    tall = [
+        s
         for s in blobs
-    ):
+        if s[cv2.CC_STAT_HEIGHT] > 0.35 * h and s[cv2.CC_STAT_HEIGHT] > 0.5 * s[cv2.CC_STAT_WIDTH]
+    ]
+    if not tall or len(tall) > 3:
         return None
+    # A blob that is not tall and less than half the least symbol's ink is a shade's
+    # edge that the paper's light left (lit_evenly), set aside; a larger one is not ink
+    # of a card.
+    least = min(s[cv2.CC_STAT_AREA] for s in tall)
+    if any(s[cv2.CC_STAT_AREA] >= least / 2 for s in blobs if not any(s is t for t in tall)):
+        return None
+    blobs = tall
     x, y = cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP
     return (
         int(min(s[x] for s in blobs)),
