@@ -230,7 +230,12 @@ def _dented(
     if quad is None or not MIN_RATIO <= _ratio(quad) <= MAX_RATIO:
         return None
     hull = cv2.contourArea(cv2.convexHull(contour))
-    if hull < RECTANGULAR * cv2.contourArea(quad.astype(np.float32)):
+    area = cv2.contourArea(quad.astype(np.float32))
+    if hull < RECTANGULAR * area:
+        return None
+    # As large as the cards found whole, where they say: a hand dents a card, it does not
+    # grow or shrink it (and a flat card's look is a frame's time).
+    if typical is not None and not 0.7 <= area / typical <= 1.4:
         return None
     card = _flat_card(image, quad, scale, typical)
     if card is None or not card[0].whole or not _centred(card[1], card[0].flat):
@@ -663,9 +668,17 @@ def outlines(
     if any(why != CUT for _, why in partial):
         # A hand holding a card, or over it, as light as its paper, joins it in one
         # region: cut out where its colour is far from any paper's. Only where a region
-        # may be a card partly hidden: a frame's time (some 4 ms at 21 cards).
-        regions += _pieces(blurred, levels[0], edges, seams | (_skin(small) > 0))
-        whole, partial = _shapes(regions, small.shape[:2])
+        # may be a card partly hidden, and only the new regions' shapes: a frame's time.
+        skin = _skin(small) > 0
+        if np.count_nonzero(skin & (blurred > levels[0])) > SKIN_LEAST * skin.size:
+            more_whole, more_partial = _shapes(
+                _pieces(blurred, levels[0], edges, seams | skin), small.shape[:2]
+            )
+            seen = [_middle(q) for q in whole]
+            whole += [
+                q for q in more_whole if not any(_near(q.mean(axis=0), c, r) for c, r in seen)
+            ]
+            partial = _distinct([p for p in partial + more_partial if not _inside(p[0], whole)])
     # Its partly seen regions are not kept: a region of the table joined to something
     # bright without the edges between them is no card's part.
     shaded = _shaded(blurred, levels[0], thin, small.shape[:2]) + _faint(
@@ -701,6 +714,8 @@ def _skin(image: np.ndarray, paper: float = 0.0) -> np.ndarray:
 # rendered one, 80 to 100): on a card, a hand is as far again over its own paper. A red
 # symbol is as warm: it never reaches a card's border.
 SKIN, SKIN_OVER_PAPER = 80, 45
+# A hand as light as paper shows over at least this share of the frame: a fingertip.
+SKIN_LEAST = 0.001
 
 
 def _shaded(
@@ -1153,7 +1168,7 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
     card). The paper's light is judged over a third of the card's height (`lit_evenly`),
     or, where a lamp's shade falls in stripes narrower than that (the shadow of its arm,
     of fingers), over a ninth of it."""
-    inks: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+    inks: dict[int, tuple[np.ndarray, np.ndarray | None] | None] = {}
     h, w = flat.shape[:2]
     mh, mw = _inner_margin(h, w)
     for side in CLOSINGS:
@@ -1167,7 +1182,8 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
                 x0, y0, x1, y1 = box[0] + mw, box[1] + mh, box[2] + mw, box[3] + mh
                 # What lies over the card's edge stops short of its symbols: else it may
                 # hide one, and the card is not whole.
-                if judged is not None and judged[1][y0:y1, x0:x1].any():
+                over = None if judged is None else judged[1]
+                if over is not None and over[y0:y1, x0:x1].any():
                     continue
                 return Symbols(side, (x0, y0, x1, y1))
     return None
@@ -1177,9 +1193,12 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
 STROKES = (3, 9)
 
 
-def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _inner_ink(
+    flat: np.ndarray, balanced: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None] | None:
     """The ink within the card's margin, once the margin is found paper, and the mask of
-    what lies over the card's edge (`_over_edge`, its ink left out); else None."""
+    what lies over the card's edge (`_over_edge`, its ink left out; None where nothing
+    reaches past the margin); else None."""
     h, w = balanced.shape[:2]
     ink = ink_mask(balanced)
     # The margin is asked for no ink of a strong colour only: light of two colours (a lamp
@@ -1188,15 +1207,32 @@ def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.n
     high, low = _high_low(balanced)
     dark = (ink > 0) & (high < PAPER - 35)
     foreign = np.where(dark | ((ink > 0) & (high - low > 80)), 255, 0).astype(np.uint8)
+    mh, mw = _inner_margin(h, w)
+    grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
+    if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
+        return None
+    inner: np.ndarray = ink[mh:-mh, mw:-mw]
+    touching = inner[0].any() or inner[-1].any() or inner[:, 0].any() or inner[:, -1].any()
+    if not touching and _margin_share(foreign, mh, mw) <= MARGIN_FOREIGN:
+        # Paper all round, and nothing reaching in past it: whatever lies over its edge
+        # stops in the margin, far from its symbols.
+        return inner, None
     # What may lie over its edge is dark (a sleeve, a finger in its own shade) or skin: a
     # hand is far from paper as the camera saw it, where the light judged may have
-    # whitened it as a shade (lit_evenly). A colour of another kind is print: a phone's
-    # screen, a box.
+    # whitened it as a shade (lit_evenly), and its ink is no symbol's. A colour of another
+    # kind is print: a phone's screen, a box.
     band = paper_band(flat).astype(np.int16)
     paper = float(np.median(band[:, 2] - band[:, 0]))
     over = _over_edge(np.where(dark, 255, 0).astype(np.uint8) | _skin(flat, paper))
     foreign[over > 0] = 0
-    mh, mw = _inner_margin(h, w)
+    if _margin_share(foreign, mh, mw) > MARGIN_FOREIGN:
+        return None
+    inner = np.where(over > 0, 0, ink)[mh:-mh, mw:-mw]
+    return inner, over
+
+
+def _margin_share(foreign: np.ndarray, mh: int, mw: int) -> float:
+    """The share of a flat card's margin (`_inner_margin`) that is `foreign` (255)."""
     margin = np.concatenate(
         [
             foreign[2:mh, 2:-2].ravel(),
@@ -1205,13 +1241,12 @@ def _inner_ink(flat: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.n
             foreign[mh:-mh, -mw:-2].ravel(),
         ]
     )
-    if margin.mean() / 255 > 0.025:
-        return None
-    grey = cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY)
-    if grey[2:mh, 2:-2].mean() < 60:  # a black phone, a dark box: no paper at all
-        return None
-    inner: np.ndarray = np.where(over > 0, 0, ink)[mh:-mh, mw:-mw]
-    return inner, over
+    return float(margin.mean()) / 255
+
+
+# A card's margin is paper with at most this share of it foreign: a card's rounded
+# corners, a speck.
+MARGIN_FOREIGN = 0.025
 
 
 def _over_edge(foreign: np.ndarray) -> np.ndarray:
@@ -1220,13 +1255,12 @@ def _over_edge(foreign: np.ndarray) -> np.ndarray:
     sides (a strip of the table along a whole side is a card taken too large), together
     at most OVER_MOST of the card. Empty where there are none, or more."""
     h, w = foreign.shape
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(foreign)
-    over = np.zeros((h, w), np.uint8)
-    for i in range(1, count):
-        x, y, bw, bh = stats[i, :4]
-        at_border = x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
-        if at_border and bw <= w / 2 and bh <= h / 2:
-            over[labels == i] = 255
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(foreign)
+    x, y, bw, bh = (stats[:, k] for k in range(4))
+    at_border = (x <= 1) | (y <= 1) | (x + bw >= w - 1) | (y + bh >= h - 1)
+    keep = at_border & (bw <= w / 2) & (bh <= h / 2)
+    keep[0] = False  # what is not foreign
+    over: np.ndarray = np.where(keep[labels], 255, 0).astype(np.uint8)
     if over.mean() / 255 > OVER_MOST:
         over[:] = 0
     return over
