@@ -114,3 +114,17 @@ def test_the_classifier_trains_on_the_tuning_boards_cards_and_on_no_held_out_boa
 
 def test_without_the_photos_the_classifier_trains_on_no_board(tmp_path):
     assert tuning_cards(tmp_path) == []
+
+
+@pytest.mark.slow  # three boards, each read with noise
+@pytest.mark.skipif(not BOARDS, reason=NONE)
+def test_a_card_held_by_its_edge_is_read_in_a_noisy_photo():
+    """pclewis's finger1-3: a card held in a hand, a finger over its edge by a symbol's tip.
+    With a dim room's noise (evaluate --as noise-8) a pixel of the finger fell within the
+    symbols' box, and the held cards of finger1 and finger2 went unsure."""
+    held = [(name, photo, label) for name, photo, label in BOARDS if "/finger" in name]
+    assert held
+    for name, photo, label in held:
+        noisy, _ = PERTURBATIONS["noise-8"](read_photo(photo).image)
+        tally = evaluate(noisy, labels(label), None)
+        assert tally.sure_right == tally.cards, "\n".join(tally.lines(name))

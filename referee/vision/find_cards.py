@@ -251,10 +251,21 @@ def _dented(
     corners = card[0].corners * scale - (x - 1, y - 1)
     to_flat = cv2.getPerspectiveTransform(corners.astype(np.float32), FLAT_CORNERS)
     flat_dent = cv2.warpPerspective(dent, to_flat, (CARD_W, CARD_H), flags=cv2.INTER_NEAREST)
-    x0, y0, x1, y1 = card[1].box
-    if flat_dent[y0:y1, x0:x1].any():
+    if _reaches(flat_dent, card[1].box):
         return None
     return card[0]
+
+
+def _reaches(mask: np.ndarray, box: tuple[int, int, int, int]) -> bool:
+    """Whether what `mask` holds (a flat card's) reaches into the symbols' `box` further
+    than REACH: a fingertip by a symbol's tip, a pixel over its box, hides none of it."""
+    x0, y0, x1, y1 = box
+    return bool(mask[y0 + REACH : y1 - REACH, x0 + REACH : x1 - REACH].any())
+
+
+# Pixels of a flat card (84 high) that a finger may lie within the symbols' box: its box
+# is their ink's own, so a finger beside a symbol's tip touches it (noise moves it a pixel).
+REACH = 2
 
 
 def _centred(symbols: "Symbols", flat: np.ndarray) -> bool:
@@ -1183,7 +1194,7 @@ def card_symbols(flat: np.ndarray) -> Symbols | None:
                 # What lies over the card's edge stops short of its symbols: else it may
                 # hide one, and the card is not whole.
                 over = None if judged is None else judged[1]
-                if over is not None and over[y0:y1, x0:x1].any():
+                if over is not None and _reaches(over, (x0, y0, x1, y1)):
                     continue
                 return Symbols(side, (x0, y0, x1, y1))
     return None
