@@ -139,13 +139,16 @@ def find_cards(image: np.ndarray) -> list[Found]:
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
         seen = [f.corners * scale for f in found]
+        # The found cards' paper, its warmth in the light there (the least of theirs: a hand
+        # may have passed for one).
+        paper = min(float(np.median(_warmth(paper_band(f.flat)))) for f in found)
         for contour, why in partial:
             if _inside(contour, seen):
                 continue  # a piece of a card found by its symbols
             grazed = _grazed(image, contour, scale, typical) if why == CUT else None
             if grazed is not None:
                 found.append(grazed)
-            elif _partly_a_card(contour, card, small):
+            elif _partly_a_card(contour, card, small) and not _a_hand(contour, small, paper):
                 corners = _box_of(contour) / scale
                 found.append(Found(corners, warp(image, corners), False, why))
     return _no_blocks(found)
@@ -602,6 +605,28 @@ def _typical(area: float, typical: float) -> bool:
 def _sides(quad: np.ndarray) -> tuple[float, float]:
     sides = _side_lengths(quad)
     return float((sides[1] + sides[3]) / 2), float((sides[0] + sides[2]) / 2)
+
+
+def _a_hand(contour: np.ndarray, small: np.ndarray, paper: float) -> bool:
+    """Whether a region (in the shrunk frame) is a hand's: warmer (`_warmth`, at its
+    median) than the cards' `paper` by over HAND_WARMER. A hand at the frame's edge passes
+    for a card cut by it otherwise, its knuckles' shade a symbol's size."""
+    x, y, w, h = cv2.boundingRect(contour)
+    filled = np.zeros((h, w), np.uint8)
+    cv2.drawContours(filled, [contour - (x, y)], -1, 255, -1)
+    return bool(np.median(_warmth(small[y : y + h, x : x + w][filled > 0])) > paper + HAND_WARMER)
+
+
+def _warmth(pixels: np.ndarray) -> np.ndarray:
+    """Each pixel's (N x 3, BGR) red over its blue, as a share of its red."""
+    p = pixels.astype(np.float32)
+    warmth: np.ndarray = (p[:, 2] - p[:, 0]) / np.maximum(p[:, 2], 1.0)
+    return warmth
+
+
+# A hand's warmth is 0.52 to 0.66 on pclewis/set-solver's finger boards, their cards' paper
+# 0.17 to 0.21; a warm lamp warms both.
+HAND_WARMER = 0.25
 
 
 def _partly_a_card(contour: np.ndarray, card: np.ndarray, small: np.ndarray) -> bool:
