@@ -15,9 +15,12 @@ region, its sides in a card's proportion (89 x 57 mm, 1.56; seen at an angle, up
 3.2, or down to a square and past it when its long side points away, and then its
 symbols tell which way it lies), its size like the other cards'. A region that is card-sized but cut
 by the frame's edge, or not a whole quadrilateral (a hand over it), is kept as a card
-*partly seen* only when it holds a symbol's ink, and is never read surely; but a card's
-shape at the frame's edge whose symbols lie in the middle of what shows, as a card's lie
-in the middle of the card, has lost a sliver of paper only, and is whole.
+*partly seen* only when it holds a symbol's ink and is not a hand's (`_a_hand`), and is
+never read surely; but a card's shape at the frame's edge whose symbols lie in the middle
+of what shows, as a card's lie in the middle of the card, has lost a sliver of paper only,
+and is whole; and so is a card a hand dents (`_dented`) or lies over by its edge
+(`_over_edge`) where what hides its paper stops short of its symbols. A hand as light as
+the paper is cut out of the bright regions by its colour (`_skin`).
 
 A card whose border no region gives (on a laptop's lid as light as its paper, under a
 glare, a shade along its side) is found by its symbols instead, where two cards or more
@@ -25,7 +28,9 @@ were found as above: ink of a symbol's size and shape outside them, in ones, two
 threes side by side; the nearest card found, moved onto them, says where its sides should
 lie, and each side is taken at the paper's faint edge near there (`_by_symbols`). So is
 a card found whole whose symbols lie off its middle: the outline taken was not the card's
-(a shadow's sharp edge for one of its sides), and the card found so replaces it.
+(a shadow's sharp edge for one of its sides), and the card found so replaces it; it is
+looked for where its flat card shows its symbols too, when a shade's tint joined them to
+the shade.
 
 What is found is checked again flat (`card_symbols`): a paper margin all round, and
 ink inside, in one to three blobs side by side. The paper is judged against its own
