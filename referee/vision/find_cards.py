@@ -616,10 +616,17 @@ def _a_hand(contour: np.ndarray, small: np.ndarray, paper: float) -> bool:
     """Whether a region (in the shrunk frame) is a hand's: warmer (`_warmth`, at its
     median) than the cards' `paper` by over HAND_WARMER. A hand at the frame's edge passes
     for a card cut by it otherwise, its knuckles' shade a symbol's size."""
+    (x, y), filled = _filled(contour)
+    h, w = filled.shape
+    return bool(np.median(_warmth(small[y : y + h, x : x + w][filled > 0])) > paper + HAND_WARMER)
+
+
+def _filled(contour: np.ndarray) -> tuple[tuple[int, int], np.ndarray]:
+    """A region's box's corner (x, y) and its mask over that box (255 inside)."""
     x, y, w, h = cv2.boundingRect(contour)
     filled = np.zeros((h, w), np.uint8)
     cv2.drawContours(filled, [contour - (x, y)], -1, 255, -1)
-    return bool(np.median(_warmth(small[y : y + h, x : x + w][filled > 0])) > paper + HAND_WARMER)
+    return (x, y), filled
 
 
 def _warmth(pixels: np.ndarray) -> np.ndarray:
@@ -645,9 +652,8 @@ def _partly_a_card(contour: np.ndarray, card: np.ndarray, small: np.ndarray) -> 
     area = cv2.contourArea(contour)
     if area < 0.3 * card[0] * card[1]:
         return False
-    x, y, bw, bh = cv2.boundingRect(contour)
-    filled = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(filled, [contour - (x, y)], -1, 255, -1)
+    (x, y), filled = _filled(contour)
+    bh, bw = filled.shape
     grey = cv2.cvtColor(small[y : y + bh, x : x + bw], cv2.COLOR_BGR2GRAY)
     inside = grey[filled > 0]
     paper = np.percentile(inside, 90)
