@@ -102,9 +102,10 @@ def find_cards(image: np.ndarray) -> list[Found]:
     whole, partial = outlines(small)
     found: list[Found] = []
     # Found whole, but its symbols off its middle: the outline taken is not the card's (a
-    # shadow's edge for one of its sides), and the card is looked for by its symbols too.
-    loose: list[Found] = []
-    middle: dict[int, np.ndarray] = {}
+    # shadow's edge for one of its sides), and the card is looked for by its symbols too;
+    # each with where its symbols lie in the shrunk frame, which say where the card is
+    # when the ink there is not found as symbols (a shade's tint joins it).
+    loose: list[tuple[Found, np.ndarray]] = []
     areas = [cv2.contourArea(ways[0].astype(np.float32)) for ways in whole]
     typical = float(np.median(areas)) if len(areas) >= 3 else None
     for alternatives in whole:
@@ -128,19 +129,14 @@ def find_cards(image: np.ndarray) -> list[Found]:
         if best is not None:
             found.append(best[0])
             if best[0].whole and not _centred(best[1], best[0].flat):
-                loose.append(best[0])
-                # Where its symbols lie, in the shrunk frame: they say where the card is
-                # when the ink there is not found as symbols (a shade's tint joins it).
-                middle[id(best[0])] = _symbols_middle(best[0], best[1]) * scale
+                loose.append((best[0], _symbols_middle(best[0], best[1]) * scale))
     # A region a hand dents (fingers over its edge, a thumb holding it): its hull's
     # quadrilateral is the card where what lies over the edge stays off its symbols.
     dented = [_dented(image, c, scale, typical) if why != CUT else None for c, why in partial]
     found += [d for d in dented if d is not None]
     partial = [p for p, d in zip(partial, dented, strict=True) if d is None]
     if found:
-        found = _firmed(
-            found, loose, _by_symbols(image, small, found, loose, middle, scale, typical)
-        )
+        found = _firmed(found, loose, _by_symbols(image, small, found, loose, scale, typical))
         sizes = np.array([sorted(_sides(f.corners * scale)) for f in found])
         card = np.median(sizes, axis=0)  # short side, long side
         seen = [f.corners * scale for f in found]
@@ -295,12 +291,14 @@ def _symbols_middle(found: Found, symbols: "Symbols") -> np.ndarray:
     return middle
 
 
-def _firmed(found: list[Found], loose: list[Found], by_symbols: list[Found]) -> list[Found]:
+def _firmed(
+    found: list[Found], loose: list[tuple[Found, np.ndarray]], by_symbols: list[Found]
+) -> list[Found]:
     """The cards found, each of the `loose` ones replaced by the card found by its symbols
     where it lies, if one was; and the other cards found by their symbols added."""
     out = []
     for f in found:
-        if any(f is g for g in loose):
+        if any(f is g for g, _ in loose):
             # The same card: either's middle within the other (the loose outline may lie
             # well off the card).
             same = next(
@@ -338,8 +336,7 @@ def _by_symbols(
     image: np.ndarray,
     small: np.ndarray,
     found: list[Found],
-    loose: list[Found],
-    middle_of_loose: dict[int, np.ndarray],
+    loose: list[tuple[Found, np.ndarray]],
     scale: float,
     typical: float | None,
 ) -> list[Found]:
@@ -350,7 +347,7 @@ def _by_symbols(
     turned as they stand, says where the card's sides should be; each side is taken where
     the paper's edge is (`_snapped`), and the card is then checked flat as any other. Only
     where two cards or more were found firmly: their size says a symbol's."""
-    quads = [f.corners * scale for f in found if not any(f is g for g in loose)]
+    quads = [f.corners * scale for f in found if not any(f is g for g, _ in loose)]
     if len(quads) < 2:
         return []
     short = float(np.median([min(_sides(q)) for q in quads]))
@@ -364,8 +361,7 @@ def _by_symbols(
         (np.mean([s.centre for s in g], axis=0), _standing(g) if len(g) > 1 else None, g)
         for g in groups
     ]
-    for f in loose:
-        spot = middle_of_loose[id(f)]
+    for f, spot in loose:
         if not any(_inside(s.contour, [f.corners * scale]) for g in groups for s in g):
             places.append((spot, None, []))
     for middle, standing, group in places:
