@@ -31,7 +31,8 @@ typecheck: $(STAMP)
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q
 
 # The tests marked slow (tests/conftest.py: the page in Chromium, the install's venv built
-# by pip, the daemon with its camera's process) take some 45 s on two cores: `make test-slow` runs
+# by pip, the daemon with its camera's process, the rendered tables' properties) take some
+# 65 s on two cores: `make test-slow` runs
 # them, and CI runs both (.ci/run). The rest take a worker more than the cores: some 30 s of them wait on
 # real time (the box's timers and timeouts), through which a core would idle.
 pytest: $(STAMP)

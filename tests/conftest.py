@@ -42,8 +42,9 @@ SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
 # folder camera's frames (the daemon's camera in its own process, OpenCV and the model
 # loaded, a second of CPU or more each): a test that uses one is marked `slow`, and `make
 # test` leaves it to `make test-slow` (CI runs both). The daemon's tests whose phones are
-# the camera, and the real photos read again as other cameras would take them, are marked
-# so by hand. The fast suite keeps the camera's parts one by one.
+# the camera, the real photos read again as other cameras would take them, the rendered
+# tables' properties and `referee run` on ALSA's null device are marked so by hand. The
+# fast suite keeps the camera's parts one by one.
 SLOW_FIXTURES = ("browser", "installed", "frames")
 
 

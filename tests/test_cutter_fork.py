@@ -223,6 +223,9 @@ def test_the_daemon_forks_one_only_for_a_microphone_that_keeps_clips(monkeypatch
     assert "the clips' cutter is not forked, 2 threads run" in caplog.text
 
 
+# Slow: the null device is read as fast as it gives, a core's whole time while the game
+# is played (5 s of CPU, a tenth of the suite's on two cores).
+@pytest.mark.slow
 def test_referee_run_forks_it_before_any_thread(tmp_path):
     """`referee run` on ALSA's null device (silence, as fast as it is read): the log names
     the forked cutter, a call is given to the clips' writer, and `q` quits the daemon and

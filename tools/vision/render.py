@@ -246,6 +246,14 @@ def _rounded_card_mask(size: tuple[int, int], radius: float) -> np.ndarray:
     return mask
 
 
+def _where(weight: np.ndarray) -> tuple[slice, slice]:
+    """The rows and columns within which a weight (one channel, 8 bits) is not zero: a
+    blend by it changes no pixel outside them. Blended over the whole frame, a card's
+    paste and shadow took most of a table's rendering (some 13 ms a card at 960x720)."""
+    x, y, w, h = cv2.boundingRect(weight)
+    return slice(y, y + h), slice(x, x + w)
+
+
 def _paste(
     image: np.ndarray, picture: np.ndarray, mask: np.ndarray, corners: np.ndarray
 ) -> np.ndarray:
@@ -256,8 +264,9 @@ def _paste(
     size = (image.shape[1], image.shape[0])
     warped = cv2.warpPerspective(picture, m, size, flags=cv2.INTER_LINEAR)
     alpha = cv2.warpPerspective(mask, m, size, flags=cv2.INTER_LINEAR)
-    a = (alpha.astype(np.float32) / 255)[..., None]
-    image[:] = (image * (1 - a) + warped * a).astype(np.uint8)
+    box = _where(alpha)
+    a = (alpha[box].astype(np.float32) / 255)[..., None]
+    image[box] = (image[box] * (1 - a) + warped[box] * a).astype(np.uint8)
     return alpha
 
 
@@ -272,8 +281,10 @@ def _shadow(
     shift = rng.integers(-reach, reach + 1, 2)
     m = np.array([[1, 0, shift[0]], [0, 1, shift[1]]], np.float32)
     moved = cv2.warpAffine(mask, m, (mask.shape[1], mask.shape[0]))
-    soft = cv2.GaussianBlur(moved, (0, 0), reach * 5 / 6).astype(np.float32) / 255
-    image[:] = (image * (1 - strength * soft[..., None])).astype(np.uint8)
+    blurred = cv2.GaussianBlur(moved, (0, 0), reach * 5 / 6)
+    box = _where(blurred)
+    soft = blurred[box].astype(np.float32) / 255
+    image[box] = (image[box] * (1 - strength * soft[..., None])).astype(np.uint8)
 
 
 def hand(rng: np.random.Generator, scale: float) -> tuple[np.ndarray, np.ndarray]:
@@ -371,8 +382,9 @@ def _cable(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     )
     mask = np.zeros(image.shape[:2], np.uint8)
     cv2.polylines(mask, [pts.astype(np.int32)], False, 255, int(rng.integers(3, 9)), cv2.LINE_AA)
-    a = (mask.astype(np.float32) / 255)[..., None]
-    image[:] = (image * (1 - a) + np.array(colour) * a).astype(np.uint8)
+    box = _where(mask)
+    a = (mask[box].astype(np.float32) / 255)[..., None]
+    image[box] = (image[box] * (1 - a) + np.array(colour) * a).astype(np.uint8)
     return mask
 
 
@@ -593,8 +605,10 @@ def cover(
         most = np.count_nonzero(over & (card > 127)) / inside
         if HIDDEN[0] <= hidden <= HIDDEN[1] and most <= HIDDEN_MOST:
             _shadow(image, mask, rng, rng.uniform(0.1, 0.4), reach=int(max(2, long_ * 0.04)))
-            a = (mask.astype(np.float32) / 255)[..., None]
-            image[:] = np.clip(image * (1 - a) + picture * a, 0, 255).astype(np.uint8)
+            box = _where(mask)
+            a = (mask[box].astype(np.float32) / 255)[..., None]
+            blended = image[box] * (1 - a) + picture[box] * a
+            image[box] = np.clip(blended, 0, 255).astype(np.uint8)
             return hidden
     return 0.0
 
