@@ -131,6 +131,22 @@ def active(vm: Machine) -> bool:
     return vm.run("systemctl is-active referee", check=False).stdout.strip() == "active"
 
 
+def new_game(vm: Machine, kept_as: str) -> None:
+    """The referee started on a store of its own, and a new game of P1 and P2 in it; the
+    store before kept at kept_as. A test that plays rests on nothing the tests before it
+    left: a call open, P1 locked, or no game at all where it runs alone (-k)."""
+    vm.run(
+        f"systemctl stop referee && rm -rf {kept_as} && "
+        f"(! test -d /var/lib/referee || mv /var/lib/referee {kept_as}) && "
+        "systemctl start referee"
+    )
+    wait_for("referee.service active again", lambda: active(vm), 120)
+    games = count_log(vm, "game on: P1, P2")
+    press(vm, "P1=0", "+60", "P1=1", "+300", "P2=0", "+60", "P2=1", "+300", "SUPER=0",
+          "+60", "SUPER=1")  # fmt: skip
+    wait_log(vm, "game on: P1, P2", games)
+
+
 # --- 1. the install a user does ------------------------------------------------------------
 
 
@@ -718,18 +734,10 @@ def test_the_microphone_keeps_each_call_with_its_press_on_its_sound(box: Box) ->
     vm = box.vm
     lines = pins()
     listening = count_log(vm, "the last 30 s kept in memory")
-    # A store of its own, kept beside the played one: a new game in which every click is a
-    # call of P1's, taken back before the next (the games before left P1 locked, say).
-    vm.run(
-        "modprobe snd-aloop && systemctl stop referee && rm -rf /var/lib/referee.played && "
-        "mv /var/lib/referee /var/lib/referee.played && systemctl start referee"
-    )
-    wait_for("referee.service active again", lambda: active(vm), 120)
+    # A new game in which every click is a call of P1's, taken back before the next.
+    vm.run("modprobe snd-aloop")
+    new_game(vm, "/var/lib/referee.played")
     wait_log(vm, "microphone plughw:1: the last 30 s kept in memory", listening)
-    games = count_log(vm, "game on: P1, P2")
-    press(vm, "P1=0", "+60", "P1=1", "+300", "P2=0", "+60", "P2=1", "+300", "SUPER=0",
-          "+60", "SUPER=1")  # fmt: skip
-    wait_log(vm, "game on: P1, P2", games)
     origin_ns = round(float(CLOCK_LINE.findall("\n".join(log_lines(vm)))[-1]) * 1e9)
     time.sleep(5)  # the card's clock learned from its stamps (referee/audio/clock.py)
     calls = count_log(vm, "P1 calls SET")
@@ -963,10 +971,10 @@ def test_a_v4l2_camera_read_under_the_sandbox_then_pulled_out_mid_game(box: Box)
     vm.run(
         "rm /run/systemd/system/referee-probe.service && systemctl daemon-reload && "
         f"sed -i '/^\\[camera\\]/,/^\\[/ s/^source = .*/source = \"auto\"/' {CONFIG} && "
-        f"grep -q '^source = \"auto\"' {CONFIG} && systemctl start referee"
+        f"grep -q '^source = \"auto\"' {CONFIG}"
     )
-    wait_for("referee.service active again", lambda: active(vm), 120)
     started = time.monotonic()
+    new_game(vm, "/var/lib/referee.before-camera")  # its calls are P1's
     first = wait_camera(vm, "frames come, the first", 0, 300)
     box.findings["camera_first_frame_after_s"] = round(time.monotonic() - started, 1)
     print("the camera's process:", first)
@@ -1074,8 +1082,7 @@ def test_a_table_of_cards_seen_through_v4l2_is_read_card_by_card(box: Box) -> No
         f"grep -q '^source = \"auto\"' {CONFIG} && grep -q '^hint_where = true' {CONFIG}"
     )
     frames = len([line for line in camera_lines(vm) if "frames come" in line])
-    vm.run("systemctl start referee")
-    wait_for("referee.service active again", lambda: active(vm), 120)
+    new_game(vm, "/var/lib/referee.before-table")  # its calls are P1's
     first = wait_camera(vm, "frames come", frames, 300)
     print("the camera's process:", first)
     box.findings["camera_table_first_frame"] = first
