@@ -11,6 +11,7 @@ that line and exits with it: never a traceback for something the user can fix.
      ├── ScriptFileError   a replay or rescue script that cannot be read or used
      ├── AudioFileError    a recording `referee listen` cannot read
      ├── PhotoFileError    a photo `referee look` cannot read
+     ├── ModelDamaged      the card classifier's file is not the one it was made as
      ├── PinError          the page's PIN file cannot be made or read
      ├── StartError        the box cannot start as asked (a device, an input, a display)
      │    ├── GpioError          GPIO cannot be used: the pin, its button, what to do
@@ -97,6 +98,12 @@ class AudioFileError(RefereeError):
 
 class PhotoFileError(RefereeError):
     """A photo that cannot be read as a JPEG or PNG image: `FILE: what`."""
+
+
+class ModelDamaged(RefereeError):
+    """The card classifier's file (referee/vision/cards.onnx) cannot be read whole, or is
+    not the one it was made as: a weight's flipped bit still loads, and reads cards wrong
+    and surely."""
 
 
 class PinError(RefereeError):

@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from referee.audio.clips import ClipStore
+from referee.errors import ModelDamaged
 from referee.framing import LineFramer
 from referee.linux.allocator import give_back_file_pages, give_back_free_memory
 from referee.linux.children import Backoff, die_with_parent
@@ -71,6 +72,7 @@ class Watch:
         self.backoff = Backoff(RETRY_S, RETRY_MAX_S)
         self._said: tuple[str, bool] | None = None  # the last change told
         self._refused = False  # the last frame could not be read
+        self._damaged = False  # the card model cannot be trusted: no frame is read
         # No frame read yet from the source opened: its first is said in the log, which
         # tells a camera that opens but gives nothing from one that is seen through.
         self._first = True
@@ -90,7 +92,8 @@ class Watch:
             self.backoff.reset()
             self._first = True
             again = " again" if self._said is not None else ""
-            self._tell(f"camera {self.source.name} watching{again}", ok=True)
+            if not self._damaged:  # back, it still reads no card
+                self._tell(f"camera {self.source.name} watching{again}", ok=True)
         started = self.clock()
         try:
             frame = self.source.read()
@@ -107,8 +110,17 @@ class Watch:
         if frame is not None:
             if self.snapshots is not None:
                 self.snapshots.frame(frame.t_ns, frame.image)
+            if self._damaged:  # kept for the calls' snapshots, not read
+                return self.period_ns / NS_PER_S
             try:
                 layout = read_frame(frame.image)
+            except ModelDamaged as err:
+                # No reading can be trusted: none is sent, and the daemon counts the camera
+                # as not watching (no hint, no judgement), as a camera lost. The frames are
+                # no longer read; a call's snapshot still shows the table.
+                self._damaged = True
+                self._tell(f"the camera reads no card: {err}", ok=False)
+                return self.period_ns / NS_PER_S
             except cv2.error as err:  # a frame OpenCV cannot work on: skipped, said once
                 if not self._refused:
                     log.warning("camera %s: a frame could not be read: %s", self.spec, err)

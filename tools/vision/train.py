@@ -21,6 +21,7 @@ colour, shading, shape, and card or not. Some 93,000 weights (375 kB), 25 MFLOPs
 """
 
 import argparse
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -31,7 +32,14 @@ import torch
 from torch import nn
 
 from referee.vision.card import all_faces
-from referee.vision.classify import INPUT_H, INPUT_W, MODEL, OUTPUTS, network_input
+from referee.vision.classify import (
+    INPUT_H,
+    INPUT_W,
+    MODEL,
+    OUTPUTS,
+    digest_path,
+    network_input,
+)
 
 from . import dataset
 from .set_photos import prepared
@@ -398,6 +406,9 @@ def export(model: nn.Module, path: Path) -> None:
         opset_version=13,
         dynamo=False,
     )
+    # The box loads only a model whose SHA-256 is this one (classify.checked_model).
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest_path(path).write_text(f"{digest}  {path.name}\n", encoding="ascii")
     # OpenCV reads it back, or the box could not.
     net = cv2.dnn.readNetFromONNX(str(path))
     net.setInput(np.zeros((2, 3, INPUT_H, INPUT_W), np.float32))
