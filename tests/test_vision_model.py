@@ -6,6 +6,7 @@ the frames for the calls' snapshots."""
 
 import io
 import json
+import logging
 import re
 import time
 
@@ -112,27 +113,33 @@ class _Kept:
 
 
 def test_the_camera_with_a_damaged_model_reads_no_card_says_so_once_and_keeps_frames(
-    damaged, tmp_path
+    damaged, tmp_path, caplog
 ):
     folder = tmp_path / "frames"
     folder.mkdir()
     show(folder, "table.jpg", set_table())
     out, kept = io.BytesIO(), _Kept()
     watch = Watch(str(folder), out, clock=lambda: 0, snapshots=kept)  # type: ignore[arg-type]
-    steps = [watch.step()]
-    for n in range(3):  # new frames come, the process goes on
-        show(folder, f"table{n}.jpg", set_table(), mtime_ns=time.time_ns() + n)
-        steps.append(watch.step())
+    with caplog.at_level(logging.ERROR, "referee.camera.watch"):
+        steps = [watch.step()]
+        for n in range(3):  # new frames come, the process goes on
+            show(folder, f"table{n}.jpg", set_table(), mtime_ns=time.time_ns() + n)
+            steps.append(watch.step())
     assert steps == [0.5] * 4
     said = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert said == [
+    assert said == [  # and no reading: short enough for a 3.5" screen to show whole
         {"status": f"camera {folder} watching", "ok": True},
         {
-            "status": f"the camera reads no card: {damaged}: damaged (its SHA-256 is not the"
-            " one in cards.onnx.sha256): reinstall referee",
+            "status": "the camera's card model is damaged: no card read; reinstall referee",
             "ok": False,
         },
-    ]  # and no reading
+    ]
+    # The file is named in the log, once, for whoever mends it.
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert logged == [
+        f"camera {folder}: {damaged}: damaged (its SHA-256 is not the one in"
+        " cards.onnx.sha256): reinstall referee"
+    ]
     assert len(kept.frames) == 4  # the calls' snapshots still show the table
 
 

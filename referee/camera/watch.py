@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 # would cost the Pi's cores for nothing the table sees.
 FRAMES_PER_S = 2
 RETRY_S = 0.5
+MODEL_DAMAGED = "the camera's card model is damaged: no card read; reinstall referee"
 RETRY_MAX_S = 8.0
 NICE = 10
 # Where OpenCV's and numpy's libraries are (the wheels' bundled ones beside them): what of
@@ -117,9 +118,11 @@ class Watch:
             except ModelDamaged as err:
                 # No reading can be trusted: none is sent, and the daemon counts the camera
                 # as not watching (no hint, no judgement), as a camera lost. The frames are
-                # no longer read; a call's snapshot still shows the table.
+                # no longer read; a call's snapshot still shows the table. The file's path
+                # is the log's: on a 3.5" screen it hid what to do.
                 self._damaged = True
-                self._tell(f"the camera reads no card: {err}", ok=False)
+                log.error("camera %s: %s", self.spec, err)
+                self._tell(MODEL_DAMAGED, ok=False)
                 return self.period_ns / NS_PER_S
             except cv2.error as err:  # a frame OpenCV cannot work on: skipped, said once
                 if not self._refused:
