@@ -45,9 +45,9 @@ log = logging.getLogger(__name__)
 # would cost the Pi's cores for nothing the table sees.
 FRAMES_PER_S = 2
 RETRY_S = 0.5
-MODEL_DAMAGED = "the camera's card model is damaged: no card read; reinstall referee"
 RETRY_MAX_S = 8.0
 NICE = 10
+MODEL_DAMAGED = "the camera's card model is damaged: no card read; reinstall referee"
 # Where OpenCV's and numpy's libraries are (the wheels' bundled ones beside them): what of
 # them loading and a first frame read, and the frames do not, goes back to the kernel.
 LIBRARIES = tuple({Path(cv2.__file__).parents[1], Path(np.__file__).parents[1]})

@@ -87,11 +87,16 @@ def checked_model(model: Path) -> bytes:
     return data
 
 
-@cache
-def _network() -> "cv2.dnn.Net":
-    net = cv2.dnn.readNetFromONNX(np.frombuffer(checked_model(MODEL), np.uint8))
+def load(model: Path) -> "cv2.dnn.Net":
+    """The network from the model's checked bytes, as the box runs it."""
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(checked_model(model), np.uint8))
     net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
     return net
+
+
+@cache
+def _network() -> "cv2.dnn.Net":
+    return load(MODEL)
 
 
 OUTPUTS = ("number", "color", "shading", "shape", "card")

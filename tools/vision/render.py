@@ -254,6 +254,15 @@ def _where(weight: np.ndarray) -> tuple[slice, slice]:
     return slice(y, y + h), slice(x, x + w)
 
 
+def _blend(image: np.ndarray, weight: np.ndarray, over: np.ndarray) -> None:
+    """`image` towards `over` (an image of its size, or a colour) by `weight` / 255, where
+    the weight is not zero."""
+    box = _where(weight)
+    a = (weight[box].astype(np.float32) / 255)[..., None]
+    top = over[box] if over.ndim == 3 else over
+    image[box] = np.clip(image[box] * (1 - a) + top * a, 0, 255).astype(np.uint8)
+
+
 def _paste(
     image: np.ndarray, picture: np.ndarray, mask: np.ndarray, corners: np.ndarray
 ) -> np.ndarray:
@@ -264,9 +273,7 @@ def _paste(
     size = (image.shape[1], image.shape[0])
     warped = cv2.warpPerspective(picture, m, size, flags=cv2.INTER_LINEAR)
     alpha = cv2.warpPerspective(mask, m, size, flags=cv2.INTER_LINEAR)
-    box = _where(alpha)
-    a = (alpha[box].astype(np.float32) / 255)[..., None]
-    image[box] = (image[box] * (1 - a) + warped[box] * a).astype(np.uint8)
+    _blend(image, alpha, warped)
     return alpha
 
 
@@ -382,9 +389,7 @@ def _cable(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     )
     mask = np.zeros(image.shape[:2], np.uint8)
     cv2.polylines(mask, [pts.astype(np.int32)], False, 255, int(rng.integers(3, 9)), cv2.LINE_AA)
-    box = _where(mask)
-    a = (mask[box].astype(np.float32) / 255)[..., None]
-    image[box] = (image[box] * (1 - a) + np.array(colour) * a).astype(np.uint8)
+    _blend(image, mask, np.array(colour))
     return mask
 
 
@@ -605,10 +610,7 @@ def cover(
         most = np.count_nonzero(over & (card > 127)) / inside
         if HIDDEN[0] <= hidden <= HIDDEN[1] and most <= HIDDEN_MOST:
             _shadow(image, mask, rng, rng.uniform(0.1, 0.4), reach=int(max(2, long_ * 0.04)))
-            box = _where(mask)
-            a = (mask[box].astype(np.float32) / 255)[..., None]
-            blended = image[box] * (1 - a) + picture[box] * a
-            image[box] = np.clip(blended, 0, 255).astype(np.uint8)
+            _blend(image, mask, picture)
             return hidden
     return 0.0
 

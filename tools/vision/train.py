@@ -26,7 +26,6 @@ import json
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 import torch
 from torch import nn
@@ -38,6 +37,7 @@ from referee.vision.classify import (
     MODEL,
     OUTPUTS,
     digest_path,
+    load,
     network_input,
 )
 
@@ -409,8 +409,8 @@ def export(model: nn.Module, path: Path) -> None:
     # The box loads only a model whose SHA-256 is this one (classify.checked_model).
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     digest_path(path).write_text(f"{digest}  {path.name}\n", encoding="ascii")
-    # OpenCV reads it back, or the box could not.
-    net = cv2.dnn.readNetFromONNX(str(path))
+    # Read back as the box loads it (its digest too), or the box could not.
+    net = load(path)
     net.setInput(np.zeros((2, 3, INPUT_H, INPUT_W), np.float32))
     shapes = [o.shape for o in net.forward(list(OUTPUTS))]
     assert shapes == [(2, n) for n in HEADS], shapes
